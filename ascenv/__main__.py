@@ -1,0 +1,3 @@
+from ascenv.cli import main
+
+raise SystemExit(main())

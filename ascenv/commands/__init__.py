@@ -1,0 +1,1 @@
+"""One module per subcommand: wire probe, core and output together, return an exit code."""

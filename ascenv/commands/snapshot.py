@@ -1,0 +1,84 @@
+"""Read the whole Ascend stack of this machine (or of --root DIR) into one snapshot."""
+
+from __future__ import annotations
+
+import argparse
+
+from ascenv import cli, errors, serde
+from ascenv.model import Snapshot
+from ascenv.probe import collect
+from ascenv.probe.fs import Root
+
+NAME = "snapshot"
+HELP = "read driver, firmware, CANN, devices, environment and Python into one snapshot"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
+    parser.add_argument("-o", "--output", metavar="FILE", help="also write the JSON snapshot to FILE")
+    cli.add_format_option(parser)
+
+
+def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    snapshot = collect(Root(args.root), ctx.environ, ctx.run)
+    data = snapshot_to_json(snapshot)
+    if args.output:
+        import json
+
+        _write_atomic(args.output, json.dumps(data, indent=2) + "\n")
+    if args.format == "json":
+        ctx.out.json(data)
+    else:
+        from ascenv.output.snapshot import render_snapshot
+
+        render_snapshot(ctx.out, snapshot)
+    return errors.EXIT_OK
+
+
+def snapshot_to_json(snapshot: Snapshot) -> dict:
+    data = serde.to_data(snapshot)
+    data["python"]["packages"] = snapshot.python.packages  # derived; dropped again on load
+    return data
+
+
+def snapshot_from_json(data: object, source: str) -> Snapshot:
+    """A saved snapshot back into the model; errors name the file and the key path."""
+    if isinstance(data, dict):
+        data = dict(data)
+        if isinstance(data.get("python"), dict):
+            data["python"] = {k: v for k, v in data["python"].items() if k != "packages"}
+        if data.get("schema") not in (None, 1):
+            raise errors.InputError(f"{source}: snapshot schema {data.get('schema')!r} is not supported (this ascenv reads schema 1)")
+    try:
+        return serde.from_data(Snapshot, data)
+    except serde.SchemaError as exc:
+        raise errors.InputError(f"{source}: {exc}", hint="regenerate it with `ascenv snapshot -o FILE`") from None
+
+
+def load_snapshot(path: str) -> Snapshot:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise errors.InputError(f"cannot read snapshot {path}: {exc.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise errors.InputError(f"{path} is not a JSON snapshot: {exc}") from None
+    return snapshot_from_json(data, path)
+
+
+def _write_atomic(path: str, text: str) -> None:
+    import os
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ascenv-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

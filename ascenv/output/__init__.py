@@ -1,0 +1,92 @@
+"""The output sink: the only package that imports rich.
+
+Machine output (JSON) goes to stdout, written with ``json.dumps`` (never through rich, which
+wraps lines and reads ``[...]`` as markup). Human reports go to stdout through rich; messages,
+warnings, progress and prompts go to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from typing import IO, Any, Iterator, Optional
+
+from rich.console import Console
+from rich.markup import escape
+
+FORMATS = ("human", "json", "markdown")
+
+
+class Output:
+    def __init__(
+        self,
+        format: str = "human",
+        *,
+        stdout: Optional[IO[str]] = None,
+        stderr: Optional[IO[str]] = None,
+        interactive: Optional[bool] = None,
+        color: Optional[bool] = None,
+    ) -> None:
+        self.format = format
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.stderr = stderr if stderr is not None else sys.stderr
+        self.interactive = self.stderr.isatty() and sys.stdin.isatty() if interactive is None else interactive
+        no_color = None if color is None else not color
+        self.console = Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=no_color)
+        self.err_console = Console(file=self.stderr, highlight=False, soft_wrap=True, no_color=no_color)
+
+    # machine output ----------------------------------------------------------------------------
+    def json(self, payload: Any) -> None:
+        self.stdout.write(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+
+    def text(self, text: str) -> None:
+        """Plain text to stdout, unstyled (markdown reports, file contents)."""
+        self.stdout.write(text if text.endswith("\n") else text + "\n")
+
+    # messages to stderr ---------------------------------------------------------------------------
+    def message(self, text: str) -> None:
+        self.err_console.print(escape(text))
+
+    def warn(self, text: str) -> None:
+        self.err_console.print(f"[yellow]warning:[/] {escape(text)}")
+
+    def error(self, text: str, hint: Optional[str] = None) -> None:
+        self.err_console.print(f"[bold red]error:[/] {escape(text)}")
+        if hint:
+            self.err_console.print(f"[cyan]hint:[/] {escape(hint)}")
+
+    def confirm(self, question: str) -> bool:
+        """Ask on stderr; never asks (answers no) when not interactive."""
+        if not self.interactive:
+            return False
+        self.err_console.print(f"{escape(question)} [y/N] ", end="")
+        answer = sys.stdin.readline().strip().lower()
+        return answer in ("y", "yes")
+
+    @contextlib.contextmanager
+    def progress(self, description: str, total: Optional[float] = None) -> Iterator["Progress"]:
+        """A progress bar on stderr when interactive; silent otherwise."""
+        if not self.interactive or self.format == "json":
+            yield Progress(None, None)
+            return
+        from rich.progress import Progress as RichProgress
+
+        with RichProgress(console=self.err_console, transient=True) as bar:
+            task = bar.add_task(description, total=total)
+            yield Progress(bar, task)
+
+
+class Progress:
+    """What long-running core code reports through; does nothing when there is no bar."""
+
+    def __init__(self, bar: Any, task: Any) -> None:
+        self._bar = bar
+        self._task = task
+
+    def advance(self, amount: float = 1, description: Optional[str] = None) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, advance=amount, description=description)
+
+    def __call__(self, amount: float = 1) -> None:
+        self.advance(amount)

@@ -1,0 +1,123 @@
+"""Frozen dataclasses to plain data and back, validating every key on the way in.
+
+``from_data`` reports the path of the first bad key (``npu.chips[3].name: expected string``),
+so a hand-edited or truncated snapshot, lock or data file gives a clear error, not a traceback.
+Annotations use ``typing.Optional``/``Union`` so they evaluate on Python 3.9.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import typing
+from typing import Any, Mapping
+
+from ascenv.errors import InputError
+
+_NONE = type(None)
+_TYPE_WORDS = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+class SchemaError(InputError):
+    """Plain data does not fit the expected shape; ``path`` names the offending key."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path or '<top>'}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+def to_data(obj: Any) -> Any:
+    """Dataclasses become dicts (field order kept), tuples lists, enums their values."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, (list, tuple)):
+        return [to_data(v) for v in obj]
+    if isinstance(obj, Mapping):
+        return {str(k): to_data(v) for k, v in obj.items()}
+    return obj
+
+
+def from_data(cls: Any, data: Any, path: str = "") -> Any:
+    """Build ``cls`` (a dataclass or a typing annotation) from plain data, or raise SchemaError."""
+    origin = typing.get_origin(cls)
+    args = typing.get_args(cls)
+    if cls is Any:
+        return data
+    if origin is typing.Union:
+        if data is None and _NONE in args:
+            return None
+        options = [a for a in args if a is not _NONE]
+        errors = []
+        for option in options:
+            try:
+                return from_data(option, data, path)
+            except SchemaError as exc:
+                errors.append(exc)
+        raise errors[0] if len(errors) == 1 else SchemaError(path, f"expected {_describe(cls)}")
+    if origin in (tuple, list):
+        if not isinstance(data, (list, tuple)):
+            raise SchemaError(path, f"expected a list, found {_found(data)}")
+        item = args[0] if args else Any
+        values = [from_data(item, v, f"{path}[{i}]") for i, v in enumerate(data)]
+        return tuple(values) if origin is tuple else values
+    if origin in (dict, Mapping) or cls is dict:
+        if not isinstance(data, Mapping):
+            raise SchemaError(path, f"expected a table, found {_found(data)}")
+        value_type = args[1] if len(args) == 2 else Any
+        return {str(k): from_data(value_type, v, _join(path, str(k))) for k, v in data.items()}
+    if isinstance(cls, type) and issubclass(cls, enum.Enum):
+        try:
+            return cls(data)
+        except ValueError:
+            allowed = ", ".join(repr(m.value) for m in cls)
+            raise SchemaError(path, f"expected one of {allowed}, found {data!r}") from None
+    if dataclasses.is_dataclass(cls):
+        return _dataclass_from_data(cls, data, path)
+    if cls is float and isinstance(data, int) and not isinstance(data, bool):
+        return float(data)
+    if cls in _TYPE_WORDS:
+        if isinstance(data, cls) and not (cls is int and isinstance(data, bool)):
+            return data
+        raise SchemaError(path, f"expected {_TYPE_WORDS[cls]}, found {_found(data)}")
+    raise TypeError(f"from_data cannot build {cls!r}")  # a bug in a model, not bad input
+
+
+def _dataclass_from_data(cls: Any, data: Any, path: str) -> Any:
+    if not isinstance(data, Mapping):
+        raise SchemaError(path, f"expected a table, found {_found(data)}")
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise SchemaError(_join(path, unknown[0]), "unknown key")
+    kwargs = {}
+    for name, field in fields.items():
+        if name in data:
+            kwargs[name] = from_data(hints[name], data[name], _join(path, name))
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise SchemaError(_join(path, name), "missing")
+    return cls(**kwargs)
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: Any) -> dict:
+    return typing.get_type_hints(cls)
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _found(data: Any) -> str:
+    if data is None:
+        return "nothing"
+    return _TYPE_WORDS.get(type(data), type(data).__name__) + f" {data!r}"[:60]
+
+
+def _describe(cls: Any) -> str:
+    args = [a for a in typing.get_args(cls) if a is not _NONE]
+    return " or ".join(_TYPE_WORDS.get(a, getattr(a, "__name__", str(a))) for a in args)

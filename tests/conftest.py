@@ -1,0 +1,51 @@
+"""Guards so that no test can touch the real home, caches or Ascend install by accident."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ascenv.probe import fs
+
+CORPUS = Path(__file__).parent / "data" / "corpus"  # copies of ../shared/corpus (public captures)
+SHARED = Path(__file__).resolve().parents[2] / "shared"  # reference-only material, may be absent
+
+
+class YouForgotToChooseARoot(AssertionError):
+    """A test built a Root over the live file system without the live_host marker."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "live_host: the test may read the real machine under /")
+
+
+@pytest.fixture(autouse=True)
+def _isolate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    for name in list(os.environ):
+        if name.startswith(("ASCEND_", "ACL_", "ASCENV_")) or name in ("TOOLCHAIN_HOME", "LD_LIBRARY_PATH"):
+            monkeypatch.delenv(name, raising=False)
+    if request.node.get_closest_marker("live_host") is None:
+        original = fs.Root.__init__
+
+        def guarded(self: fs.Root, directory: "str | os.PathLike[str]" = "/") -> None:
+            if os.path.abspath(directory) == "/":
+                raise YouForgotToChooseARoot("pass a fixture root, or mark the test live_host")
+            original(self, directory)
+
+        monkeypatch.setattr(fs.Root, "__init__", guarded)
+
+
+def load_capture(path: Path) -> str:
+    """A corpus file without its leading metadata lines, byte for byte otherwise
+    (corpus/README.md: drop leading '# source:', '# note:', '# what:' lines only)."""
+    text = path.read_bytes().decode("utf-8")
+    lines = text.splitlines(keepends=True)
+    skip = 0
+    while skip < len(lines) and lines[skip].startswith(("# source:", "# note:", "# what:")):
+        skip += 1
+    return "".join(lines[skip:])
