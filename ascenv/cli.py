@@ -13,11 +13,16 @@ from typing import Mapping, Optional, Sequence
 from ascenv import __version__, errors, proc
 from ascenv.output import Output
 
-# One module per subcommand in ascenv/commands/, each with NAME, HELP, add_arguments(parser)
-# and run(args, ctx) -> exit code. Order here is the order of `ascenv --help`.
-COMMANDS = (
-    "snapshot",
-)
+
+def _command_modules() -> list:
+    """Every module in ascenv/commands/ with NAME, HELP, ORDER, add_arguments(parser) and
+    run(args, ctx) -> exit code; ORDER sorts `ascenv --help`."""
+    import pkgutil
+
+    from ascenv import commands
+
+    modules = [importlib.import_module(f"ascenv.commands.{m.name}") for m in pkgutil.iter_modules(commands.__path__)]
+    return sorted((m for m in modules if hasattr(m, "NAME")), key=lambda m: (m.ORDER, m.NAME))
 
 
 @dataclass(frozen=True)
@@ -38,9 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ascenv {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"ascenv.commands.{name.replace('-', '_')}")
-        command = sub.add_parser(name, help=module.HELP, description=module.__doc__)
+    for module in _command_modules():
+        command = sub.add_parser(module.NAME, help=module.HELP, description=module.__doc__)
         module.add_arguments(command)
         command.set_defaults(_module=module)
     return parser

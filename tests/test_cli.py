@@ -19,8 +19,8 @@ def test_no_command_is_usage_error(capsys):
 def test_every_command_has_help_and_is_in_readme():
     text = README.read_text()
     parser = cli.build_parser()
-    for name in cli.COMMANDS:
-        assert f"ascenv {name}" in text, f"README does not mention `ascenv {name}`"
     sub = next(a for a in parser._actions if a.dest == "command")
+    assert "snapshot" in sub.choices
     for name, command in sub.choices.items():
+        assert f"ascenv {name}" in text, f"README does not mention `ascenv {name}`"
         assert command.description, f"{name} has no description"

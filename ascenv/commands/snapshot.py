@@ -10,6 +10,7 @@ from ascenv.probe import collect
 from ascenv.probe.fs import Root
 
 NAME = "snapshot"
+ORDER = 20
 HELP = "read driver, firmware, CANN, devices, environment and Python into one snapshot"
 
 
