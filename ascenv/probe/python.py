@@ -1,0 +1,92 @@
+"""The target Python environment: the interpreter torch_npu will run in, not the one running ascenv.
+
+``python3`` on the judged PATH by default, or ``--python PATH``. The interpreter runs
+``_target.py`` (stdlib only, Python 3.7+) which reads the installed distributions' metadata files
+on its own ``sys.path`` and prints JSON; nothing installed is imported (importing torch_npu loads
+CANN libraries and can hang or crash on exactly the machines ascenv is asked to diagnose).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Mapping, Optional
+
+from ascenv import proc
+from ascenv.model import Distribution, ProbeError, PythonInfo
+from ascenv.serde import SchemaError, from_data
+
+TIMEOUT = 20.0  # a cold interpreter on a network home with many .pth files can take seconds
+_SCRIPT = Path(__file__).with_name("_target.py")
+_SOURCE = f"{_SCRIPT.name} run with -c"
+
+
+def probe_python(
+    run: proc.Runner,
+    executable: Optional[str],
+    path: Optional[str],
+    environ: Optional[Mapping[str, str]] = None,
+) -> PythonInfo:
+    """Run the target interpreter (``executable``, else ``python3`` found on ``path``).
+
+    ``environ`` is the environment it runs with (PYTHONPATH and the user site decide its
+    sys.path); None means the caller's own.
+    """
+    wanted = executable or "python3"
+    target = wanted if "/" in wanted else proc.which(wanted, path)
+    if target is None:
+        where = "on PATH" if path is None else f"on PATH={path}"
+        return _failed(wanted, "not-found", f"no {wanted} {where}; choose one with --python PATH")
+    # -B: never write __pycache__ into the judged environment. Not -I/-E/-s: PYTHONPATH (set_env.sh
+    # puts CANN's python/site-packages there) and the user site are part of what torch_npu sees.
+    done = run([target, "-B", "-c", _SCRIPT.read_text(encoding="utf-8")], timeout=TIMEOUT, env=environ)
+    source = f"{target} -B -c <{_SOURCE}>"
+    if done.status == proc.NOT_FOUND:
+        return _failed(target, "not-found", f"{target} does not exist", source)
+    if done.status == proc.TIMEOUT:
+        return _failed(target, "timeout", f"{target} did not answer within {TIMEOUT:.0f} s", source)
+    if done.status == proc.OS_ERROR:
+        return _failed(target, "os-error", f"{target} could not be started: {_last_line(done.stderr)}", source)
+    if done.status == proc.EXIT:
+        message = f"{target} exited {done.returncode}: {_last_line(done.stderr) or '(no stderr)'}"
+        return _failed(target, "exit-status", message, source)
+    return parse_target_output(done.stdout, target, source)
+
+
+def parse_target_output(text: str, executable: str, source: str = "") -> PythonInfo:
+    """The JSON printed by ``_target.py``; anything else becomes a PythonInfo with a parse error."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        found = _last_line(text) or "nothing"
+        return _failed(executable, "parse", f"expected JSON from {executable}, found: {found[:200]}", source)
+    if not isinstance(data, dict):
+        return _failed(executable, "parse", f"expected a JSON object, found {type(data).__name__}", source)
+    distributions = []
+    errors = []
+    for index, item in enumerate(data.get("distributions") or []):
+        try:
+            distributions.append(from_data(Distribution, item, f"distributions[{index}]"))
+        except SchemaError as exc:
+            errors.append(ProbeError("python", "parse", str(exc), source))
+    return PythonInfo(
+        executable=_text(data.get("executable")) or executable,
+        version=_text(data.get("version")),
+        implementation=_text(data.get("implementation")),
+        platform=_text(data.get("platform")),
+        distributions=tuple(distributions),
+        errors=tuple(errors),
+    )
+
+
+def _failed(executable: str, kind: str, message: str, source: str = "") -> PythonInfo:
+    return PythonInfo(executable=executable, errors=(ProbeError("python", kind, message, source),))
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _text(value: object) -> Optional[str]:
+    return value if isinstance(value, str) and value else None
