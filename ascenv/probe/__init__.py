@@ -7,7 +7,7 @@ Parsers are pure functions beside thin readers; ``collect`` is the only entry po
 from __future__ import annotations
 
 import datetime
-from typing import Mapping
+from typing import Mapping, Optional
 
 from ascenv import __version__, proc
 from ascenv.model import Snapshot
@@ -15,8 +15,9 @@ from ascenv.probe.fs import Root
 from ascenv.probe.host import probe_host
 
 
-def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run) -> Snapshot:
-    """Probe everything. ``environ`` is the environment to judge (the caller's, or a saved one)."""
+def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run, *, python: Optional[str] = None) -> Snapshot:
+    """Probe everything. ``environ`` is the environment to judge (the caller's, or a saved one);
+    ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH)."""
     return Snapshot(
         created=datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
         root=str(root.directory),

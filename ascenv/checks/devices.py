@@ -1,0 +1,84 @@
+"""Device nodes and the loaded driver: what a process needs to open an NPU."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from ascenv.checks import check, finding
+from ascenv.checks.npu import has_npu_hardware
+from ascenv.model import Finding, Severity, Snapshot
+
+# The nodes every NPU process opens besides its /dev/davinciN (cann-container-image README;
+# Ascend Docker Runtime adds the same three: research/operator-build-and-caches.md §5.2).
+MANAGER_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+_CHIP_NODE = re.compile(r"^/dev/davinci\d+$")
+
+
+@check(
+    "ASC-DEV-NODES",
+    layer="devices",
+    title="device nodes present and accessible",
+    explain="""
+A process reaches an NPU through /dev/davinciN plus /dev/davinci_manager, /dev/devmm_svm and
+/dev/hisi_hdc. Containers need each one passed with --device (cann-container-image README);
+missing ones give aclInit 507008 / aclrtSetDevice 507033. The nodes are mode 0660, group
+HwHiAiUser: a user outside that group gets permission errors (vllm-ascend#9490).
+""",
+)
+def device_nodes(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    if not has_npu_hardware(snap) and not snap.devices.in_container:
+        return
+    present = {n.path: n for n in snap.devices.nodes if n.exists}
+    chips = sorted((p for p in present if _CHIP_NODE.match(p)), key=lambda p: int(p[len("/dev/davinci"):]))
+    missing = [p for p in MANAGER_NODES if p not in present]
+    if not chips:
+        missing.insert(0, "/dev/davinciN")
+    if missing:
+        flags = " ".join(f"--device {p if p != '/dev/davinciN' else '/dev/davinci0'}" for p in missing)
+        yield finding(
+            "ASC-DEV-NODES", Severity.ERROR, "NPU device nodes missing",
+            found="missing: " + ", ".join(missing), expected="/dev/davinciN and " + ", ".join(MANAGER_NODES),
+            fix=f"start the container with {flags} (one --device per NPU you use)"
+            if snap.devices.in_container
+            else "the driver creates these nodes: check that it is installed and loaded (lsmod | grep drv_davinci)",
+        )
+    denied = [p for p, n in present.items() if n.accessible is False]
+    if denied:
+        yield finding(
+            "ASC-DEV-NODES", Severity.ERROR, "NPU device nodes not accessible to this user",
+            found="no read/write access to " + ", ".join(sorted(denied)), expected="read and write access",
+            fix="sudo usermod -aG HwHiAiUser $USER  (then log in again); in a container: --group-add HwHiAiUser's gid",
+        )
+    if chips and not missing and not denied:
+        yield finding("ASC-DEV-NODES", Severity.OK, f"{len(chips)} NPU device node(s) accessible")
+
+
+@check(
+    "ASC-DRIVER-LOADED",
+    layer="driver",
+    title="driver installed and loaded",
+    explain="""
+The driver package installs files under /usr/local/Ascend/driver (version.info) and kernel
+modules; an installed but unloaded driver (after a kernel update, or before the reboot the
+installer asks for) leaves npu-smi and every ACL call failing.
+""",
+)
+def driver_loaded(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    driver = snap.driver
+    if driver.version is None:
+        if snap.devices.pci and not snap.devices.in_container:
+            yield finding(
+                "ASC-DRIVER-LOADED", Severity.ERROR, "Ascend card present but no driver installed",
+                found=f"{len(snap.devices.pci)} PCI function(s) of vendor 0x19e5, no driver version.info",
+                expected="/usr/local/Ascend/driver/version.info",
+                fix="install the Ascend-hdk driver and firmware .run packages for this card (driver first)",
+            )
+        return
+    if driver.loaded is False and not snap.devices.in_container:
+        yield finding(
+            "ASC-DRIVER-LOADED", Severity.ERROR, "driver installed but not loaded",
+            found=f"driver {driver.version} on disk, kernel module not loaded",
+            evidence=tuple(p for p in (driver.path,) if p),
+            fix="reboot, or load it: modprobe drv_davinci_intf (see dmesg for the reason it did not load)",
+        )

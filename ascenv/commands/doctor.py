@@ -1,0 +1,72 @@
+"""Check driver → firmware → CANN → kernels → torch_npu → torch → Python → SoC against the
+compatibility matrix; say what is wrong and print the fix."""
+
+from __future__ import annotations
+
+import argparse
+
+from ascenv import cli, errors, serde
+from ascenv.checks import run_checks
+from ascenv.commands.snapshot import load_snapshot, snapshot_to_json
+from ascenv.model import Finding, Severity, Snapshot
+from ascenv.probe import collect
+from ascenv.probe.fs import Root
+
+NAME = "doctor"
+ORDER = 10
+HELP = "audit the whole Ascend stack and print exact fixes"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
+    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to check (default: python3 on PATH)")
+    parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="check a saved snapshot (ascenv snapshot -o FILE) offline")
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    cli.add_format_option(parser, ("human", "json", "markdown"))
+
+
+def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    if args.from_file:
+        snapshot = load_snapshot(args.from_file)
+    else:
+        snapshot = collect(Root(args.root), ctx.environ, ctx.run, python=args.python)
+    findings = run_checks(snapshot, load_matrix())
+    code = exit_code(findings, strict=args.strict)
+    if args.format == "json":
+        ctx.out.json(report_json(snapshot, findings, code))
+    else:
+        from ascenv.output import doctor as render
+
+        if args.format == "markdown":
+            ctx.out.text(render.markdown(snapshot, findings))
+        else:
+            render.human(ctx.out, snapshot, findings)
+    return code
+
+
+def load_matrix() -> object:
+    """The compat matrix when the data ships with this ascenv (checks without it skip)."""
+    try:
+        from ascenv import compat
+    except ImportError:
+        return None
+    return compat.load()
+
+
+def exit_code(findings: list[Finding], *, strict: bool) -> int:
+    failing = {Severity.ERROR, Severity.WARN} if strict else {Severity.ERROR}
+    return errors.EXIT_FINDINGS if any(f.severity in failing for f in findings) else errors.EXIT_OK
+
+
+def summary(findings: list[Finding]) -> dict[str, int]:
+    return {s.value: sum(1 for f in findings if f.severity is s) for s in Severity}
+
+
+def report_json(snapshot: Snapshot, findings: list[Finding], code: int) -> dict:
+    return {
+        "schema": 1,
+        "exit_code": code,
+        "summary": summary(findings),
+        "findings": [serde.to_data(f) for f in findings],
+        "snapshot": snapshot_to_json(snapshot),
+    }

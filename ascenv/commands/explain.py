@@ -1,0 +1,40 @@
+"""Explain what a doctor check (ASC-…) means, why it matters and where the fact comes from."""
+
+from __future__ import annotations
+
+import argparse
+
+from ascenv import cli, errors
+from ascenv.checks import load_checks
+
+NAME = "explain"
+ORDER = 11
+HELP = "explain a doctor finding id, e.g. ascenv explain ASC-ENV-SOURCED"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", nargs="?", help="a finding id; without one, list them all")
+    cli.add_format_option(parser)
+
+
+def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    checks = load_checks()
+    if args.id is None:
+        chosen = list(checks.values())
+    else:
+        wanted = args.id.upper()
+        if wanted not in checks:
+            import difflib
+
+            close = difflib.get_close_matches(wanted, list(checks), n=1)
+            raise errors.UsageError(
+                f"no check named {args.id}",
+                hint=f"perhaps you meant {close[0]}?" if close else "run `ascenv explain` to list every check",
+            )
+        chosen = [checks[wanted]]
+    if args.format == "json":
+        ctx.out.json({"schema": 1, "checks": [{"id": c.id, "layer": c.layer, "title": c.title, "explain": c.explain} for c in chosen]})
+    else:
+        for c in chosen:
+            ctx.out.text(f"{c.id}  ({c.layer}) {c.title}\n\n{c.explain}\n" if args.id else f"{c.id:<22} {c.layer:<10} {c.title}")
+    return errors.EXIT_OK

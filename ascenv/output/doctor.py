@@ -1,0 +1,61 @@
+"""Doctor reports: grouped by layer, one line per finding plus its fix, a summary line."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from ascenv.checks import LAYERS
+from ascenv.model import Finding, Severity, Snapshot
+from ascenv.output import Output
+
+_MARK = {Severity.ERROR: "[bold red]✗[/]", Severity.WARN: "[yellow]![/]", Severity.INFO: "[blue]i[/]", Severity.OK: "[green]✓[/]"}
+_MD_MARK = {Severity.ERROR: "❌", Severity.WARN: "⚠️", Severity.INFO: "ℹ️", Severity.OK: "✅"}
+
+
+def _headline(snap: Snapshot) -> str:
+    chips = snap.npu.chips
+    names = sorted({c.name for c in chips if c.name})
+    cann = next((i.version for i in snap.cann.installs if i.path == snap.cann.active), None)
+    parts = [
+        f"{len(chips)}× {'/'.join(names)}" if chips else "no NPU listed",
+        f"driver {snap.driver.version or snap.npu.driver_version or '-'}",
+        f"firmware {snap.firmware.version or '-'}",
+        f"CANN {cann or ('/'.join(i.version or '?' for i in snap.cann.installs) or '-')}",
+        f"torch {snap.python.packages.get('torch', '-')}",
+        f"torch_npu {snap.python.packages.get('torch-npu', '-')}",
+        f"Python {snap.python.version or '-'}",
+    ]
+    return " · ".join(parts)
+
+
+def _count_line(findings: list[Finding]) -> str:
+    counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
+    return f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} warning(s), {counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
+
+
+def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
+    c = out.console
+    c.print(f"[bold]ascenv doctor[/]  {escape(_headline(snap))}")
+    for layer in LAYERS:
+        group = [f for f in findings if f.layer == layer]
+        if not group:
+            continue
+        c.print(f"\n[bold]{layer}[/]")
+        for f in group:
+            c.print(f"  {_MARK[f.severity]} {escape(f.title)}  [dim]{f.id}[/]")
+            if f.found and f.severity is not Severity.OK:
+                c.print(f"      found:    {escape(f.found)}")
+            if f.expected and f.severity in (Severity.ERROR, Severity.WARN):
+                c.print(f"      expected: {escape(f.expected)}")
+            if f.fix:
+                c.print(f"      [cyan]fix:[/]      {escape(f.fix)}")
+    c.print(f"\n{_count_line(findings)}  (ascenv explain <ID> tells why a check matters)")
+
+
+def markdown(snap: Snapshot, findings: list[Finding]) -> str:
+    lines = ["### ascenv doctor", "", f"`{_headline(snap)}`", "", "| | layer | finding | found | fix |", "|---|---|---|---|---|"]
+    for f in findings:
+        cells = [_MD_MARK[f.severity], f.layer, f"{f.title} (`{f.id}`)", f.found, f"`{f.fix}`" if f.fix else ""]
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    lines += ["", _count_line(findings)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,61 @@
+"""Snapshots for check tests, from values seen in tests/data/corpus (A2 910B4 host, CANN 8.0.0)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ascenv import model
+from ascenv.checks import run_checks
+
+TOOLKIT = "/usr/local/Ascend/ascend-toolkit/8.0.0"
+
+
+def a2_host(**changes: object) -> model.Snapshot:
+    """A healthy Atlas 800I A2 (910B4, driver 25.0.rc1.1) with CANN 8.0.0 sourced."""
+    chips = tuple(
+        model.Chip(npu=i, chip=0, name="910B4", health="OK", bus_id=f"0000:{bus}:00.0", hbm_used_mb=0, hbm_total_mb=32768)
+        for i, bus in enumerate(("C1", "C2", "81", "82"))
+    )
+    snap = model.Snapshot(
+        host=model.HostInfo(arch="aarch64"),
+        npu=model.NpuInfo(source="npu-smi info", driver_version="25.0.rc1.1", chips=chips),
+        driver=model.DriverInfo(version="25.0.rc1.1", path="/usr/local/Ascend/driver", loaded=True),
+        cann=model.CannInfo(
+            installs=(model.CannInstall(path=TOOLKIT, kind="toolkit", version="8.0.0", set_env="/usr/local/Ascend/ascend-toolkit/set_env.sh", links=("/usr/local/Ascend/ascend-toolkit/latest",)),),
+            active=TOOLKIT,
+            active_reason="ASCEND_HOME_PATH",
+        ),
+        devices=model.Devices(
+            pci=(model.PciDevice("0000:c1:00.0", "0x19e5", "0xd802"),),
+            nodes=tuple(model.DeviceNode(p, True, True) for p in ("/dev/davinci0", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")),
+            in_container=False,
+        ),
+        python=model.PythonInfo(
+            executable="/usr/bin/python3", version="3.10.12",
+            distributions=(model.Distribution("torch", "2.1.0", "/site"), model.Distribution("torch_npu", "2.1.0.post10", "/site")),
+        ),
+    )
+    return replace(snap, **changes)
+
+
+def replace(obj, **changes):
+    """dataclasses.replace with dotted paths: replace(snap, **{"driver.loaded": False})."""
+    nested: dict = {}
+    direct = {}
+    for key, value in changes.items():
+        head, _, rest = key.partition("__")
+        if rest:
+            nested.setdefault(head, {})[rest] = value
+        else:
+            direct[key] = value
+    for head, sub in nested.items():
+        direct[head] = replace(getattr(obj, head), **sub)
+    return dataclasses.replace(obj, **direct)
+
+
+def findings_of(snap: model.Snapshot, check_id: str) -> list[model.Finding]:
+    return [f for f in run_checks(snap) if f.id == check_id]
+
+
+def severities(snap: model.Snapshot, check_id: str) -> list[str]:
+    return [f.severity.value for f in findings_of(snap, check_id)]
