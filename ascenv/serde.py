@@ -11,7 +11,7 @@ import dataclasses
 import enum
 import functools
 import typing
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Optional
 
 from ascenv.errors import InputError
 
@@ -28,21 +28,33 @@ class SchemaError(InputError):
         self.problem = problem
 
 
-def to_data(obj: Any) -> Any:
-    """Dataclasses become dicts (field order kept), tuples lists, enums their values."""
+KeyNamer = Optional[Callable[[str], str]]
+
+
+def kebab(name: str) -> str:
+    """``lock_version`` -> ``lock-version``: the TOML convention (uv.lock, poetry.lock, pylock)."""
+    return name.replace("_", "-")
+
+
+def to_data(obj: Any, *, key: KeyNamer = None) -> Any:
+    """Dataclasses become dicts (field order kept), tuples lists, enums their values.
+
+    ``key`` renames dataclass fields (e.g. ``kebab``); keys of plain dict fields are kept as is."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_data(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {(key(f.name) if key else f.name): to_data(getattr(obj, f.name), key=key) for f in dataclasses.fields(obj)}
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, (list, tuple)):
-        return [to_data(v) for v in obj]
+        return [to_data(v, key=key) for v in obj]
     if isinstance(obj, Mapping):
-        return {str(k): to_data(v) for k, v in obj.items()}
+        return {str(k): to_data(v, key=key) for k, v in obj.items()}
     return obj
 
 
-def from_data(cls: Any, data: Any, path: str = "") -> Any:
-    """Build ``cls`` (a dataclass or a typing annotation) from plain data, or raise SchemaError."""
+def from_data(cls: Any, data: Any, path: str = "", *, key: KeyNamer = None) -> Any:
+    """Build ``cls`` (a dataclass or a typing annotation) from plain data, or raise SchemaError.
+
+    ``key`` is the field naming used by ``to_data``; error paths use the names as written."""
     origin = typing.get_origin(cls)
     args = typing.get_args(cls)
     if cls is Any:
@@ -54,7 +66,7 @@ def from_data(cls: Any, data: Any, path: str = "") -> Any:
         errors = []
         for option in options:
             try:
-                return from_data(option, data, path)
+                return from_data(option, data, path, key=key)
             except SchemaError as exc:
                 errors.append(exc)
         raise errors[0] if len(errors) == 1 else SchemaError(path, f"expected {_describe(cls)}")
@@ -62,13 +74,13 @@ def from_data(cls: Any, data: Any, path: str = "") -> Any:
         if not isinstance(data, (list, tuple)):
             raise SchemaError(path, f"expected a list, found {_found(data)}")
         item = args[0] if args else Any
-        values = [from_data(item, v, f"{path}[{i}]") for i, v in enumerate(data)]
+        values = [from_data(item, v, f"{path}[{i}]", key=key) for i, v in enumerate(data)]
         return tuple(values) if origin is tuple else values
     if origin in (dict, Mapping) or cls is dict:
         if not isinstance(data, Mapping):
             raise SchemaError(path, f"expected a table, found {_found(data)}")
         value_type = args[1] if len(args) == 2 else Any
-        return {str(k): from_data(value_type, v, _join(path, str(k))) for k, v in data.items()}
+        return {str(k): from_data(value_type, v, _join(path, str(k)), key=key) for k, v in data.items()}
     if isinstance(cls, type) and issubclass(cls, enum.Enum):
         try:
             return cls(data)
@@ -76,7 +88,7 @@ def from_data(cls: Any, data: Any, path: str = "") -> Any:
             allowed = ", ".join(repr(m.value) for m in cls)
             raise SchemaError(path, f"expected one of {allowed}, found {data!r}") from None
     if dataclasses.is_dataclass(cls):
-        return _dataclass_from_data(cls, data, path)
+        return _dataclass_from_data(cls, data, path, key)
     if cls is float and isinstance(data, int) and not isinstance(data, bool):
         return float(data)
     if cls in _TYPE_WORDS:
@@ -86,20 +98,20 @@ def from_data(cls: Any, data: Any, path: str = "") -> Any:
     raise TypeError(f"from_data cannot build {cls!r}")  # a bug in a model, not bad input
 
 
-def _dataclass_from_data(cls: Any, data: Any, path: str) -> Any:
+def _dataclass_from_data(cls: Any, data: Any, path: str, key: KeyNamer = None) -> Any:
     if not isinstance(data, Mapping):
         raise SchemaError(path, f"expected a table, found {_found(data)}")
     hints = _hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = {(key(f.name) if key else f.name): f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise SchemaError(_join(path, unknown[0]), "unknown key")
     kwargs = {}
-    for name, field in fields.items():
-        if name in data:
-            kwargs[name] = from_data(hints[name], data[name], _join(path, name))
+    for wire, field in fields.items():
+        if wire in data:
+            kwargs[field.name] = from_data(hints[field.name], data[wire], _join(path, wire), key=key)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
-            raise SchemaError(_join(path, name), "missing")
+            raise SchemaError(_join(path, wire), "missing")
     return cls(**kwargs)
 
 

@@ -1,0 +1,436 @@
+"""The lock: the whole Ascend stack of one machine written down, read back, and compared.
+
+Pure: nothing here reads the machine, the clock or the environment. ``lock_from_snapshot`` turns
+a ``Snapshot`` into a ``Lock``; ``dumps_lock``/``loads_lock`` are the TOML form; ``drift``
+compares two locks layer by layer. Shaped after packaging's ``pylock.py`` (frozen dataclasses,
+kebab-case keys, a format-version gate, validation errors that name the key path) and
+conda-lock's content hash, hashed over a small canonical *versioned* serialisation because
+"anything that modifies the content hash is a breaking change" (conda-lock
+``conda_lock/content_hash.py``): a change of ``HASH_ALGORITHM`` must bump the lock major version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping, Optional
+
+from ascenv import errors, serde
+from ascenv.model import Severity, Snapshot, normalize_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+LOCK_VERSION = "1.0"  # MAJOR.MINOR: a reader refuses another major, warns on a newer minor
+HASH_ALGORITHM = "ascenv-lock-hash/1"  # the prefix hashed with the stack; see input_hash()
+GENERATOR = "ascenv"
+LAYERS = ("platform", "driver", "firmware", "chips", "cann", "kernels", "python", "packages", "vendors", "images")
+
+
+# --- the model ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Platform:
+    arch: Optional[str] = None  # uname -m
+    os: Optional[str] = None  # os-release ID and VERSION_ID, "ubuntu 22.04"
+    glibc: Optional[str] = None
+    chip: Optional[str] = None  # npu-smi Name column ("910B4-1", "Ascend910", "310P3"); mixed: "a,b"
+    compute_unit: Optional[str] = None  # the SoC family CANN builds kernels for ("ascend910b")
+
+
+@dataclass(frozen=True)
+class LockedChip:
+    npu: int
+    chip: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Npu:
+    driver: Optional[str] = None
+    firmware: Optional[str] = None
+    chips: tuple[LockedChip, ...] = ()
+
+
+@dataclass(frozen=True)
+class LockedCann:
+    path: str
+    kind: str
+    version: Optional[str] = None
+    innerversion: Optional[str] = None
+    arch: Optional[str] = None
+    active: bool = False
+    kernels: tuple[str, ...] = ()  # compute units with kernels/ops packages installed
+
+
+@dataclass(frozen=True)
+class LockedPackage:
+    name: str  # PEP 503 normalised
+    version: str
+    record_hash: Optional[str] = None  # sha256 over the installed files' RECORD, when readable
+
+
+@dataclass(frozen=True)
+class Python:
+    version: Optional[str] = None
+    implementation: Optional[str] = None
+    packages: tuple[LockedPackage, ...] = ()
+
+
+@dataclass(frozen=True)
+class LockedVendor:
+    name: str
+    path: str
+    priority: int
+    version_info: dict[str, str] = field(default_factory=dict)  # the vendor's version.info, raw
+    compute_units: tuple[str, ...] = ()
+    manifest_digest: Optional[str] = None  # digest of the ascenv build manifest beside it
+
+
+@dataclass(frozen=True)
+class LockedImage:
+    name: str
+    ref: Optional[str] = None  # the human tag
+    digest: Optional[str] = None  # image ID or repo digest, from containers/pins.toml
+
+
+@dataclass(frozen=True)
+class Lock:
+    lock_version: str = LOCK_VERSION
+    generator: str = GENERATOR
+    generator_version: str = ""
+    created: str = ""  # ISO 8601 UTC, of the snapshot the lock was made from
+    source: str = ""  # the host name or the snapshot file it was made from
+    input_hash: str = ""
+    platform: Platform = Platform()
+    npu: Npu = Npu()
+    cann: tuple[LockedCann, ...] = ()
+    python: Python = Python()
+    vendors: tuple[LockedVendor, ...] = ()
+    images: tuple[LockedImage, ...] = ()
+
+
+STACK_FIELDS = ("platform", "npu", "cann", "python", "vendors", "images")  # what the hash covers
+
+
+# --- snapshot -> lock ----------------------------------------------------------------------------
+
+
+def lock_from_snapshot(
+    snap: Snapshot, *, generator_version: str, source: str = "", images: Iterable[LockedImage] = ()
+) -> Lock:
+    """The lock of the machine ``snap`` describes; lists are sorted so equal stacks hash equal."""
+    names = sorted({c.name for c in snap.npu.chips if c.name})
+    host = snap.host
+    os_name = " ".join(p for p in (host.os_id, host.os_version) if p) or None
+    platform = Platform(
+        arch=host.arch,
+        os=os_name,
+        glibc=host.glibc,
+        chip=",".join(names) or None,
+        compute_unit=",".join(sorted({compute_unit(n) or n for n in names})) or None,
+    )
+    firmware = snap.firmware.version or next((b.firmware_version for b in snap.npu.boards if b.firmware_version), None)
+    npu = Npu(
+        driver=snap.driver.version or snap.npu.driver_version,
+        firmware=firmware,
+        chips=tuple(sorted((LockedChip(c.npu, c.chip, c.name or "?") for c in snap.npu.chips), key=lambda c: (c.npu, c.chip))),
+    )
+    cann = tuple(
+        LockedCann(
+            path=i.path, kind=i.kind, version=i.version, innerversion=i.innerversion, arch=i.arch,
+            active=i.path == snap.cann.active, kernels=tuple(sorted(i.kernels)),
+        )
+        for i in sorted(snap.cann.installs, key=lambda i: i.path)
+    )
+    packages: dict[str, LockedPackage] = {}
+    for dist in snap.python.distributions:  # the first on sys.path wins, as at import time
+        name = normalize_name(dist.name)
+        packages.setdefault(name, LockedPackage(name, dist.version, dist.record_hash))
+    python = Python(
+        version=snap.python.version,
+        implementation=snap.python.implementation,
+        packages=tuple(packages[n] for n in sorted(packages)),
+    )
+    vendors = tuple(
+        LockedVendor(
+            name=v.name, path=v.path, priority=v.priority, version_info=dict(sorted(v.version_info.items())),
+            compute_units=tuple(sorted(v.compute_units)), manifest_digest=v.manifest_digest,
+        )
+        for v in sorted(snap.vendors, key=lambda v: (v.priority, v.name))
+        if v.exists
+    )
+    lock = Lock(
+        generator_version=generator_version,
+        created=snap.created,
+        source=source or snap.host.hostname or "",
+        platform=platform,
+        npu=npu,
+        cann=cann,
+        python=python,
+        vendors=vendors,
+        images=tuple(sorted(images, key=lambda i: i.name)),
+    )
+    return replace(lock, input_hash=input_hash(lock))
+
+
+# The SoC family of an npu-smi chip name. The compute unit is the lower-cased Short_SoC_version of
+# CANN's platform_config/<SoC>.ini, the same grouping as msopgen's config/transform.json
+# SOC_VERSION_TYPE (CANN 8.1.RC1; notes in shared/research/operator-build-and-caches.md §6).
+# npu-smi prints the A3 name *with* the "Ascend" prefix ("Ascend910"), every other family without,
+# and a bare "910B" is the first-generation 910 bin (family ascend910), not a 910B1..B4
+# (shared/research/formats-npu-smi.md, F3).
+_COMPUTE_UNITS = (
+    (r"Ascend910(_93\d*)?", "ascend910_93"),
+    (r"(Ascend)?910_93\d*", "ascend910_93"),
+    (r"(Ascend)?910B\d.*", "ascend910b"),
+    (r"(Ascend)?910(A|B|ProA|ProB|PremiumA)?", "ascend910"),
+    (r"(Ascend)?310P\d*", "ascend310p"),
+    (r"(Ascend)?310B\d*", "ascend310b"),
+    (r"(Ascend)?310", "ascend310"),
+    (r"(Ascend)?950.*", "ascend950"),
+)
+
+
+def compute_unit(chip_name: str) -> Optional[str]:
+    """``910B4-1`` -> ``ascend910b``, ``Ascend910`` (A3) -> ``ascend910_93``; None if unknown."""
+    for pattern, unit in _COMPUTE_UNITS:
+        if re.fullmatch(pattern, chip_name.strip(), re.IGNORECASE):
+            return unit
+    return None
+
+
+def images_from_pins(data: Mapping[str, Any]) -> tuple[LockedImage, ...]:
+    """Image pins from ``containers/pins.toml`` (the container issue's file): every table holding
+    a ``digest`` or ``id``, as ``[images.NAME]``, ``[NAME]`` or ``[[image(s)]]`` with ``name``."""
+    found: list[LockedImage] = []
+
+    def visit(name: str, table: Any) -> None:
+        if isinstance(table, list):
+            for item in table:
+                if isinstance(item, Mapping):
+                    visit(str(item.get("name", name)), item)
+        elif isinstance(table, Mapping):
+            digest = table.get("digest") or table.get("id")
+            if isinstance(digest, str):
+                ref = table.get("ref") or table.get("tag")
+                found.append(LockedImage(str(table.get("name", name)), ref if isinstance(ref, str) else None, digest))
+            else:
+                for key, value in table.items():
+                    visit(key, value)
+
+    for key, value in data.items():
+        visit(key, value)
+    return tuple(sorted(found, key=lambda i: i.name))
+
+
+# --- hashing and TOML ------------------------------------------------------------------------------
+
+
+def _plain(lock: Lock) -> dict:
+    """The lock as TOML-ready data: kebab-case keys, no None (TOML has no null)."""
+    return _drop_none(serde.to_data(lock, key=serde.kebab))
+
+
+def _drop_none(data: Any) -> Any:
+    if isinstance(data, dict):
+        return {k: _drop_none(v) for k, v in data.items() if v is not None}
+    if isinstance(data, list):
+        return [_drop_none(v) for v in data]
+    return data
+
+
+def input_hash(lock: Lock) -> str:
+    """sha256 of ``HASH_ALGORITHM`` + newline + the stack tables as compact JSON with sorted keys.
+
+    Covers only what is installed (STACK_FIELDS), not when or by which ascenv it was written.
+    Pinned by a golden test: changing it is a breaking change (bump LOCK_VERSION's major)."""
+    plain = _plain(lock)
+    stack = {serde.kebab(name): plain[serde.kebab(name)] for name in STACK_FIELDS}
+    text = json.dumps(stack, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(f"{HASH_ALGORITHM}\n{text}".encode("utf-8")).hexdigest()
+
+
+_HEADER = "# This file is generated by `ascenv lock`; do not edit it by hand (its input-hash would no\n# longer match). Check a machine against it with `ascenv lock --check`.\n"
+
+
+def dumps_lock(lock: Lock) -> str:
+    import tomli_w
+
+    return _HEADER + tomli_w.dumps(_plain(lock))
+
+
+def loads_lock(text: str, source: str) -> tuple[Lock, list[str]]:
+    """Parse and validate a lock; returns it with warnings. Every problem is an InputError (exit 2)
+    naming ``source`` and, for a bad value, the key path (``npu.chips[3].name: expected string``)."""
+    regenerate = "regenerate it with `ascenv lock` (or `ascenv lock --from SNAPSHOT`)"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise errors.InputError(f"{source} is not a readable lock (truncated or not TOML): {exc}", hint=regenerate) from None
+    warnings: list[str] = []
+    version = data.get("lock-version")
+    match = re.fullmatch(r"(\d+)\.(\d+)", version) if isinstance(version, str) else None
+    if match is None:
+        raise errors.InputError(
+            f"{source}: lock-version: expected a \"MAJOR.MINOR\" string, found {version!r}; is this an ascenv lock?",
+            hint=regenerate,
+        )
+    major, minor = int(match[1]), int(match[2])
+    ours_major, ours_minor = (int(p) for p in LOCK_VERSION.split("."))
+    if major != ours_major:
+        newer = major > ours_major
+        raise errors.InputError(
+            f"{source} has lock format {version}, this ascenv {'only ' if newer else ''}reads {ours_major}.x"
+            + (" (it was written by a newer ascenv)" if newer else ""),
+            hint="upgrade ascenv to read it" if newer else regenerate,
+        )
+    pruned: list[str] = []
+    if minor > ours_minor:
+        warnings.append(
+            f"{source} has lock format {version}, newer than this ascenv's {LOCK_VERSION}: keys it does not know are ignored"
+        )
+        data = _prune_unknown(Lock, data, "", pruned)
+        warnings.extend(f"{source}: ignored unknown key {path}" for path in pruned)
+    try:
+        lock = serde.from_data(Lock, data, key=serde.kebab)
+    except serde.SchemaError as exc:
+        raise errors.InputError(f"{source}: {exc}", hint=regenerate) from None
+    if not pruned and lock.input_hash != input_hash(lock):
+        raise errors.InputError(
+            f"{source}: input-hash does not match the locked content: the lock was edited by hand or is damaged",
+            hint="change the machine, not the lock; then " + regenerate,
+        )
+    return lock, warnings
+
+
+def _prune_unknown(cls: Any, data: Any, path: str, pruned: list[str]) -> Any:
+    """Drop keys a newer minor version added (recorded in ``pruned``); the rest is validated later."""
+    import dataclasses
+    import typing
+
+    if typing.get_origin(cls) is typing.Union:
+        cls = next(a for a in typing.get_args(cls) if a is not type(None))
+    if typing.get_origin(cls) is tuple and isinstance(data, list):
+        item = typing.get_args(cls)[0]
+        return [_prune_unknown(item, v, f"{path}[{i}]", pruned) for i, v in enumerate(data)]
+    if dataclasses.is_dataclass(cls) and isinstance(data, dict):
+        hints = typing.get_type_hints(cls)
+        known = {serde.kebab(f.name): f.name for f in dataclasses.fields(cls)}
+        kept = {}
+        for key, value in data.items():
+            where = f"{path}.{key}" if path else key
+            if key in known:
+                kept[key] = _prune_unknown(hints[known[key]], value, where, pruned)
+            else:
+                pruned.append(where)
+        return kept
+    return data
+
+
+# --- drift -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two stacks: ``old`` (the lock, or input A) -> ``new``."""
+
+    layer: str  # one of LAYERS
+    item: str  # what changed inside the layer: "version", "torch-npu", "<cann path>: version", ...
+    kind: str  # "changed", "added", "removed"
+    old: Optional[str]
+    new: Optional[str]
+    severity: Severity
+
+
+def flatten(lock: Lock) -> dict[tuple[str, str], str]:
+    """Every locked fact as (layer, item) -> value: the common ground of check, diff and fleet."""
+    flat: dict[tuple[str, str], Optional[str]] = {}
+    p = lock.platform
+    for name in ("arch", "os", "glibc", "chip", "compute_unit"):
+        flat[("platform", serde.kebab(name))] = getattr(p, name)
+    flat[("driver", "version")] = lock.npu.driver
+    flat[("firmware", "version")] = lock.npu.firmware
+    for chip in lock.npu.chips:
+        flat[("chips", f"npu {chip.npu} chip {chip.chip}")] = chip.name
+    for inst in lock.cann:
+        for name in ("kind", "version", "innerversion", "arch"):
+            flat[("cann", f"{inst.path}: {name}")] = getattr(inst, name)
+        flat[("kernels", inst.path)] = ", ".join(inst.kernels) or "none"
+    flat[("cann", "active")] = next((i.path for i in lock.cann if i.active), None)
+    flat[("python", "version")] = lock.python.version
+    flat[("python", "implementation")] = lock.python.implementation
+    for pkg in lock.python.packages:
+        flat[("packages", pkg.name)] = pkg.version
+        flat[("packages", f"{pkg.name}: record-hash")] = pkg.record_hash
+    for v in lock.vendors:
+        flat[("vendors", f"{v.name}: path")] = v.path
+        for key, value in v.version_info.items():
+            flat[("vendors", f"{v.name}: version.info {key}")] = value
+        flat[("vendors", f"{v.name}: compute units")] = ", ".join(v.compute_units) or "none"
+        flat[("vendors", f"{v.name}: manifest-digest")] = v.manifest_digest
+    flat[("vendors", "load order")] = ", ".join(v.name for v in lock.vendors) or None
+    for image in lock.images:
+        flat[("images", image.name)] = image.digest or image.ref
+    return {k: v for k, v in flat.items() if v is not None}
+
+
+def drift(old: Lock, new: Lock, *, strict: bool = False) -> tuple[Change, ...]:
+    """Layer-by-layer differences from ``old`` to ``new``, in LAYERS order."""
+    a, b = flatten(old), flatten(new)
+    changes = []
+    for key in sorted(a.keys() | b.keys(), key=lambda k: (LAYERS.index(k[0]), k[1])):
+        before, after = a.get(key), b.get(key)
+        if before == after:
+            continue
+        kind = "added" if before is None else "removed" if after is None else "changed"
+        severity = _severity(key[0], key[1], kind, before, after)
+        if strict and severity is Severity.WARN:
+            severity = Severity.ERROR
+        changes.append(Change(key[0], key[1], kind, before, after, severity))
+    return tuple(changes)
+
+
+def _severity(layer: str, item: str, kind: str, old: Optional[str], new: Optional[str]) -> Severity:
+    """Driver, firmware, CANN, kernels, vendors, images and other-platform changes break builds and
+    runs: errors. A patch release (same major.minor) of Python or of a package, a reinstall with
+    the same version, an added package, the OS or glibc release and chip count: warnings."""
+    if layer == "platform":
+        return Severity.WARN if item in ("os", "glibc") else Severity.ERROR
+    if layer == "chips":
+        return Severity.WARN
+    if layer in ("python", "packages"):
+        if item.endswith(": record-hash") or kind == "added":
+            return Severity.WARN
+        is_version = item == "version" if layer == "python" else ":" not in item
+        if kind == "changed" and is_version:
+            return Severity.WARN if _same_minor(old, new) else Severity.ERROR
+        return Severity.ERROR
+    return Severity.ERROR
+
+
+def _same_minor(old: Optional[str], new: Optional[str]) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        a, b = Version(old or ""), Version(new or "")
+    except InvalidVersion:
+        return False
+    return (a.release + (0, 0))[:2] == (b.release + (0, 0))[:2] and a.epoch == b.epoch
+
+
+def different_platform(lock: Platform, machine: Platform) -> Optional[str]:
+    """Why ``machine`` cannot be checked against ``lock`` (another arch or SoC family), or None.
+    Unknown on either side is not a mismatch: a container without devices has no chips."""
+    reasons = []
+    if lock.arch and machine.arch and lock.arch != machine.arch:
+        reasons.append(f"arch {lock.arch} vs {machine.arch}")
+    if lock.compute_unit and machine.compute_unit and lock.compute_unit != machine.compute_unit:
+        reasons.append(f"SoC family {lock.compute_unit} ({lock.chip}) vs {machine.compute_unit} ({machine.chip})")
+    return "; ".join(reasons) or None
