@@ -193,6 +193,7 @@ class PciDevice:
     subsystem_vendor: Optional[str] = None
     subsystem_device: Optional[str] = None
     driver: Optional[str] = None  # bound kernel driver, None when unbound
+    pci_class: Optional[str] = None  # 0x120000 accelerator; 0x19e5 also makes bridges, NICs (Kunpeng hosts)
 
 
 @dataclass(frozen=True)
