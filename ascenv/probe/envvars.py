@@ -40,7 +40,9 @@ _NAMES = frozenset(
 )
 # Names that may hold credentials are never recorded (vllm-ascend's collect_env drops names with
 # secret/token/api/access/password; we match whole words so ASCEND_... paths are not caught).
-_SECRET_WORDS = frozenset({"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API", "ACCESS", "KEY", "CREDENTIAL", "CREDENTIALS", "AUTH"})
+_SECRET_WORDS = frozenset(
+    {"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API", "ACCESS", "KEY", "CREDENTIAL", "CREDENTIALS", "AUTH"}
+)
 _URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
 
 PATH_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "ASCEND_CUSTOM_OPP_PATH")
