@@ -357,11 +357,11 @@ def flatten(lock: Lock) -> dict[tuple[str, str], str]:
         flat[("platform", serde.kebab(name))] = getattr(p, name)
     flat[("driver", "version")] = lock.npu.driver
     flat[("firmware", "version")] = lock.npu.firmware
-    for chip in lock.npu.chips:
-        flat[("chips", f"npu {chip.npu} chip {chip.chip}")] = chip.name
+    for name in sorted({c.name for c in lock.npu.chips}):  # a lost card shows as a lower count
+        flat[("chips", name)] = str(sum(1 for c in lock.npu.chips if c.name == name))
     for inst in lock.cann:
-        for name in ("kind", "version", "innerversion", "arch"):
-            flat[("cann", f"{inst.path}: {name}")] = getattr(inst, name)
+        details = ", ".join(x for x in (inst.innerversion, inst.kind, inst.arch) if x)
+        flat[("cann", inst.path)] = f"{inst.version or '?'} ({details})"
         flat[("kernels", inst.path)] = ", ".join(inst.kernels) or "none"
     flat[("cann", "active")] = next((i.path for i in lock.cann if i.active), None)
     flat[("python", "version")] = lock.python.version
@@ -434,3 +434,18 @@ def different_platform(lock: Platform, machine: Platform) -> Optional[str]:
     if lock.compute_unit and machine.compute_unit and lock.compute_unit != machine.compute_unit:
         reasons.append(f"SoC family {lock.compute_unit} ({lock.chip}) vs {machine.compute_unit} ({machine.chip})")
     return "; ".join(reasons) or None
+
+
+def check(lock: Lock, machine: Lock, *, strict: bool = False, source: str = "the lock") -> tuple[Change, ...]:
+    """Drift from ``lock`` to ``machine`` (empty when in sync: equal input hashes, no comparison).
+    Raises PlatformMismatch (exit 2) for another arch or SoC family rather than list false drift."""
+    reason = different_platform(lock.platform, machine.platform)
+    if reason:
+        want = " ".join(p for p in (lock.platform.arch, lock.platform.compute_unit) if p)
+        raise errors.PlatformMismatch(
+            f"{source} is for another platform ({reason}): comparing it with this machine would only list false drift",
+            hint=f"check it on a {want} machine, or write a lock for this one with `ascenv lock -o FILE`",
+        )
+    if lock.input_hash == machine.input_hash:
+        return ()
+    return drift(lock, machine, strict=strict)

@@ -185,11 +185,19 @@ def test_cann_change_is_an_error_in_the_cann_layer():
     snap = a2()
     inst = replace(snap.cann.installs[0], version="8.2.RC2", innerversion="V100R001C22SPC002B100")
     changes = lockfile.drift(lock_of(snap), lock_of(replace(snap, cann=replace(snap.cann, installs=(inst,)))))
-    assert {(c.layer, c.item.rsplit(": ", 1)[1], c.old, c.new) for c in changes} == {
-        ("cann", "version", "8.2.RC1", "8.2.RC2"),
-        ("cann", "innerversion", "V100R001C22SPC001B231", "V100R001C22SPC002B100"),
-    }
-    assert all(c.severity is Severity.ERROR for c in changes)
+    assert changes == (
+        Change(
+            "cann", "/usr/local/Ascend/ascend-toolkit/8.2.RC1", "changed",
+            "8.2.RC1 (V100R001C22SPC001B231, toolkit, aarch64)", "8.2.RC2 (V100R001C22SPC002B100, toolkit, aarch64)",
+            Severity.ERROR,
+        ),
+    )
+
+
+def test_lost_card_lowers_the_chip_count():
+    snap = a2()
+    fewer = replace(snap, npu=replace(snap.npu, chips=snap.npu.chips[:7]))
+    assert lockfile.drift(lock_of(snap), lock_of(fewer)) == (Change("chips", "910B4", "changed", "8", "7", Severity.WARN),)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,116 @@
+"""Write the whole stack of this machine (or of a saved snapshot) to a TOML lock: platform, driver,
+firmware, chips, every CANN install, kernels, the target Python and its packages, custom operator
+vendors, pinned images. With --check, compare the machine with the lock, layer by layer: exit 0
+in sync, 1 drift, 2 a lock for another platform or an unreadable lock."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ascenv import __version__, cli, errors, lockfile, paths, serde
+from ascenv.lockfile import Lock, LockedImage
+
+NAME = "lock"
+ORDER = 30
+HELP = "lock driver, firmware, CANN, kernels, Python packages and vendors; --check for drift"
+DEFAULT_LOCK = "ascenv.lock"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", default=DEFAULT_LOCK, metavar="FILE", help=f"where to write the lock (default: {DEFAULT_LOCK})")
+    parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="lock (or check) a saved snapshot (ascenv snapshot -o FILE) instead of this machine")
+    parser.add_argument("--check", nargs="?", const=DEFAULT_LOCK, metavar="LOCK", help=f"compare with LOCK (default: {DEFAULT_LOCK}) instead of writing")
+    parser.add_argument("--strict", action="store_true", help="with --check: every difference is an error (patch releases too)")
+    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
+    parser.add_argument("--python", metavar="PATH", help="the target Python interpreter (default: python3 on PATH)")
+    cli.add_format_option(parser)
+
+
+def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    if args.check:
+        return _check(args, ctx)
+    machine = machine_lock(args, ctx)
+    target = os.path.join(ctx.cwd, args.output)
+    write_lock(target, machine)
+    if args.format == "json":
+        ctx.out.json({"schema": 1, "path": args.output, "lock": serde.to_data(machine, key=serde.kebab)})
+    else:
+        from ascenv.output.lock import render_written
+
+        render_written(ctx.out, args.output, machine)
+    return errors.EXIT_OK
+
+
+def _check(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    locked, warnings = read_lock(os.path.join(ctx.cwd, args.check), args.check)
+    for warning in warnings:
+        ctx.out.warn(warning)
+    machine = machine_lock(args, ctx)
+    changes = lockfile.check(locked, machine, strict=args.strict, source=args.check)
+    code = errors.EXIT_FINDINGS if any(c.severity.value == "error" for c in changes) else errors.EXIT_OK
+    if args.format == "json":
+        ctx.out.json(
+            {
+                "schema": 1,
+                "lock": args.check,
+                "in_sync": not changes,
+                "exit_code": code,
+                "input_hash": {"lock": locked.input_hash, "machine": machine.input_hash},
+                "changes": [serde.to_data(c) for c in changes],
+            }
+        )
+    else:
+        from ascenv.output.lock import render_check
+
+        render_check(ctx.out, args.check, locked, machine, changes)
+    return code
+
+
+def machine_lock(args: argparse.Namespace, ctx: "cli.Context") -> Lock:
+    """The lock of what is installed: the live machine (or --root), or a saved snapshot."""
+    from ascenv.commands.snapshot import load_snapshot
+
+    if args.from_file:
+        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
+        source = args.from_file
+    else:
+        from ascenv.probe import collect
+        from ascenv.probe.fs import Root
+
+        snapshot = collect(Root(os.path.join(ctx.cwd, args.root)), ctx.environ, ctx.run, python=args.python)
+        source = ""
+    return lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=source, images=pinned_images())
+
+
+def pinned_images() -> tuple[LockedImage, ...]:
+    """The project's image pins (containers/pins.toml), once the container work provides them."""
+    pins = paths.data_dir("containers") / "pins.toml"
+    if not pins.is_file():
+        return ()
+    try:
+        data = lockfile.tomllib.loads(pins.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, lockfile.tomllib.TOMLDecodeError) as exc:
+        raise errors.DataFileError(f"{pins}: cannot read the image pins: {exc}") from None
+    return lockfile.images_from_pins(data)
+
+
+def read_lock(path: str, shown: str) -> tuple[Lock, list[str]]:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise errors.InputError(f"cannot read lock {shown}: {exc.strerror}", hint="write one with `ascenv lock -o FILE`") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise errors.InputError(f"{shown} is not a lock (not UTF-8 text)", hint="write one with `ascenv lock -o FILE`") from None
+    return lockfile.loads_lock(text, shown)
+
+
+def write_lock(path: str, lock: Lock) -> None:
+    """Atomically (a temp file renamed over the target): a reader never sees half a lock."""
+    from ascenv.commands.snapshot import _write_atomic
+
+    _write_atomic(path, lockfile.dumps_lock(lock))
+    os.chmod(path, 0o644)  # mkstemp makes 0600; a lock is meant to be committed and shared

@@ -1,0 +1,73 @@
+"""Human and markdown rendering of `ascenv diff`."""
+
+from __future__ import annotations
+
+from rich.markup import escape
+
+from ascenv.diff import Group
+from ascenv.lockfile import Change
+from ascenv.output import Output
+from ascenv.output.lock import changes_table
+
+SHOWN_NODES = 8  # node names listed per group before "… and N more"
+
+
+def _names(nodes: tuple[str, ...]) -> str:
+    shown = ", ".join(nodes[:SHOWN_NODES])
+    return shown + (f" … and {len(nodes) - SHOWN_NODES} more" if len(nodes) > SHOWN_NODES else "")
+
+
+def pair_human(out: Output, a: str, b: str, changes: tuple[Change, ...]) -> None:
+    if not changes:
+        out.console.print(f"[green]identical stacks[/]: {escape(a)} and {escape(b)}")
+        return
+    out.console.print(changes_table(changes, escape(a), escape(b), severity=False))
+    layers = sorted({c.layer for c in changes}, key=[c.layer for c in changes].index)
+    out.console.print(f"{len(changes)} difference(s) in {', '.join(layers)}")
+
+
+def fleet_human(out: Output, total: int, groups: tuple[Group, ...]) -> None:
+    c = out.console
+    if len(groups) == 1:
+        c.print(f"[green]all {total} nodes have the identical stack[/] (input-hash {groups[0].input_hash})")
+        return
+    reference = groups[-1]
+    c.print(f"{total} nodes, {len(groups)} distinct stacks; reference: the {len(reference.nodes)} node(s) sharing the most common one")
+    for group in groups[:-1]:
+        c.print(f"\n[bold red]outlier[/] ({len(group.nodes)} node(s)): {escape(_names(group.nodes))}")
+        c.print(f"  differs in: [bold]{', '.join(group.layers)}[/]")
+        c.print(changes_table(group.changes, "reference", "these nodes", severity=False))
+    c.print(f"\n[green]reference[/] ({len(reference.nodes)} node(s)): {escape(_names(reference.nodes))}")
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(changes: tuple[Change, ...], a: str, b: str) -> list[str]:
+    lines = [f"| layer | what | {_md_cell(a)} | {_md_cell(b)} |", "| --- | --- | --- | --- |"]
+    for c in changes:
+        lines.append(f"| {c.layer} | {_md_cell(c.item)} | {_md_cell(c.old or '-')} | {_md_cell(c.new or '-')} |")
+    return lines
+
+
+def pair_markdown(a: str, b: str, changes: tuple[Change, ...]) -> str:
+    if not changes:
+        return f"**Identical stacks**: `{a}` and `{b}`\n"
+    return "\n".join([f"## ascenv diff: `{a}` vs `{b}`", ""] + _md_table(changes, a, b)) + "\n"
+
+
+def fleet_markdown(total: int, groups: tuple[Group, ...]) -> str:
+    lines = [f"## ascenv diff: {total} nodes, {len(groups)} distinct stack(s)", ""]
+    for group in groups:
+        if group.reference:
+            lines += [f"### Reference ({len(group.nodes)} nodes)", "", _md_cell(_names(group.nodes)), ""]
+            continue
+        lines += [
+            f"### Outlier ({len(group.nodes)} nodes): differs in {', '.join(group.layers)}",
+            "",
+            _md_cell(_names(group.nodes)),
+            "",
+        ]
+        lines += _md_table(group.changes, "reference", "these nodes") + [""]
+    return "\n".join(lines)

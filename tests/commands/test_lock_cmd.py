@@ -1,0 +1,159 @@
+import io
+import json
+import os
+from dataclasses import replace
+
+import pytest
+from lock_samples import a2, a3, p310_x86, with_package
+
+from ascenv import cli, errors, lockfile
+from ascenv.commands.snapshot import snapshot_to_json
+from ascenv.output import Output
+
+
+def ascenv(tmp_path, *argv):
+    out = Output("human", stdout=io.StringIO(), stderr=io.StringIO(), interactive=False, color=False)
+    code = cli.main(list(argv), ctx=cli.Context(environ={}, out=out, cwd=str(tmp_path)))
+    return code, out.stdout.getvalue(), out.stderr.getvalue()
+
+
+def save(tmp_path, name, snap):
+    (tmp_path / name).write_text(json.dumps(snapshot_to_json(snap)))
+    return name
+
+
+@pytest.fixture
+def locked(tmp_path):
+    """An ascenv.lock written from the A2 snapshot."""
+    code, out, err = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()))
+    assert code == 0, err
+    return tmp_path / "ascenv.lock"
+
+
+def check_json(tmp_path, snap, *extra):
+    code, out, err = ascenv(tmp_path, "lock", "--check", "--from", save(tmp_path, "now.json", snap), "--format", "json", *extra)
+    return code, json.loads(out) if out else None, err
+
+
+def test_lock_writes_a_readable_shared_file(tmp_path, locked):
+    lock, warnings = lockfile.loads_lock(locked.read_text(), "ascenv.lock")
+    assert lock.npu.driver == "25.0.rc1.1" and lock.source == "a2.json" and warnings == []
+    assert oct(locked.stat().st_mode & 0o777) == "0o644"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".ascenv-")] == []  # no temp file left
+
+
+def test_lock_human_output_summarises_the_stack(tmp_path):
+    code, out, _ = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a3.json", a3()), "-o", "a3.lock")
+    assert code == 0
+    assert "wrote a3.lock: aarch64 ascend910_93, driver 25.2.0, firmware -, 16 chips, CANN 8.3.RC1 (1 installed)" in out
+
+
+def test_check_same_machine_is_in_sync(tmp_path, locked):
+    code, out, err = ascenv(tmp_path, "lock", "--check", "--from", "a2.json")
+    assert code == 0, err
+    assert "in sync with ascenv.lock" in out
+
+
+def test_check_named_lock_file(tmp_path, locked):
+    os.rename(locked, tmp_path / "prod.lock")
+    code, report, _ = check_json(tmp_path, a2(), "--check", "prod.lock")
+    assert code == 0 and report["in_sync"] is True and report["lock"] == "prod.lock"
+
+
+def _layers(report):
+    return [(c["layer"], c["item"], c["old"], c["new"], c["severity"]) for c in report["changes"]]
+
+
+def test_driver_change_is_drift(tmp_path, locked):
+    snap = a2()
+    code, report, _ = check_json(tmp_path, replace(snap, driver=replace(snap.driver, version="25.2.0")))
+    assert code == errors.EXIT_FINDINGS
+    assert _layers(report) == [("driver", "version", "25.0.rc1.1", "25.2.0", "error")]
+
+
+def test_cann_change_is_drift(tmp_path, locked):
+    snap = a2()
+    inst = replace(snap.cann.installs[0], version="8.2.RC2")
+    code, report, _ = check_json(tmp_path, replace(snap, cann=replace(snap.cann, installs=(inst,))))
+    assert code == 1
+    assert _layers(report) == [("cann", "/usr/local/Ascend/ascend-toolkit/8.2.RC1", "8.2.RC1 (V100R001C22SPC001B231, toolkit, aarch64)",
+         "8.2.RC2 (V100R001C22SPC001B231, toolkit, aarch64)", "error")]
+
+
+def test_torch_npu_change_is_drift(tmp_path, locked):
+    code, report, _ = check_json(tmp_path, with_package(a2(), "torch_npu", "2.9.0"))
+    assert code == 1
+    assert _layers(report) == [("packages", "torch-npu", "2.8.0", "2.9.0", "error")]
+
+
+def test_torch_npu_patch_release_warns_unless_strict(tmp_path, locked):
+    code, report, _ = check_json(tmp_path, with_package(a2(), "torch_npu", "2.8.1"))
+    assert code == 0 and report["in_sync"] is False
+    assert _layers(report) == [("packages", "torch-npu", "2.8.0", "2.8.1", "warn")]
+    code, report, _ = check_json(tmp_path, with_package(a2(), "torch_npu", "2.8.1"), "--strict")
+    assert code == 1 and _layers(report)[0][4] == "error"
+
+
+def test_vendor_change_is_drift(tmp_path, locked):
+    snap = a2()
+    vendor = replace(snap.vendors[0], version_info={"custom_opp_compiler_version": "8.3.0.0.100"})
+    code, report, _ = check_json(tmp_path, replace(snap, vendors=(vendor,)))
+    assert code == 1
+    assert _layers(report) == [
+        ("vendors", "customize: version.info custom_opp_compiler_version", "8.2.0.0.201", "8.3.0.0.100", "error")
+    ]
+
+
+def test_drift_human_table(tmp_path, locked):
+    snap = a2()
+    save(tmp_path, "now.json", replace(snap, driver=replace(snap.driver, version="25.2.0")))
+    code, out, err = ascenv(tmp_path, "lock", "--check", "--from", "now.json")
+    assert code == 1
+    assert "25.0.rc1.1" in out and "25.2.0" in out and "drift: 1 error(s), 0 warning(s)" in out
+
+
+def test_a3_lock_checked_on_x86_310p_is_another_platform(tmp_path):
+    assert ascenv(tmp_path, "lock", "--from", save(tmp_path, "a3.json", a3()), "-o", "a3.lock")[0] == 0
+    code, out, err = ascenv(tmp_path, "lock", "--check", "a3.lock", "--from", save(tmp_path, "p.json", p310_x86()))
+    assert code == errors.EXIT_USAGE
+    assert out == ""  # no false drift listed
+    assert "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))" in err
+    assert "check it on a aarch64 ascend910_93 machine" in err
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda t: t[: len(t) // 3], "is not a readable lock"),
+        (lambda t: t.replace('glibc = "2.34"', 'glibc = "2.38"'), "edited by hand"),
+        (lambda t: t.replace('lock-version = "1.0"', 'lock-version = "3.1"'), "written by a newer ascenv"),
+        (lambda t: t.replace("active = true", 'active = "yes"'), "cann[0].active: expected boolean"),
+    ],
+    ids=["truncated", "hand-edited", "future-version", "bad-type"],
+)
+def test_damaged_lock_is_a_clear_error(tmp_path, locked, damage, message):
+    locked.write_text(damage(locked.read_text()))
+    code, out, err = ascenv(tmp_path, "lock", "--check", "--from", "a2.json")
+    assert code == errors.EXIT_USAGE
+    assert message in err and "Traceback" not in err
+
+
+def test_missing_lock_is_exit_2(tmp_path):
+    save(tmp_path, "a2.json", a2())
+    code, _, err = ascenv(tmp_path, "lock", "--check", "--from", "a2.json")
+    assert code == 2 and "cannot read lock ascenv.lock" in err
+
+
+def test_failed_lock_leaves_the_old_one_untouched(tmp_path, locked):
+    before = locked.read_text()
+    (tmp_path / "bad.json").write_text('{"schema": 1, "npu": {"chips": 3}}')
+    code, _, err = ascenv(tmp_path, "lock", "--from", "bad.json")
+    assert code == 2 and "npu.chips: expected a list" in err
+    assert locked.read_text() == before
+
+
+def test_json_lock_output(tmp_path):
+    code, out, _ = ascenv(tmp_path, "lock", "--from", save(tmp_path, "p.json", p310_x86()), "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["path"] == "ascenv.lock"
+    assert data["lock"]["platform"]["compute-unit"] == "ascend310p"
