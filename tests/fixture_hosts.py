@@ -1,0 +1,352 @@
+"""Fixture machines: directory trees built from real captures, plus a fake ``npu-smi``.
+
+``build_host(name, tmp_path) -> FixtureHost`` builds one of ``HOST_NAMES`` under ``tmp_path/name``:
+``root/`` is the machine's file system (read it with ``Root(host.root)``), ``bin/`` holds the fake
+``npu-smi`` (a shell script that prints a recorded capture per sub-command), ``environ`` is the
+environment a shell on that machine would have (PATH starts with ``bin``; the ``ASCEND_*``
+variables of set_env.sh when the host sourced it), ``home`` the user's home as a machine path.
+
+Every file is a real capture from tests/data/corpus/ placed where the machine keeps it, unless its
+comment says *constructed*: then it holds the minimum the documented format needs, and the comment
+names the documented fact. Device nodes (``/dev/davinci*``) are plain files; sysfs PCI devices carry
+vendor 0x19e5 and the documented device ids 0xd802 (A2), 0xd803 (A3), 0xd500 (310P) at the
+capture's Bus-Ids.
+
+The hosts:
+* ``a2-cann800``: Atlas 800I A2, 8 x 910B4, driver 25.0.rc1.1, firmware 7.7.0.1.231, legacy CANN
+  8.0.0 at ascend-toolkit/8.0.0 (latest -> 8.0.0), set_env.sh sourced;
+* ``a3-cann850``: Atlas A3, 8 NPUs x 2 chips, driver 25.2.0, CANN 8.5 layout cann-8.5.0 with
+  /usr/local/Ascend/cann -> cann-8.5.0, set_env.sh sourced;
+* ``310p-duo``: Atlas 300I Duo (one NPU id 6, two 310P3 chips), CANN 8.1.RC1, sourced;
+* ``container-no-devices``: a container (``/.dockerenv``) with CANN 8.0.0 in its image ENV, no device
+  nodes, no driver files, npu-smi mounted in but failing with DCMI -8020;
+* ``two-canns-dangling-latest``: the 800I A2 again, with ascend-toolkit/8.1.RC1 and 8.2.RC1 and
+  ``latest -> 8.3.RC2`` (removed, dangling); set_env.sh not sourced;
+* ``nonroot-home``: an x86_64 development host without NPUs (no npu-smi), CANN 8.1.RC1 installed
+  by user ``dev`` in /home/dev/Ascend, sourced.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from tests.conftest import CORPUS, load_capture
+
+VERSION_FILES = "version_files"
+A2_BUS_IDS = ("0000:C1:00.0", "0000:C2:00.0", "0000:81:00.0", "0000:82:00.0", "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0")
+A3_BUS_IDS = (
+    "0000:9D:00.0", "0000:9F:00.0", "0000:99:00.0", "0000:9B:00.0", "0000:95:00.0", "0000:97:00.0", "0000:91:00.0", "0000:93:00.0",
+    "0000:8D:00.0", "0000:8F:00.0", "0000:89:00.0", "0000:8B:00.0", "0000:85:00.0", "0000:87:00.0", "0000:81:00.0", "0000:83:00.0",
+)
+NPU_SMI_USAGE = "Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]\n"
+# npu-smi's own texts (format strings of npucli, corpus/reference-only message catalog): unknown
+# sub-command, and an -i that names no NPU (mind-cluster fixture of an invalid card id).
+NPU_SMI_UNKNOWN = "Command or option is not found.\n" + NPU_SMI_USAGE
+NPU_SMI_BAD_ID = "Invalid card id.\nError parameter of -i\n" + NPU_SMI_USAGE
+
+
+@dataclass(frozen=True)
+class FixtureHost:
+    root: Path  # the machine's "/"
+    bin: Path  # holds the fake npu-smi (empty when the host has none)
+    environ: dict  # PATH (bin first), ASCEND_* / LD_LIBRARY_PATH / PYTHONPATH when sourced
+    name: str
+    home: Optional[str] = None  # the user's home as a machine path ("/root", "/home/dev")
+    captures: dict = field(default_factory=dict)  # "info -m" -> corpus file the fake npu-smi prints
+
+
+def corpus_text(relative: str, section: Optional[int] = None) -> str:
+    """A corpus capture without its metadata lines; ``section`` picks one ``=== … ===`` part."""
+    text = load_capture(CORPUS / relative)
+    if section is None:
+        return text
+    parts: list[list[str]] = []
+    for line in text.splitlines(keepends=True):
+        if re.match(r"=== .* ===$", line.rstrip("\n")):
+            parts.append([])
+        elif parts:
+            parts[-1].append(line)
+    return "".join(parts[section])
+
+
+class _Machine:
+    def __init__(self, tmp: Path, name: str) -> None:
+        self.name = name
+        self.root = tmp / name / "root"
+        self.bin = tmp / name / "bin"
+        self.root.mkdir(parents=True)
+        self.bin.mkdir()
+        self.captures: dict[str, str] = {}
+
+    def path(self, machine_path: str) -> Path:
+        return self.root / machine_path.lstrip("/")
+
+    def write(self, machine_path: str, text: str) -> None:
+        target = self.path(machine_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+
+    def copy(self, machine_path: str, relative: str, section: Optional[int] = None) -> None:
+        self.write(machine_path, corpus_text(relative, section))
+
+    def mkdir(self, machine_path: str) -> None:
+        self.path(machine_path).mkdir(parents=True, exist_ok=True)
+
+    def link(self, machine_path: str, target: str) -> None:
+        link = self.path(machine_path)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, link)
+
+    def devices(self, count: int, pci: tuple[tuple[str, str, Optional[str]], ...]) -> None:
+        """``/dev/davinci0..count-1`` plus the control nodes, a loaded driver module, and sysfs PCI
+        functions ``(bus_id, device_id, subsystem_device or None when no capture records it)``."""
+        for i in range(count):
+            self.write(f"/dev/davinci{i}", "")
+        for node in ("davinci_manager", "devmm_svm", "hisi_hdc"):
+            self.write(f"/dev/{node}", "")
+        # constructed: an empty /sys/module/<name> is how sysfs shows a loaded module; the name is
+        # the host-side driver module (see ascenv/probe/driver.py DRIVER_MODULES)
+        self.mkdir("/sys/module/drv_davinci_intf_host")
+        for bus_id, device, subsystem_device in pci:
+            base = f"/sys/bus/pci/devices/{bus_id.lower()}"
+            # class 0x1200xx = processing accelerator (ascend-deployer's card detection filter)
+            self.write(f"{base}/class", "0x120000\n")
+            self.write(f"{base}/vendor", "0x19e5\n")
+            self.write(f"{base}/device", device + "\n")
+            self.write(f"{base}/subsystem_vendor", "0x19e5\n")
+            if subsystem_device:
+                self.write(f"{base}/subsystem_device", subsystem_device + "\n")
+
+    def npu_smi(self, responses: dict[str, str], npu_ids: tuple[int, ...] = (), failure: Optional[tuple[str, int, int]] = None) -> None:
+        """A fake ``npu-smi``: ``responses`` maps the argument string ("info", "info -m",
+        "info -t board -i 0") to a corpus file. ``failure`` = (corpus file, first line, end line)
+        is printed for every ``info`` call instead, with exit status 1 (INFERRED: npu-smi's exit
+        status after a DCMI error is not in the corpus). Board queries for an NPU without a recorded board fail with a
+        message that says so; ids that are no NPU get npu-smi's "Invalid card id." text."""
+        cat = shutil.which("cat") or "/bin/cat"
+        lines = ["#!/bin/sh", f"# fake npu-smi of fixture host {self.name} (tests/fixture_hosts.py)", 'case "$*" in']
+
+        def heredoc(text: str) -> list[str]:
+            assert "__ASCENV_CAPTURE__" not in text
+            return [f"{cat} <<'__ASCENV_CAPTURE__'", text.rstrip("\n"), "__ASCENV_CAPTURE__"]
+
+        if failure:
+            relative, start, end = failure
+            text = "".join(corpus_text(relative).splitlines(keepends=True)[start:end])
+            lines += ['  info|info\\ *)', *heredoc(text), "    exit 1 ;;"]
+            self.captures["info"] = relative
+        for args, relative in responses.items():
+            lines += [f'  "{args}")', *heredoc(corpus_text(relative)), "    exit 0 ;;"]
+            self.captures[args] = relative
+        for npu in npu_ids:
+            if f"info -t board -i {npu}" not in responses:
+                lines += [f'  "info -t board -i {npu}")', f"    echo \"fixture {self.name}: no recorded capture for 'npu-smi $*'\" >&2", "    exit 1 ;;"]
+        if npu_ids:
+            lines += ['  "info -t board -i "*)', *heredoc(NPU_SMI_BAD_ID), "    exit 1 ;;"]
+        lines += ["  *)", *heredoc(NPU_SMI_UNKNOWN), "    exit 1 ;;", "esac", ""]
+        script = self.bin / "npu-smi"
+        script.write_text("\n".join(lines))
+        script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+    def host(self, environ: dict, home: Optional[str]) -> FixtureHost:
+        return FixtureHost(self.root, self.bin, environ, self.name, home, dict(self.captures))
+
+
+def sourced_environ(bin_dir: Path, toolkit_home: str) -> dict:
+    """What the CANN 8.0.0 ``ascend-toolkit/set_env.sh`` (corpus version_files/set_env.sh_8.0.0_*)
+    exports, with ASCEND_TOOLKIT_HOME set to ``toolkit_home``; ``$(arch)`` taken as aarch64."""
+    driver = "/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver"
+    h = toolkit_home
+    return {
+        "PATH": f"{bin_dir}:{h}/bin:{h}/compiler/ccec_compiler/bin:{h}/tools/ccec_compiler/bin:/usr/local/bin:/usr/bin:/bin",
+        "LD_LIBRARY_PATH": f"{h}/tools/aml/lib64:{h}/tools/aml/lib64/plugin:{h}/lib64:{h}/lib64/plugin/opskernel:"
+        f"{h}/lib64/plugin/nnengine:{h}/opp/built-in/op_impl/ai_core/tbe/op_tiling/lib/linux/aarch64:{driver}:",
+        "PYTHONPATH": f"{h}/python/site-packages:{h}/opp/built-in/op_impl/ai_core/tbe:",
+        "ASCEND_TOOLKIT_HOME": h,
+        "ASCEND_AICPU_PATH": h,
+        "ASCEND_OPP_PATH": f"{h}/opp",
+        "TOOLCHAIN_HOME": f"{h}/toolkit",
+        "ASCEND_HOME_PATH": h,
+    }
+
+
+def plain_environ(bin_dir: Path) -> dict:
+    return {"PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin"}
+
+
+# --- pieces shared by several hosts ---------------------------------------------------------------
+
+_800IA2 = f"{VERSION_FILES}/driver25.0.rc1.1_fw7.7.0.1.231_toolkit8.2.RC1_opp_kernel_nnal_mindie2.1.RC1_800IA2-notes.txt"
+_ETC_INSTALL = f"{VERSION_FILES}/etc_ascend_install.info_samples.txt"
+_INFO_800 = f"{VERSION_FILES}/ascend_toolkit_install.info_8.0.0_aarch64_container_vllm-ascend-issue632.txt"
+_SET_ENV_800 = f"{VERSION_FILES}/set_env.sh_8.0.0_ascend-toolkit_rst-notes.txt"
+_A2_INFO = "npu_smi/910b4_atlas800IA2_25.0.rc1.1_8npu_noproc_blog-800IA2-driver-install.txt"
+_A2_INFO_M = "other_cmds/npu-smi_info_-m_910b4_atlas800IA2_blog.txt"
+
+
+def _soc_configs(m: _Machine, install: str, arch: str, socs: dict[str, str]) -> None:
+    """constructed: ``<arch>-linux/data/platform_config/<SoC>.ini`` with the ``[version]`` keys
+    only; SoC -> Short_SoC_version pairs from research/operator-build-and-caches.md §6 (CANN 8.1.RC1
+    platform_config list)."""
+    for soc, short in socs.items():
+        m.write(f"{install}/{arch}-linux/data/platform_config/{soc}.ini", f"[version]\nSoC_version={soc}\nShort_SoC_version={short}\n")
+
+
+_A2_SOCS = {"Ascend910B1": "Ascend910B", "Ascend910B2": "Ascend910B", "Ascend910B3": "Ascend910B", "Ascend910B4": "Ascend910B", "Ascend910B4-1": "Ascend910B"}
+_A3_SOCS = {"Ascend910_9382": "Ascend910_93", "Ascend910_9392": "Ascend910_93"}
+_310P_SOCS = {"Ascend310P1": "Ascend310P", "Ascend310P3": "Ascend310P"}
+
+
+def _a2_driver_firmware(m: _Machine) -> None:
+    m.copy("/usr/local/Ascend/driver/version.info", _800IA2, 0)
+    m.copy("/usr/local/Ascend/firmware/version.info", _800IA2, 1)
+    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 1)  # sample B: driver installed first
+
+
+def _toolkit_800(m: _Machine, base: str = "/usr/local/Ascend") -> str:
+    install = f"{base}/ascend-toolkit/8.0.0"
+    m.copy(f"{install}/aarch64-linux/ascend_toolkit_install.info", _INFO_800)
+    m.copy(f"{install}/version.cfg", f"{VERSION_FILES}/version.cfg_8.0.0_ascend-toolkit-latest_rst-notes.txt")
+    # constructed: compiler/version.info with the compiler's own version as version.cfg records it
+    # (compiler_running_version=[7.6.0.1.220:8.0.0]); format: formats-npu-smi.md §5
+    m.write(f"{install}/compiler/version.info", "Version=7.6.0.1.220\nversion_dir=8.0.0\n")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/config/ascend910b")
+    _soc_configs(m, install, "aarch64", _A2_SOCS)
+    m.link(f"{base}/ascend-toolkit/latest", "8.0.0")
+    m.copy(f"{base}/ascend-toolkit/set_env.sh", _SET_ENV_800)
+    return install
+
+
+# --- the six machines -------------------------------------------------------------------------------
+
+
+def a2_cann800(m: _Machine) -> FixtureHost:
+    _a2_driver_firmware(m)
+    _toolkit_800(m)
+    m.devices(8, tuple((bus, "0xd802", None) for bus in A2_BUS_IDS))
+    m.npu_smi({"info": _A2_INFO, "info -m": _A2_INFO_M}, npu_ids=tuple(range(8)))
+    return m.host(sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest"), "/root")
+
+
+def a3_cann850(m: _Machine) -> FixtureHost:
+    # constructed: no driver version.info of 25.2.0 was captured; the minimum is Version=, the
+    # driver version npu-smi 25.2.0 prints (formats-npu-smi.md §5). No firmware file: its version
+    # on this machine is not known.
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.0\n")
+    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 1)
+    install = "/usr/local/Ascend/cann-8.5.0"
+    # constructed: the 8.5 layout keeps ascend_toolkit_install.info in cann-<ver>/<arch>-linux with
+    # path=/usr/local/Ascend/cann-8.5.0/aarch64-linux (formats-npu-smi.md §5, "CANN 8.5")
+    m.write(
+        f"{install}/aarch64-linux/ascend_toolkit_install.info",
+        "package_name=Ascend-cann-toolkit\nversion=8.5.0\narch=aarch64\nos=linux\npath=/usr/local/Ascend/cann-8.5.0/aarch64-linux\n",
+    )
+    # constructed: per-chip ops package record, <cann>/<arch>-linux/ascend_ops_install.info with
+    # package_name=Ascend-cann-<chip>-ops (compat-sources/compat_matrix.json version_files; the A3
+    # package is "A3-ops", deployer_compat.json), kernels under opp/.../kernel/<unit> (research
+    # operator-build-and-caches.md §4); ascend910_93 is the A3 compute unit (§6)
+    m.write(f"{install}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-A3-ops\nversion=8.5.0\n")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910_93")
+    _soc_configs(m, install, "aarch64", _A3_SOCS)
+    # constructed: 8.5 set_env.sh lives at /usr/local/Ascend/cann/set_env.sh (formats-npu-smi.md
+    # §5); the images export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-<ver> (research/operator-
+    # build-and-caches.md §5.1)
+    m.write(
+        f"{install}/set_env.sh",
+        "export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-8.5.0\nexport ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}\n"
+        "export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp\n",
+    )
+    m.link("/usr/local/Ascend/cann", "cann-8.5.0")
+    # constructed: root installs record the CANN base here (torch_npu env.sh reads Install_Path)
+    m.write("/etc/Ascend/ascend_cann_install.info", "Install_Path=/usr/local/Ascend\n")
+    m.devices(16, tuple((bus, "0xd803", None) for bus in A3_BUS_IDS))
+    m.npu_smi(
+        {"info": "npu_smi/a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt", "info -m": "npu_smi/from_ascend_deployer_4.txt"},
+        npu_ids=tuple(range(8)),
+    )
+    return m.host(sourced_environ(m.bin, install), "/root")
+
+
+def duo_310p(m: _Machine) -> FixtureHost:
+    # the driver/firmware files of the 25.0.rc1.1 package were captured on a 910B4 machine; the
+    # 310P package of the same version is INFERRED to write the same version.info keys
+    m.copy("/usr/local/Ascend/driver/version.info", _800IA2, 0)
+    m.copy("/usr/local/Ascend/firmware/version.info", _800IA2, 1)
+    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 0)
+    install = "/usr/local/Ascend/ascend-toolkit/8.1.RC1"
+    m.copy(f"{install}/aarch64-linux/ascend_toolkit_install.info", f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_aarch64_vllm-ascend-issue1993.txt")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend310p")
+    _soc_configs(m, install, "aarch64", _310P_SOCS)
+    m.link("/usr/local/Ascend/ascend-toolkit/latest", "8.1.RC1")
+    m.copy("/usr/local/Ascend/ascend-toolkit/set_env.sh", _SET_ENV_800)  # same exports in 8.1 (INFERRED)
+    # both chips of the Duo report Bus-Id 0000:83:00.0 in the capture: one PCI function here
+    m.devices(2, (("0000:83:00.0", "0xd500", None),))
+    m.npu_smi({"info": "npu_smi/310p3-300iduo_25.0.rc1.1_2chips_proc_vllm-ascend-issue1993.txt"}, npu_ids=(6,))
+    return m.host(sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest"), "/root")
+
+
+def container_no_devices(m: _Machine) -> FixtureHost:
+    m.write("/.dockerenv", "")
+    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 2)  # sample C: what Dockerfiles write
+    _toolkit_800(m)
+    # the two lines npu-smi printed in that container (after the "root@NPU:/workspace# npu-smi info" prompt)
+    m.npu_smi({}, failure=("errors/container_-8020_then_collect_env_drvRet87_507899_unknowsoctype_vllm-ascend-issue632.txt", 1, 3))
+    return m.host(sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest"), "/root")
+
+
+def two_canns_dangling_latest(m: _Machine) -> FixtureHost:
+    _a2_driver_firmware(m)
+    new = "/usr/local/Ascend/ascend-toolkit/8.2.RC1"
+    m.copy(f"{new}/toolkit/version.info", _800IA2, 2)
+    m.copy(f"{new}/aarch64-linux/ascend_toolkit_install.info", _800IA2, 3)
+    m.copy(f"{new}/opp_kernel/version.info", _800IA2, 4)
+    m.mkdir(f"{new}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
+    _soc_configs(m, new, "aarch64", _A2_SOCS)
+    old = "/usr/local/Ascend/ascend-toolkit/8.1.RC1"  # no kernels package installed for this one
+    m.copy(f"{old}/aarch64-linux/ascend_toolkit_install.info", f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_aarch64_910ProB_vllm-ascend-issue1047.txt")
+    _soc_configs(m, old, "aarch64", _A2_SOCS)
+    m.link("/usr/local/Ascend/ascend-toolkit/latest", "8.3.RC2")  # removed since: dangles
+    m.copy("/usr/local/Ascend/ascend-toolkit/set_env.sh", _SET_ENV_800)
+    m.devices(8, tuple((bus, "0xd802", "0x3002" if bus == "0000:C1:00.0" else None) for bus in A2_BUS_IDS))
+    # the board capture is of another 910B-class card at 0000:C1:00.0 (software 24.1.0.b062,
+    # firmware 7.5.0.2.220): it disagrees with this host's driver files, as on a messy machine
+    m.npu_smi({"info": _A2_INFO, "info -m": _A2_INFO_M, "info -t board -i 0": "npu_smi/from_ascend_deployer_5.txt"}, npu_ids=tuple(range(8)))
+    return m.host(plain_environ(m.bin), "/root")
+
+
+def nonroot_home(m: _Machine) -> FixtureHost:
+    base = "/home/dev/Ascend/ascend-toolkit"
+    install = f"{base}/8.1.RC1"
+    # the captured x86_64 8.1.RC1 file with path= rewritten to this user's install: the installer
+    # writes the directory it installed to (formats-npu-smi.md §5, non-root installs in ~/Ascend)
+    info = corpus_text(f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_x86_64_vllm-ascend-issue616.txt")
+    m.write(f"{install}/x86_64-linux/ascend_toolkit_install.info", info.replace("/usr/local/Ascend/ascend-toolkit", base))
+    _soc_configs(m, install, "x86_64", _A2_SOCS)
+    m.link(f"{base}/latest", "8.1.RC1")
+    m.write(f"{base}/set_env.sh", corpus_text(_SET_ENV_800).replace("/usr/local/Ascend/ascend-toolkit", base))
+    environ = sourced_environ(m.bin, f"{base}/latest")
+    environ["LD_LIBRARY_PATH"] = environ["LD_LIBRARY_PATH"].replace("linux/aarch64", "linux/x86_64")
+    return m.host(environ, "/home/dev")
+
+
+_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
+    "a2-cann800": a2_cann800,
+    "a3-cann850": a3_cann850,
+    "310p-duo": duo_310p,
+    "container-no-devices": container_no_devices,
+    "two-canns-dangling-latest": two_canns_dangling_latest,
+    "nonroot-home": nonroot_home,
+}
+HOST_NAMES = tuple(_BUILDERS)
+
+
+def build_host(name: str, tmp_path: Path) -> FixtureHost:
+    """Build fixture machine ``name`` (one of HOST_NAMES) under ``tmp_path / name``."""
+    return _BUILDERS[name](_Machine(Path(tmp_path), name))
