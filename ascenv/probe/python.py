@@ -18,7 +18,6 @@ from ascenv.serde import SchemaError, from_data
 
 TIMEOUT = 20.0  # a cold interpreter on a network home with many .pth files can take seconds
 _SCRIPT = Path(__file__).with_name("_target.py")
-_SOURCE = f"{_SCRIPT.name} run with -c"
 
 
 def probe_python(
@@ -40,7 +39,7 @@ def probe_python(
     # -B: never write __pycache__ into the judged environment. Not -I/-E/-s: PYTHONPATH (set_env.sh
     # puts CANN's python/site-packages there) and the user site are part of what torch_npu sees.
     done = run([target, "-B", "-c", _SCRIPT.read_text(encoding="utf-8")], timeout=TIMEOUT, env=environ)
-    source = f"{target} -B -c <{_SOURCE}>"
+    source = f"{target} -B -c <ascenv/probe/{_SCRIPT.name}>"
     if done.status == proc.NOT_FOUND:
         return _failed(target, "not-found", f"{target} does not exist", source)
     if done.status == proc.TIMEOUT:

@@ -16,6 +16,7 @@ from typing import Mapping, Optional
 
 from ascenv.model import Vendor, VendorConfig
 from ascenv.probe.fs import Root
+from ascenv.probe.install_files import parse_key_values
 
 MANIFEST = "ascenv-manifest.toml"  # written by `ascenv build` beside the files it installs
 _TBE = "op_impl/ai_core/tbe"
@@ -50,17 +51,6 @@ def parse_load_priority(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     if not names:
         problems.insert(0, "first line names no vendor")
     return names, tuple(problems)
-
-
-def parse_version_info(text: str) -> dict[str, str]:
-    """``key=value`` lines (a vendor's version.info is one line, often without a newline:
-    ``custom_opp_compiler_version=7.7.0.1.238``, written by cmake/util/gen_version_info.sh)."""
-    fields: dict[str, str] = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep and key.strip():
-            fields[key.strip()] = value.strip()
-    return fields
 
 
 def probe_vendors(
@@ -112,7 +102,9 @@ def _vendor(root: Root, name: str, path: str, origin: str, priority: int) -> Ven
         path=path,
         origin=origin,
         priority=priority,
-        version_info=parse_version_info(text) if text is not None else {},
+        # one line, often without a newline: custom_opp_compiler_version=7.7.0.1.238
+        # (cmake/util/gen_version_info.sh of the msopgen project template)
+        version_info=parse_key_values(text) if text is not None else {},
         compute_units=compute_units(root, path),
         manifest=manifest if data is not None else None,
         manifest_digest=hashlib.sha256(data).hexdigest() if data is not None else None,

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ascenv.probe.fs import Root
-from ascenv.probe.vendors import parse_load_priority, parse_version_info, probe_vendors
+from ascenv.probe.vendors import parse_load_priority, probe_vendors
 from tests.conftest import SHARED
 
 REFDATA = SHARED / "opproject-refdata"
@@ -82,10 +82,13 @@ def test_no_opp_path_and_no_custom_path(top):
 
 
 def test_opp_without_config_ini_lists_vendor_dirs_as_unlisted(top):
-    (top / OPP.lstrip("/") / "vendors/customize/op_impl/ai_core/tbe/config/ascend310p").mkdir(parents=True)
+    vendor = top / OPP.lstrip("/") / "vendors/customize"
+    (vendor / "op_impl/ai_core/tbe/config/ascend310p").mkdir(parents=True)
+    (vendor / "version.info").write_text("custom_opp_compiler_version=8.5.0")  # no newline, as written
     vendors, config = probe_vendors(Root(top), {}, OPP)
     assert config.path is None
     assert [(v.name, v.priority, v.compute_units) for v in vendors] == [("customize", -1, ("ascend310p",))]
+    assert vendors[0].version_info == {"custom_opp_compiler_version": "8.5.0"}
 
 
 def test_shared_library_entry_is_named_after_its_vendor(top):
@@ -121,8 +124,3 @@ def test_parse_load_priority_reads_the_first_line_like_cann(text, names, problem
         assert problems == ()
     else:
         assert any(problem in p for p in problems), problems
-
-
-def test_parse_version_info_without_trailing_newline():
-    assert parse_version_info("custom_opp_compiler_version=8.5.0") == {"custom_opp_compiler_version": "8.5.0"}
-    assert parse_version_info("garbage\n=x\n") == {}
