@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from ascenv.probe.devices import cgroup_engine_line, detect_container, overlay_root, probe_devices
+from ascenv.probe.devices import cgroup_engine_line, detect_container, npu_functions, overlay_root, probe_devices
 from ascenv.probe.fs import Root
 
 # --- recorded texts ------------------------------------------------------------------------------
@@ -156,6 +156,8 @@ def host(tmp_path: Path) -> Path:
     _pci(top, "0000:c1:00.0", npu, driver="npu_test_driver")
     _pci(top, "0000:01:00.0", npu)  # a second card, no driver bound
     _pci(top, "0000:00:1f.0", {"vendor": "0x8086", "device": "0x1234", "class": "0x060100"})
+    # another Huawei function (a network controller; id made up, outside the card map)
+    _pci(top, "0000:7d:00.0", {"vendor": "0x19e5", "device": "0xa2ff", "class": "0x020000"})
     dev = top / "dev"
     dev.mkdir()
     for name in ("davinci10", "davinci2", "davinci_manager", "devmm_svm", "davinciX"):
@@ -170,9 +172,11 @@ def test_probe_devices_on_a_fixture_host(host):
     devices = probe_devices(Root(host))
     assert [(p.address, p.device, p.subsystem_device, p.driver, p.pci_class) for p in devices.pci] == [
         ("0000:01:00.0", "0xd802", "0x3002", None, "0x120000"),
+        ("0000:7d:00.0", "0xa2ff", None, None, "0x020000"),
         ("0000:c1:00.0", "0xd802", "0x3002", "npu_test_driver", "0x120000"),
     ]
-    assert all(p.vendor == "0x19e5" and p.subsystem_vendor == "0x19e5" for p in devices.pci)
+    assert all(p.vendor == "0x19e5" for p in devices.pci)
+    assert [p.address for p in npu_functions(devices.pci)] == ["0000:01:00.0", "0000:c1:00.0"]
     as_root = os.geteuid() == 0  # root may write a 0400 file
     assert [(n.path, n.exists, n.accessible) for n in devices.nodes] == [
         ("/dev/davinci2", True, as_root),
