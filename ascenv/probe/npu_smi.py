@@ -11,6 +11,7 @@ tests/data/corpus/npu_smi/ and tests/data/corpus/other_cmds/.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
@@ -25,9 +26,9 @@ _TITLE = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)", re.IGNORECASE)
 # A value is a "used / total" pair or one word; a 5-digit used value eats the space before the
 # slash ("61825/ 65536"), a 3-digit one gets two spaces ("935  / 21534").
 _TOKEN = re.compile(r"(\S+?)\s*/\s*(\S+)|(\S+)")
-_ROW1_ID = re.compile(r"^(\d+)\s+(\S+)$")  # "0     910B4-1": NPU id and Name
-_ROW2_IDS = re.compile(r"^(\d+)?(?:\s+(\d+))?$")  # "0", "0     1" (Chip Phy-ID / Chip Device) or ""
-_PROC_IDS = re.compile(r"^(\d+)(?:\s+(\d+))?$")
+_ROW1_ID = re.compile(r"^(\d{1,9})\s+(\S+)$", re.ASCII)  # "0     910B4-1": NPU id and Name
+_ROW2_IDS = re.compile(r"^(\d{1,9})?(?:\s+(\d{1,9}))?$", re.ASCII)  # "0", "0     1" (Chip Phy-ID / Chip Device) or ""
+_PROC_IDS = re.compile(r"^(\d{1,9})(?:\s+(\d{1,9}))?$", re.ASCII)
 _BUS_ID = re.compile(r"^[0-9A-Za-z]{4}:[0-9A-Za-z]{2}:[0-9A-Za-z]{2}\.[0-9A-Za-z]$")  # redacted "xx" too
 _NO_PROCESS = re.compile(r"No running processes found in NPU", re.IGNORECASE)
 _SEPARATOR = re.compile(r"^\+[-=+]+$")
@@ -469,9 +470,10 @@ def _int(text: Optional[str]) -> Optional[int]:
 
 def _float(text: Optional[str]) -> Optional[float]:
     try:
-        return float(text) if text is not None and text.upper() not in ("NA", "NAN", "INF", "-INF") else None
+        value = float(text) if text is not None else None
     except ValueError:
         return None
+    return value if value is not None and math.isfinite(value) else None
 
 
 # --- key : value outputs (-t board, -l) and the chip map (-m) -------------------------------------

@@ -328,6 +328,24 @@ def test_a3_process_table_details() -> None:
     assert (procs[-1].npu, procs[-1].chip, procs[-1].pid, procs[-1].memory_mb) == (7, 1, 944268, 58782)
 
 
+PASTE_FORMS = {
+    "tab-indented": lambda text: "".join("\t" + line for line in text.splitlines(keepends=True)),
+    "markdown-indented": lambda text: "".join("    " + line for line in text.splitlines(keepends=True)),
+    "crlf": lambda text: text.replace("\n", "\r\n"),
+    "annotated": lambda text: "".join(f"line {n} ==> {line}" for n, line in enumerate(text.splitlines(keepends=True))),
+    "prompt-and-sudo": lambda text: "$ sudo npu-smi info\n[sudo] password for user: \n" + text + "$ \n",
+}
+
+
+@pytest.mark.parametrize("form", sorted(PASTE_FORMS))
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e.clean))
+def test_pasted_forms_read_the_same(name: str, form: str) -> None:
+    text = load_capture(NPU_SMI / name)
+    plain, pasted = parse_info(text), parse_info(PASTE_FORMS[form](text))
+    assert pasted.chips == plain.chips and pasted.processes == plain.processes
+    assert (pasted.layout, pasted.driver_version, pasted.warnings) == (plain.layout, plain.driver_version, ())
+
+
 # --- error outputs -------------------------------------------------------------------------------
 
 
@@ -515,6 +533,11 @@ def test_parsed_info_survives_serde() -> None:
 
 TEXTS = [load_capture(p) for p in ALL_NPU_SMI_TEXTS]
 TABLE_TEXTS = [load_capture(NPU_SMI / name) for name in sorted(EXPECTED)]
+
+
+def test_huge_numbers_are_not_ids() -> None:
+    text = "| " + "9" * 5000 + "  310P3 | OK | NA  50  0 / 0 |\n| 0  0 | NA | 0  " + "1" * 5000 + " / 3 |\n"
+    assert parse_info(text).chips == ()
 
 
 def _parse_everything(text: str) -> None:

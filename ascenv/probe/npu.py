@@ -1,0 +1,78 @@
+"""The npu-smi probe: run ``npu-smi info``, ``info -m`` and ``info -t board -i N`` and merge them.
+
+npu-smi comes from the PATH of the environment being judged, never from under ``--root``.
+Every command has its own timeout; a failing one becomes a ``ProbeError`` and the others go on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ascenv import proc
+from ascenv.model import NpuInfo, ProbeError
+from ascenv.probe.npu_smi import NOT_ON_PATH, PROBE, distinct_npus, parse_board, parse_chip_map, parse_errors, parse_info
+
+TIMEOUT = 15.0  # seconds per command: npu-smi answers in about a second, a wedged driver never
+
+
+def probe_npu(run: proc.Runner, path: Optional[str], timeout: float = TIMEOUT) -> NpuInfo:
+    """What npu-smi says about the NPUs; ``path`` is the PATH string to find it on."""
+    exe = proc.which("npu-smi", path)
+    if exe is None:
+        return NpuInfo(
+            source="npu-smi info",
+            errors=(ProbeError(PROBE, "not-found", NOT_ON_PATH, source="npu-smi info"),),
+        )
+    done = run([exe, "info"], timeout=timeout)
+    info = parse_info(_output(done), source=done.command)
+    errors = list(info.errors) + _failure(done, info.errors)
+    if not done.ok and not info.chips:
+        # The sub-queries go through the same driver interface: after a failure or a timeout they
+        # would fail the same way (and a timeout would cost the full timeout again per query).
+        return replace(info, errors=tuple(errors))
+    if done.ok and not info.chips and not info.errors:
+        errors.append(ProbeError(PROBE, "parse", "npu-smi info printed no table ascenv could read", done.command))
+
+    done_map = run([exe, "info", "-m"], timeout=timeout)
+    chip_map = parse_chip_map(done_map.stdout)
+    errors += _sub_errors(done_map)
+
+    boards = []
+    for npu in distinct_npus(info.chips) or tuple(dict.fromkeys(entry.npu for entry in chip_map)):
+        done_board = run([exe, "info", "-t", "board", "-i", str(npu)], timeout=timeout)
+        board_errors = _sub_errors(done_board)
+        errors += board_errors
+        if done_board.ok and not board_errors:
+            board = parse_board(done_board.stdout, npu)
+            if board.fields:
+                boards.append(board)
+            else:
+                errors.append(ProbeError(PROBE, "parse", "npu-smi printed no key : value lines", done_board.command))
+    return replace(info, chip_map=chip_map, boards=tuple(boards), errors=tuple(errors))
+
+
+def _output(done: proc.Completed) -> str:
+    """npu-smi prints its errors on stdout (printf); the shell and the loader on stderr."""
+    return done.stdout + ("\n" if done.stdout and not done.stdout.endswith("\n") else "") + done.stderr
+
+
+def _sub_errors(done: proc.Completed) -> list[ProbeError]:
+    recognised = parse_errors(_output(done), done.command)
+    return list(recognised) + _failure(done, recognised)
+
+
+def _failure(done: proc.Completed, recognised: tuple[ProbeError, ...]) -> list[ProbeError]:
+    """The run itself as an error, unless npu-smi's own message already says what went wrong."""
+    if done.ok or (recognised and done.status == proc.EXIT):
+        return []
+    if done.status == proc.TIMEOUT:
+        message = f"{done.command} did not answer within {done.duration:.1f} s (a hung driver or a device in a bad state)"
+        return [ProbeError(PROBE, "timeout", message, done.command)]
+    if done.status == proc.NOT_FOUND:
+        return [ProbeError(PROBE, "not-found", done.describe(), done.command, meaning=NOT_ON_PATH)]
+    if done.status == proc.OS_ERROR:
+        kind = "permission" if "Permission" in done.stderr else "os-error"
+        return [ProbeError(PROBE, kind, done.describe(), done.command)]
+    return [ProbeError(PROBE, "exit-status", done.describe(), done.command)]
+
