@@ -129,8 +129,11 @@ def lock_from_snapshot(
     names = sorted({c.name for c in snap.npu.chips if c.name})
     host = snap.host
     os_name = " ".join(p for p in (host.os_id, host.os_version) if p) or None
+    # an unpacked root (--root) has no uname: its CANN's arch (install.info arch=) says it
+    active = next((i for i in snap.cann.installs if i.path == snap.cann.active), None)
+    cann_arch = (active.arch if active else None) or next((i.arch for i in snap.cann.installs if i.arch), None)
     platform = Platform(
-        arch=host.arch,
+        arch=host.arch or cann_arch,
         os=os_name,
         glibc=host.glibc,
         chip=",".join(names) or None,

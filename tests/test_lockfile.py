@@ -58,6 +58,11 @@ def test_a3_lock_has_the_a3_family_and_sixteen_chips():
     assert len(lock.npu.chips) == 16
 
 
+def test_root_without_uname_takes_the_arch_of_its_cann():
+    snap = p310_x86()
+    assert lock_of(replace(snap, host=replace(snap.host, arch=None))).platform.arch == "x86_64"
+
+
 def test_missing_vendor_and_shadowed_distribution_are_not_locked():
     snap = a2()
     gone = Vendor(name="old", path="/nowhere", origin="config.ini", priority=1, exists=False)
