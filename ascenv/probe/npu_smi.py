@@ -44,9 +44,10 @@ HEALTH_WORDS = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 # DCMI return codes start at -8000; names from the same driver source (dcmi error code list).
 DCMI_MEANINGS = {
     "-8001": "DCMI: invalid parameter",
-    "-8002": "DCMI: operation not permitted (run npu-smi as root or as the driver's run user)",
-    "-8005": "DCMI: inner error - npu-smi could not initialise the driver's device management "
-    "(driver not loaded, incompletely installed, or not matching the firmware)",
+    "-8002": "DCMI: operation not permitted",
+    # the one public -8005 report is a driver 25.5.2 host whose device layer was unusable (catalog note)
+    "-8005": "DCMI: inner error - npu-smi could not initialise the driver's device management; "
+    "check that the driver is loaded and completely installed",
     "-8007": "DCMI: invalid device id",
     "-8008": "DCMI: the device does not exist",
     "-8012": "DCMI: the device is not ready",
@@ -86,6 +87,8 @@ _ERROR_PATTERNS: tuple[tuple[re.Pattern[str], str, Optional[str], Optional[str]]
     (re.compile(r"error while loading shared libraries: (?P<code>[^:\s]+)", re.I), "missing-library", None,
      "npu-smi cannot load a driver library; the driver is incompletely installed or, in a container, "
      "/usr/local/Ascend/driver/lib64 and /usr/local/dcmi are not mounted from the host or not on LD_LIBRARY_PATH"),
+    # HwHiAiUser: the driver's default run user and group (UserName/UserGroup of the
+    # /etc/ascend_install.info samples in tests/data/corpus/version_files/)
     (re.compile(r"npu-smi\S*: (?:Permission denied|cannot execute)", re.I), "permission", None,
      "the current user may not run npu-smi; run it as root or as a member of the driver's group (HwHiAiUser by default)"),
     (re.compile(r"Permission denied", re.I), "permission", None,
@@ -158,8 +161,7 @@ class _Pending:
 
 @dataclass
 class _Table:
-    start: int
-    end: int = -1
+    end: int = -1  # index of its last line
     title: Optional[tuple[str, str]] = None
     header1: Optional[_Row] = None
     header2: Optional[_Row] = None
@@ -262,7 +264,7 @@ def _split_tables(lines: list[str]) -> list[_Table]:
         if table is None or (title is not None and (table.title is not None or table.rows_seen)):
             if table is not None:
                 _finish(table)
-            table = _Table(start=held[0][0] if held else number)
+            table = _Table()
             tables.append(table)
         elif skipped:
             table.warnings.append(f"the capture skips lines here ({skipped[0]!r}): rows may be missing")
@@ -306,7 +308,7 @@ def _table_line(raw: str) -> Optional[str]:
 
 def _split_row(line: str) -> _Row:
     parts = line.split("|")[1:]
-    complete = len(parts) > 0 and parts[-1].strip() == "" and line.rstrip().endswith("|")
+    complete = line.endswith("|")
     if complete:
         parts = parts[:-1]
     cells = [p.strip() for p in parts] or [""]
@@ -320,7 +322,7 @@ def _read_row(table: _Table, row: _Row) -> None:
     if not row.complete:
         table.warnings.append(f"row cut short: {row.raw.strip()!r}")
     if any(c.startswith("Process id") or c.startswith("Process name") for c in cells):
-        _flush(table)
+        _drop_pending(table)
         table.in_processes = True
         table.process_columns = len(cells)
         return
@@ -350,8 +352,7 @@ def _read_device_row(table: _Table, row: _Row) -> None:
         is_row1 = row1 is not None and second.upper() not in _NOT_A_VALUE and re.fullmatch(r"[A-Za-z]+", second) is not None
     if is_row1:
         assert row1 is not None
-        if table.pending is not None:
-            _drop_pending(table)
+        _drop_pending(table)
         health = _health(second, table) if second is not None else None
         values = _tokens(cells[2]) if len(cells) > 2 else []
         table.pending = _Pending(int(row1.group(1)), row1.group(2), health, values)
@@ -424,21 +425,16 @@ def _read_process(table: _Table, row: _Row) -> None:
 
 
 def _finish(table: _Table) -> None:
-    _flush(table)
+    _drop_pending(table)
     if table.recognised and not table.closed:
         table.warnings.append("capture ends before the closing line")
 
 
-def _flush(table: _Table) -> None:
-    if table.pending is not None:
-        _drop_pending(table)
-
-
 def _drop_pending(table: _Table) -> None:
-    pending = table.pending
-    assert pending is not None
-    table.pending = None
-    table.warnings.append(f"NPU {pending.npu}: a chip's second row is missing (capture cut); chip left out")
+    """A chip's row 1 whose row 2 never came: the chip index is unknown, so the chip is left out."""
+    if table.pending is not None:
+        table.warnings.append(f"NPU {table.pending.npu}: a chip's second row is missing (capture cut); chip left out")
+        table.pending = None
 
 
 def _health(word: str, table: _Table) -> str:
