@@ -63,16 +63,19 @@ class FixtureHost:
 
 def corpus_text(relative: str, section: Optional[int] = None) -> str:
     """A corpus capture without its metadata lines; ``section`` picks one ``=== … ===`` part."""
-    text = load_capture(CORPUS / relative)
-    if section is None:
-        return text
+    return load_capture(CORPUS / relative) if section is None else corpus_sections(relative)[section]
+
+
+def corpus_sections(relative: str) -> list[str]:
+    """The captures of a multi-section corpus file, split on the collector's ``=== … ===`` lines
+    (text before the first separator, such as extra header lines, is dropped)."""
     parts: list[list[str]] = []
-    for line in text.splitlines(keepends=True):
+    for line in load_capture(CORPUS / relative).splitlines(keepends=True):
         if re.match(r"=== .* ===$", line.rstrip("\n")):
             parts.append([])
         elif parts:
             parts[-1].append(line)
-    return "".join(parts[section])
+    return ["".join(part) for part in parts]
 
 
 class _Machine:

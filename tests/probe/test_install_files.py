@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -17,28 +15,18 @@ from ascenv.probe.install_files import (
     parse_requirement,
     parse_version_cfg,
 )
-from tests.conftest import CORPUS, load_capture
+from tests.conftest import CORPUS
+from tests.fixture_hosts import corpus_sections, corpus_text
 
 VERSION_FILES = CORPUS / "version_files"
-_SEPARATOR = re.compile(r"^=== (.*) ===$")
 
 
 def payload(name: str) -> str:
-    text = load_capture(VERSION_FILES / name)
-    if name == "etc_ascend_install.info_samples.txt":  # 4 header lines (corpus/README.md)
-        text = "".join(text.splitlines(keepends=True)[3:])
-    return text
+    return corpus_text(f"version_files/{name}")
 
 
 def sections(name: str) -> list[str]:
-    """The captures of a multi-section file, split on the collector's ``=== … ===`` lines."""
-    parts: list[list[str]] = []
-    for line in payload(name).splitlines():
-        if _SEPARATOR.match(line):
-            parts.append([])
-        elif parts:
-            parts[-1].append(line)
-    return ["\n".join(p) + "\n" for p in parts]
+    return corpus_sections(f"version_files/{name}")
 
 
 # --- ascend_toolkit_install.info: (file, version, innerversion, arch, path, compatible count) ----
