@@ -7,6 +7,7 @@ from typing import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.checks.npu import has_npu_hardware
+from ascenv.probe.devices import npu_functions
 from ascenv.model import Finding, Severity, Snapshot
 
 # The nodes every NPU process opens besides its /dev/davinciN (cann-container-image README;
@@ -67,10 +68,11 @@ installer asks for) leaves npu-smi and every ACL call failing.
 def driver_loaded(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     driver = snap.driver
     if driver.version is None:
-        if snap.devices.pci and not snap.devices.in_container:
+        cards = npu_functions(snap.devices.pci)
+        if cards and not snap.devices.in_container:
             yield finding(
                 "ASC-DRIVER-LOADED", Severity.ERROR, "Ascend card present but no driver installed",
-                found=f"{len(snap.devices.pci)} PCI function(s) of vendor 0x19e5, no driver version.info",
+                found=f"{len(cards)} Ascend PCI function(s), no driver version.info",
                 expected="/usr/local/Ascend/driver/version.info",
                 fix="install the Ascend-hdk driver and firmware .run packages for this card (driver first)",
             )

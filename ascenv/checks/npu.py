@@ -6,12 +6,13 @@ from typing import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.model import Finding, Severity, Snapshot
+from ascenv.probe.devices import npu_functions  # pure: Ascend card ids out of all 0x19e5 functions
 
 
 def has_npu_hardware(snap: Snapshot) -> bool:
     """Any sign of an Ascend device: PCI function, device node, chip row or installed driver."""
     return bool(
-        snap.devices.pci
+        npu_functions(snap.devices.pci)
         or any(n.exists and "davinci" in n.path for n in snap.devices.nodes)
         or snap.npu.chips
         or snap.driver.version
@@ -32,15 +33,23 @@ why: -8020 means the device is used by another process or container.
 )
 def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     errors = snap.npu.errors
-    if snap.npu.chips and not errors:
-        yield finding("ASC-NPU-SMI", Severity.OK, f"npu-smi lists {len(snap.npu.chips)} chip(s)", evidence=(snap.npu.source,))
+    if snap.npu.chips:
+        if not errors:
+            yield finding("ASC-NPU-SMI", Severity.OK, f"npu-smi lists {len(snap.npu.chips)} chip(s)", evidence=(snap.npu.source,))
+        else:  # the table came; some sub-queries (-m, -t board) did not: one note, not one per NPU
+            commands = sorted({e.source for e in errors if e.source})
+            yield finding(
+                "ASC-NPU-SMI", Severity.WARN, f"npu-smi answered only in part ({len(errors)} failed quer{'y' if len(errors) == 1 else 'ies'})",
+                found=errors[0].message.splitlines()[0] if errors[0].message else errors[0].kind,
+                evidence=tuple(commands[:3]), fix="run the failing command by hand as root to compare: " + (commands[0] if commands else "npu-smi info"),
+            )
         return
     for error in errors:
         missing = error.kind == "not-found"
         if missing and not has_npu_hardware(snap):
             yield finding(
                 "ASC-NPU-SMI", Severity.INFO, "no Ascend NPU on this machine",
-                found="no npu-smi, no driver, no 0x19e5 PCI device, no /dev/davinci*",
+                found="no npu-smi, no driver, no Ascend PCI device, no /dev/davinci*",
                 expected="nothing: fine for building and checking without a device",
             )
             continue
@@ -56,8 +65,6 @@ def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         title = "npu-smi not found" if missing else f"npu-smi failed{f' ({error.code})' if error.code else ''}"
         found = error.message if not error.meaning else f"{error.message} — {error.meaning}"
         yield finding("ASC-NPU-SMI", severity, title, found=found, evidence=(error.source,) if error.source else (), fix=fix)
-    if snap.npu.chips and errors:
-        yield finding("ASC-NPU-SMI", Severity.WARN, "npu-smi answered only in part", found="; ".join(e.message for e in errors))
 
 
 def _fix_for_code(code: object) -> str:

@@ -6,21 +6,77 @@ Parsers are pure functions beside thin readers; ``collect`` is the only entry po
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
-from typing import Mapping, Optional
+import posixpath
+from typing import Callable, Mapping, Optional, TypeVar
 
 from ascenv import __version__, proc
-from ascenv.model import Snapshot
+from ascenv.model import CannInfo, Devices, DriverInfo, EnvInfo, FirmwareInfo, HostInfo, NpuInfo, ProbeError, PythonInfo, Snapshot, VendorConfig
+from ascenv.probe.cann import probe_cann
+from ascenv.probe.devices import probe_devices
+from ascenv.probe.driver import probe_driver, probe_firmware, read_install_info
+from ascenv.probe.envvars import probe_env
 from ascenv.probe.fs import Root
 from ascenv.probe.host import probe_host
+from ascenv.probe.npu import probe_npu
+from ascenv.probe.python import probe_python
+from ascenv.probe.vendors import probe_vendors
+
+T = TypeVar("T")
 
 
 def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run, *, python: Optional[str] = None) -> Snapshot:
     """Probe everything. ``environ`` is the environment to judge (the caller's, or a saved one);
     ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH)."""
+    failures: list[ProbeError] = []
+
+    def guarded(name: str, probe: Callable[[], T], fallback: T) -> T:
+        # A bug in one probe must not cost the user the rest of the report.
+        try:
+            return probe()
+        except Exception as exc:  # noqa: BLE001
+            failures.append(ProbeError(name, "internal", f"the {name} probe failed: {type(exc).__name__}: {exc}"))
+            return fallback
+
+    path = environ.get("PATH")
+    host = guarded("host", lambda: probe_host(root), HostInfo())
+    npu = guarded("npu-smi", lambda: probe_npu(run, path), NpuInfo())
+    driver = guarded("driver", lambda: probe_driver(root), DriverInfo())
+    firmware = guarded("firmware", lambda: probe_firmware(root), FirmwareInfo())
+    firmware = _firmware_from_board(firmware, npu)
+    install_info = guarded("install-info", lambda: read_install_info(root), None)
+    cann = guarded("cann", lambda: probe_cann(root, environ, environ.get("HOME")), CannInfo())
+    devices = guarded("devices", lambda: probe_devices(root), Devices())
+    env = guarded("env", lambda: probe_env(environ, root, [i.path for i in cann.installs]), EnvInfo())
+    py = guarded("python", lambda: probe_python(run, python, path, environ), PythonInfo())
+    opp = environ.get("ASCEND_OPP_PATH") or (posixpath.join(cann.active, "opp") if cann.active else None)
+    vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), ((), VendorConfig()))
     return Snapshot(
         created=datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
         root=str(root.directory),
         ascenv_version=__version__,
-        host=probe_host(root),
+        host=host,
+        npu=npu,
+        driver=driver,
+        firmware=firmware,
+        install_info=install_info,
+        cann=cann,
+        devices=devices,
+        env=env,
+        python=py,
+        vendors=vendors,
+        vendor_config=vendor_config,
+        errors=tuple(failures),
     )
+
+
+def _firmware_from_board(firmware: FirmwareInfo, npu: NpuInfo) -> FirmwareInfo:
+    """firmware/version.info is root-only on many hosts (ascend-dmi shows NA for other users);
+    npu-smi's board query reports the same version to everyone."""
+    if firmware.version is not None:
+        return firmware
+    board = next((b for b in npu.boards if b.firmware_version), None)
+    if board is None:
+        return firmware
+    return dataclasses.replace(firmware, version=board.firmware_version, source=f"npu-smi info -t board -i {board.npu}")
