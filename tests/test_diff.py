@@ -99,3 +99,22 @@ def test_diff_needs_two_inputs_and_readable_files(tmp_path):
     (tmp_path / "junk.lock").write_text("lock-version = [")
     code, _, err = run(tmp_path, "diff", "a.json", "junk.lock")
     assert code == 2 and "junk.lock is not a readable lock" in err
+
+
+def test_diff_bad_snapshot_names_file_and_key_path(tmp_path):
+    names = [save(tmp_path, f"n{i}.json", a2()) for i in range(3)]
+    data = json.loads((tmp_path / "n2.json").read_text())
+    data["python"]["distributions"][1]["version"] = 2
+    (tmp_path / "n2.json").write_text(json.dumps(data))
+    code, _, err = run(tmp_path, "diff", *names)
+    assert code == 2
+    assert "n2.json: python.distributions[1].version: expected string, found integer 2" in err
+
+
+def test_diff_fleet_keeps_nodes_with_equal_sections_apart_where_they_differ(tmp_path):
+    """Parts already seen are reused: a node differing only in its package list must still differ."""
+    names = [save(tmp_path, "a.json", a2()), save(tmp_path, "b.json", a2()), save(tmp_path, "c.json", with_package(a2(), "numpy", "2.0.0"))]
+    code, out, _ = run(tmp_path, "diff", *names, "--format", "json")
+    groups = json.loads(out)["groups"]
+    assert [g["nodes"] for g in groups] == [["c.json"], ["a.json", "b.json"]]
+    assert [(c["item"], c["old"], c["new"]) for c in groups[0]["changes"]] == [("numpy", "1.26.4", "2.0.0")]
