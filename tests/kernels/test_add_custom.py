@@ -162,6 +162,21 @@ def test_misaligned_datacopy_fails_loudly(tmp_path: Path) -> None:
     assert "block 1/2: DataCopy GM->UB: 2 bytes (1 elements x 2 bytes)" in lines[17]
 
 
+def test_misaligned_ub_address_fails_loudly(tmp_path: Path) -> None:
+    # DataCopy into a UB view that starts one half (2 bytes) into its buffer.
+    out = variant(
+        tmp_path,
+        "op_kernel/add_custom.cpp",
+        "AscendC::DataCopy(dst, src[offset], count);",
+        "AscendC::DataCopy(dst[1], src[offset], count);",
+    )
+    done = run_cases(out / "add_custom_cpu", 1, ["16:1"])
+    assert done.returncode == 1, done.describe()
+    assert case_lines(done.stdout)[16].startswith(
+        "FAIL len=16 cores=1 seed=1: block 0/1: DataCopy GM->UB: UB address (offset 2) is not 32-byte aligned"
+    )
+
+
 def test_oversized_tile_fails_loudly(tmp_path: Path) -> None:
     # The classic UB bug: the tiling forgets double buffering, so 3 x 2 buffers need twice the UB.
     out = variant(

@@ -302,6 +302,19 @@ public:
     {
     }
     uint32_t GetSize() const { return static_cast<uint32_t>(size_); }
+    // A view starting `offset` elements in (same buffer, same queue state).
+    LocalTensor operator[](uint32_t offset) const
+    {
+        if (offset > size_) {
+            ascendc_cpu::Fail("LocalTensor[" + std::to_string(offset) + "] is past its end (size " +
+                                  std::to_string(size_) + " elements)",
+                              __FILE__, __LINE__);
+        }
+        LocalTensor view = *this;
+        view.ubOffset_ += uint64_t{offset} * sizeof(T);
+        view.size_ -= offset;
+        return view;
+    }
 
     // CPU-target internals (not Ascend C API).
     uint64_t UbOffset() const { return ubOffset_; }
@@ -319,13 +332,13 @@ public:
         if (state == ascendc_cpu::SlotState::kQueued) {
             ascendc_cpu::Fail(what + ": LocalTensor used while in its queue (DeQue it first)", file, line);
         }
+        ascendc_cpu::CheckUbAligned(ubOffset_, what, file, line);
         if (ubBytes > size_ * sizeof(T)) {
             std::ostringstream message;
             message << what << ": touches " << ubBytes << " UB bytes of a " << size_ * sizeof(T)
                     << "-byte LocalTensor";
             ascendc_cpu::Fail(message.str(), file, line);
         }
-        ascendc_cpu::CheckUbAligned(ubOffset_, what, file, line);
     }
     ascendc_cpu::QueueState *Queue() const { return queue_; }
     size_t SlotIndex() const { return slot_; }
