@@ -1,0 +1,360 @@
+"""Version types: Huawei's Ascend version strings, and small helpers for Python packages.
+
+Ascend strings are not PEP 440 (``8.2.RC1.alpha001``, ``24.1.rc2.2`` and
+``V100R001C22SPC001B231`` are rejected or misread by ``packaging``), so they get their own
+type, ``AscendVersion``. It keeps the raw text for display and orders strings the way Huawei
+means them, within one product line only: CANN, driver (HDK) and firmware numbers are unrelated
+series (compat-sources/compat.md §1.1, §5.3), so comparing across lines raises.
+
+Python packages (python, torch, torch_npu) use ``packaging``; pre-release handling is always
+passed explicitly because its default changed in packaging 26.0 (research/style-anchors.md §4).
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+import packaging.specifiers
+import packaging.version
+
+from ascenv.errors import AscenvError, InputError
+
+
+class InvalidVersion(InputError):
+    """A version string that cannot be parsed; the message quotes it."""
+
+
+class IncomparableVersions(AscenvError, TypeError):
+    """Two versions of different product lines were ordered; that is a bug in the caller."""
+
+
+class ProductLine(str, enum.Enum):
+    """Series whose numbers can be compared with each other, and only with each other."""
+
+    CANN = "cann"  # 8.0.RC2, 8.2.RC1.alpha001, 8.0.T63, 8.5.0, 9.0.0-beta.1
+    DRIVER = "driver"  # HDK / driver: 24.1.rc2.2, 25.3.rc1.b020, 23.0.0, 22.0.4.1
+    FIRMWARE = "firmware"  # 7.5.0.2.220 (its own numbering, unrelated to the HDK number)
+    COMPONENT = "component"  # CANN component Version= (compiler/opp/runtime): 7.7.0.1.238, 7.5.T11.0.B081
+    PTA = "pta"  # Ascend Extension for PyTorch / TorchNPU release: 6.0.rc1, 7.3.0, 26.1.0-beta.2
+    INNER = "inner"  # Innerversion release trains: V100R001C22SPC001B231
+
+
+# Ranks inside one X.Y release. T builds are internal/test builds (8.0.T6, 8.0.T63) whose
+# string does not say which RC they lead to, so all of them sort before X.Y.RC1
+# (compat.md §5.3 puts them "in their own bucket"; ``is_test_build`` lets a check say so).
+_STAGE_T, _STAGE_RC, _STAGE_FINAL = 0, 1, 2
+_STAGE_NONE = -1  # a bare "24.0" (a range bound in firmware version.info): below every 24.0.*
+# Suffixes that come before the version they are attached to. Old-scheme ``.beta1`` is the
+# community label of a commercial release (8.0.RC3.beta1 = community 8.0.RC3, compat.md §1.1);
+# it sorts just below the commercial string and ``commercial()`` maps it back.
+_PRE_RANK = {"alpha": 0, "beta": 1, "rc": 2}
+_NO_PRE = 3
+
+# ASCII digits only: str.isdigit() accepts "²", which int() refuses.
+_TOKEN = re.compile(r"[.\-]")
+_NUMBER = re.compile(r"[0-9]+")
+_INNER = re.compile(r"V([0-9]+)R([0-9]+)C([0-9]+)(?:SPC([0-9]+))?(?:B([0-9]+))?")
+_STAGE = re.compile(r"(?i)(rc|t)([0-9]+)")
+_PRE = re.compile(r"(?i)(alpha|beta|rc)([0-9]*)")
+_BUILD = re.compile(r"(?i)b([0-9]+)")
+
+
+@functools.total_ordering
+@dataclass(frozen=True, eq=False)
+class AscendVersion:
+    """A parsed Ascend version. ``str()`` gives back the text exactly as read."""
+
+    raw: str
+    line: ProductLine
+    key: Tuple = field(repr=False)
+    parts: Tuple = field(repr=False)  # normalised tokens, for prefix ranges ("24.1." = 24.1.*)
+
+    @classmethod
+    def parse(cls, text: str, *, line: ProductLine) -> "AscendVersion":
+        if not isinstance(text, str):
+            raise InvalidVersion(f"{line.value} version must be text, found {type(text).__name__} {text!r}")
+        stripped = text.strip()
+        if line is ProductLine.INNER:
+            key, parts = _parse_inner(stripped, text)
+        else:
+            key, parts = _parse_dotted(stripped, text, line)
+        return cls(raw=text, line=line, key=key, parts=parts)
+
+    # -- what the string says ------------------------------------------------------------------
+
+    @property
+    def release(self) -> Tuple[int, int]:
+        """(major, minor), or for an inner version (V, R)."""
+        return self.key[0], self.key[1]
+
+    @property
+    def is_test_build(self) -> bool:
+        """An internal ``X.Y.Tn`` build: its place among the RCs is not knowable from the string."""
+        return self.line is not ProductLine.INNER and self.key[2] == _STAGE_T
+
+    @property
+    def is_prerelease(self) -> bool:
+        """alpha/beta/rc suffix, or a T build."""
+        return self.is_test_build or (self.line is not ProductLine.INNER and self.key[4] != _NO_PRE)
+
+    @property
+    def train(self) -> str:
+        """The release train of an inner version: ``V100R001C22SPC001B231`` → ``V100R001C22``."""
+        if self.line is not ProductLine.INNER:
+            raise TypeError(f"{self.raw!r} is a {self.line.value} version; only inner versions have a train")
+        v, r, c = self.key[:3]
+        return f"V{v:03d}R{r:03d}C{c:02d}"
+
+    def commercial(self) -> "AscendVersion":
+        """The commercial CANN release a community ``.betaN`` label stands for (8.0.RC2.beta1 →
+        8.0.RC2); other versions are returned unchanged. From 8.5 on ``beta`` is a real
+        pre-release (9.0.0-beta.1 < 9.0.0) and is kept."""
+        old_scheme = self.release < (8, 5)
+        if self.line is ProductLine.CANN and old_scheme and self.key[4] == _PRE_RANK["beta"] and not self.key[6]:
+            base = ".".join(_display(p) for p in self.parts if not (isinstance(p, tuple) and p[0] == "beta"))
+            return AscendVersion.parse(base, line=self.line)
+        return self
+
+    # -- comparison ----------------------------------------------------------------------------
+
+    def _check(self, other: object) -> "AscendVersion":
+        if not isinstance(other, AscendVersion):
+            return NotImplemented  # type: ignore[return-value]
+        if other.line is not self.line:
+            raise IncomparableVersions(
+                f"cannot order {self.line.value} version {self.raw!r} against {other.line.value} version "
+                f"{other.raw!r}: these numbers belong to different product lines",
+                hint="compare a driver with the HDK families in compat/cann.toml, not with a CANN number",
+            )
+        return other
+
+    def __eq__(self, other: object) -> bool:
+        # Equality never raises (versions of different lines are simply not equal), so versions
+        # can live in sets and dicts; ordering across lines does raise.
+        if not isinstance(other, AscendVersion):
+            return NotImplemented
+        return self.line is other.line and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash((self.line, self.key))
+
+    def __lt__(self, other: object) -> bool:
+        checked = self._check(other)
+        if checked is NotImplemented:
+            return NotImplemented
+        return self.key < checked.key
+
+    def startswith(self, prefix: "AscendVersion") -> bool:
+        """Whether this version lies in the family ``prefix.*`` (24.1.rc2.2 in 24.1)."""
+        self._check(prefix)
+        return self.parts[: len(prefix.parts)] == prefix.parts
+
+    def __str__(self) -> str:
+        return self.raw
+
+    def __repr__(self) -> str:
+        return f"AscendVersion({self.raw!r}, line={self.line.value})"
+
+
+def _bad(text: str, line: ProductLine, why: str) -> InvalidVersion:
+    examples = {
+        ProductLine.CANN: "8.0.RC2, 8.2.RC1.alpha001, 8.0.0, 9.0.0-beta.1",
+        ProductLine.DRIVER: "24.1.rc2.2, 25.3.rc1.b020, 23.0.0",
+        ProductLine.FIRMWARE: "7.5.0.2.220",
+        ProductLine.COMPONENT: "7.7.0.1.238, 7.5.T11.0.B081",
+        ProductLine.PTA: "6.0.rc1, 7.3.0, 26.1.0-beta.2",
+        ProductLine.INNER: "V100R001C22SPC001B231",
+    }[line]
+    return InvalidVersion(f"not a {line.value} version: {text!r} ({why}); expected something like {examples}")
+
+
+def _parse_inner(stripped: str, text: str) -> Tuple[Tuple, Tuple]:
+    match = _INNER.fullmatch(stripped)
+    if not match:
+        raise _bad(text, ProductLine.INNER, "expected V<n>R<n>C<n>[SPC<n>][B<n>]")
+    v, r, c, spc, build = match.groups()
+    # A B build without SPC (V100R001C21B081) is a pre-release build of the train; SPC packs
+    # come after it. Both orderings follow the numbers as written.
+    key = (int(v), int(r), int(c), int(spc) if spc else -1, int(build) if build else -1)
+    return key, key
+
+
+def _parse_dotted(stripped: str, text: str, line: ProductLine) -> Tuple[Tuple, Tuple]:
+    tokens = _TOKEN.split(stripped)
+    if len(tokens) < 2 or not all(tokens):
+        raise _bad(text, line, "needs at least major.minor, separated by '.' or '-'")
+    if not (_NUMBER.fullmatch(tokens[0]) and _NUMBER.fullmatch(tokens[1])):
+        raise _bad(text, line, "major and minor must be numbers")
+    major, minor = int(tokens[0]), int(tokens[1])
+    parts: list = [major, minor]
+    stage, stage_num = _STAGE_NONE, 0
+    rest = tokens[2:]
+    if rest:
+        head = rest.pop(0)
+        staged = _STAGE.fullmatch(head)
+        if _NUMBER.fullmatch(head):
+            stage, stage_num = _STAGE_FINAL, int(head)
+            parts.append(stage_num)
+        elif staged:
+            stage = _STAGE_RC if staged.group(1).lower() == "rc" else _STAGE_T
+            stage_num = int(staged.group(2))
+            parts.append((staged.group(1).upper(), stage_num))
+        else:
+            raise _bad(text, line, f"third part {head!r} is not a number, RC<n> or T<n>")
+    pre_rank, pre_num = _NO_PRE, 0
+    patches: list = []
+    build = -1
+    while rest:
+        token = rest.pop(0)
+        pre = _PRE.fullmatch(token)
+        if pre and not patches and pre_rank == _NO_PRE and build < 0:
+            kind = pre.group(1).lower()
+            if kind == "rc" and stage != _STAGE_FINAL:
+                raise _bad(text, line, "an rc suffix can only follow X.Y.Z")
+            number = pre.group(2)
+            if not number and rest and _NUMBER.fullmatch(rest[0]):
+                number = rest.pop(0)  # 9.0.0-beta.1
+            pre_rank, pre_num = _PRE_RANK[kind], int(number or 0)
+            parts.append((kind, pre_num))
+        elif _NUMBER.fullmatch(token) and build < 0:
+            patches.append(int(token))
+            parts.append(int(token))
+        elif _BUILD.fullmatch(token) and build < 0:
+            build = int(token[1:])
+            parts.append(("b", build))
+        else:
+            raise _bad(text, line, f"unexpected part {token!r}")
+    if stage == _STAGE_NONE and (pre_rank != _NO_PRE or build >= 0):
+        raise _bad(text, line, "a suffix needs a full X.Y.Z, X.Y.RC<n> or X.Y.T<n> before it")
+    # A numbered patch (25.0.rc1.1, 8.0.RC3.20) ranks above its base; a bNNN build of the same
+    # release is a later build of it (torch_npu's DriverVersionToNum adds it like a patch,
+    # GetCANNInfo.cpp @ Ascend/pytorch 9e73e708) but below any numbered patch bundle.
+    key = (major, minor, stage, stage_num, pre_rank, pre_num, tuple(patches), build)
+    return key, tuple(parts)
+
+
+def _display(part: object) -> str:
+    if isinstance(part, tuple):
+        name, number = part
+        return f"{name}{number:03d}" if name == "b" else f"{name}{number}"
+    return str(part)
+
+
+# --- ranges ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    """An inclusive range of one product line, as written in Ascend version.info files and
+    Huawei's compatibility tables.
+
+    * ``[7.0.0,7.7.99]`` (driver ``compatible_version_fw``): lower ≤ v ≤ upper.
+    * ``[24.1,24.1.]`` (firmware ``compatible_version_drv``): a trailing dot on the upper bound
+      makes it a prefix: any ``24.1.*`` (compat.md §4.3 "prefix ranges of driver versions";
+      research/formats-npu-smi.md §5 "trailing-dot upper bounds").
+    * ``[V100R001C15]`` / ``[V100R001C13,V100R001C19]`` (toolkit ``compatible_version``): release
+      trains, compared on V/R/C only (the C-code semantics are INFERRED, compat.md §4.3).
+    * ``25.0.X`` (Huawei tables): the family 25.0.* (compat.md §5.3).
+    * ``[8.0.RC1,]``: open upper end.
+    """
+
+    text: str
+    line: ProductLine
+    lower: Optional[AscendVersion]
+    upper: Optional[AscendVersion]
+    upper_is_prefix: bool = False
+
+    @classmethod
+    def parse(cls, text: str, *, line: ProductLine) -> "VersionRange":
+        body = text.strip()
+        if body[:1] == "[" and body[-1:] == "]":
+            bounds = [b.strip() for b in body[1:-1].split(",")]
+            if len(bounds) == 1:
+                bounds = bounds * 2
+            if len(bounds) != 2 or not bounds[0]:
+                raise InvalidVersion(f"not a {line.value} range: {text!r}; expected [low,high], [low,] or [only]")
+            low, high = bounds
+        elif re.fullmatch(r"[^\[\],]+\.[Xx]", body):
+            low, high = body[:-2], body[:-1]  # 25.0.X → [25.0, 25.0.]
+        else:
+            raise InvalidVersion(f"not a {line.value} range: {text!r}; expected [low,high], [low,], [only] or X.Y.X")
+        prefix = high.endswith(".")
+        lower = AscendVersion.parse(low, line=line)
+        upper = AscendVersion.parse(high.rstrip("."), line=line) if high else None
+        return cls(text=text, line=line, lower=lower, upper=upper, upper_is_prefix=prefix)
+
+    @classmethod
+    def release_family(cls, version: str, *, line: ProductLine) -> "VersionRange":
+        """One release with its patches and builds: ``24.1.RC2`` → 24.1.RC2 ≤ v, v in 24.1.RC2.*
+        (an HDK release ships drivers 24.1.rc2, 24.1.rc2.2, …)."""
+        return cls.parse(f"[{version},{version}.]", line=line)
+
+    def contains(self, version: AscendVersion) -> bool:
+        if version.line is not self.line:
+            raise IncomparableVersions(
+                f"cannot test {version.line.value} version {version.raw!r} against {self.line.value} range {self.text!r}"
+            )
+        if self.line is ProductLine.INNER:
+            train = version.key[:3]
+            return (self.lower is None or self.lower.key[:3] <= train) and (
+                self.upper is None or train <= self.upper.key[:3]
+            )
+        if self.lower is not None and version < self.lower:
+            return False
+        if self.upper is None:
+            return True
+        return version <= self.upper or (self.upper_is_prefix and version.startswith(self.upper))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_range_list(text: str, *, line: ProductLine) -> Tuple[VersionRange, ...]:
+    """``[a,b],[c]`` (a version.info ``compatible_version*`` value) → its ranges."""
+    items = re.findall(r"\[[^\[\]]*\]", text)
+    if not items or re.sub(r"\[[^\[\]]*\]", "", text).strip(" ,"):
+        raise InvalidVersion(f"not a list of {line.value} ranges: {text!r}; expected [a,b],[c],...")
+    return tuple(VersionRange.parse(item, line=line) for item in items)
+
+
+# --- Python packages ---------------------------------------------------------------------------
+
+_RELEASE_XYZ = re.compile(r"\d+\.\d+\.\d+")
+
+
+def python_version(text: str) -> packaging.version.Version:
+    """A PEP 440 version (python, torch, torch_npu), or InvalidVersion quoting the text."""
+    try:
+        return packaging.version.Version(text)
+    except (packaging.version.InvalidVersion, TypeError):
+        raise InvalidVersion(f"not a PEP 440 version: {text!r}") from None
+
+
+def split_local(text: str) -> Tuple[str, str]:
+    """``2.1.0+cpu`` → (``2.1.0``, ``+cpu``); no local label → (text, "")."""
+    public, plus, local = text.partition("+")
+    return public, plus + local
+
+
+def torch_release(text: str) -> str:
+    """The torch ``X.Y.Z`` a torch or torch_npu version stands for: ``2.1.0.post17``,
+    ``2.1.0rc1``, ``2.1.0.rc1``, ``2.1.0+cxx11-abi``, ``2.1.0+cpu`` → ``2.1.0`` (torch_npu
+    must match torch exactly on X.Y.Z, compat.md §0 rule 1)."""
+    match = _RELEASE_XYZ.match(text.strip())
+    if not match:
+        raise InvalidVersion(f"no X.Y.Z release at the start of {text!r}")
+    return match.group(0)
+
+
+def specifier_contains(specifier: str, version: str, *, prereleases: bool) -> bool:
+    """``SpecifierSet(specifier).contains(version)`` with pre-release handling stated by the
+    caller; bad input raises InvalidVersion instead of quietly returning False."""
+    try:
+        spec = packaging.specifiers.SpecifierSet(specifier)
+    except packaging.specifiers.InvalidSpecifier:
+        raise InvalidVersion(f"not a PEP 440 specifier: {specifier!r}") from None
+    return spec.contains(python_version(version), prereleases=prereleases)
