@@ -1,0 +1,360 @@
+"""The scanner: size, file count and age of every cache entry, as fast as ``du``.
+
+Sizes are *allocated* bytes (``st_blocks * 512``, hard links counted once per entry, the
+directories' own blocks included): what ``du -s -B1`` prints and what a delete frees. The
+apparent size (sum of ``st_size``) is kept beside it.
+
+Speed: each directory is opened once (``O_NOFOLLOW``), listed with ``os.listdir(fd)`` and every
+name is ``lstat``-ed relative to that fd (``fstatat``, as ``du``'s fts does), without building a
+``DirEntry`` or a full path per file. That alone measures ~1.4x ``du``; the remaining Python
+cost per file is spread over worker processes (threads do not help: the loop holds the GIL
+between the syscalls). Small trees never start a pool: the first ``SERIAL_BUDGET`` names are
+stat-ed in-process, and only what is still queued after that goes to the workers, directory by
+directory (directories bigger than ``CHUNK`` names are split). ``bench/bench_cache_scan.py``
+measures the ratio to ``du -s``.
+
+Nothing is followed: symlinks are counted as what they are (``lstat``), directories are opened
+with ``O_NOFOLLOW``, and with ``one_file_system`` a directory on another device is not entered
+(and reported). Files and directories that vanish while scanning are simply not counted; an
+unreadable directory is reported in the entry's ``errors``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable, Optional, Sequence
+
+from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CacheRoot, display_path
+
+SERIAL_BUDGET = 20_000  # names stat-ed before a worker pool is worth its start-up (~10 ms)
+CHUNK = 4096  # names per job when one directory is split between workers
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_NEVER_ENTRIES = ("CACHEDIR.TAG", "README", "README.md")  # ascenv's store markers stay
+
+
+@dataclass(frozen=True)
+class TreeStats:
+    allocated: int = 0
+    apparent: int = 0
+    files: int = 0
+    dirs: int = 0
+    newest: Optional[float] = None
+    oldest: Optional[float] = None
+    kept_files: int = 0  # other users' files (when uid is given) and files changed recently
+    kept_bytes: int = 0
+    errors: tuple[str, ...] = ()
+
+
+def _scan_dir(path: str, names: Optional[list], dev: int, uid: Optional[int], recent: float, one_fs: bool) -> tuple:
+    """lstat ``names`` (all entries when None) of one directory, relative to its fd.
+
+    Runs in worker processes too, so it takes and returns plain data:
+    (counts, newest, oldest, hard links, sub-directories, chunks, errors)."""
+    errors: list[str] = []
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # vanished, or replaced by a file or a symlink since it was listed
+    except OSError as exc:
+        return (0, 0, 0, 0, 0, 0, None, None, (), (), None, [f"{display_path(path)}: {exc.strerror} (not scanned)"])
+    try:
+        if names is None:
+            try:
+                names = os.listdir(fd)
+            except OSError as exc:
+                return (0, 0, 0, 0, 0, 0, None, None, (), (), None, [f"{display_path(path)}: {exc.strerror} (not scanned)"])
+            if len(names) > CHUNK:
+                return (0, 0, 0, 0, 0, 0, None, None, (), (), [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)], [])
+        lstat = os.lstat
+        S_ISDIR = stat.S_ISDIR
+        blocks = size = files = dirs = kept_files = kept_blocks = 0
+        newest = oldest = None
+        links = []
+        subdirs = []
+        for name in names:
+            try:
+                st = lstat(name, dir_fd=fd)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                errors.append(f"{display_path(path)}/{display_path(name)}: {exc.strerror}")
+                continue
+            if S_ISDIR(st.st_mode):
+                if one_fs and st.st_dev != dev:
+                    errors.append(f"{display_path(path)}/{display_path(name)}: another file system, not entered")
+                    continue
+                dirs += 1
+                blocks += st.st_blocks
+                size += st.st_size
+                subdirs.append(path + "/" + name)
+                continue
+            files += 1
+            mtime = st.st_mtime
+            if newest is None or mtime > newest:
+                newest = mtime
+            if oldest is None or mtime < oldest:
+                oldest = mtime
+            keep = (uid is not None and st.st_uid != uid) or st.st_ctime >= recent
+            if st.st_nlink > 1:
+                links.append((st.st_dev, st.st_ino, st.st_blocks, st.st_size, keep))
+                continue
+            blocks += st.st_blocks
+            size += st.st_size
+            if keep:
+                kept_files += 1
+                kept_blocks += st.st_blocks
+        return (blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, subdirs, None, errors)
+    finally:
+        os.close(fd)
+
+
+class _Acc:
+    """Running totals of one tree (main process only)."""
+
+    def __init__(self) -> None:
+        self.counts = [0, 0, 0, 0, 0, 0]  # blocks, size, files, dirs, kept files, kept blocks
+        self.newest: Optional[float] = None
+        self.oldest: Optional[float] = None
+        self.inodes: set = set()
+        self.errors: list[str] = []
+
+    def add_stat(self, st: os.stat_result, *, keep: bool = False) -> None:
+        self.counts[0] += st.st_blocks
+        self.counts[1] += st.st_size
+        if stat.S_ISDIR(st.st_mode):
+            self.counts[3] += 1
+            return
+        self.counts[2] += 1
+        self.counts[4] += keep
+        self.counts[5] += st.st_blocks if keep else 0
+        self.newest = st.st_mtime if self.newest is None else max(self.newest, st.st_mtime)
+        self.oldest = st.st_mtime if self.oldest is None else min(self.oldest, st.st_mtime)
+
+    def merge(self, result: tuple) -> None:
+        blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, _, _, errors = result
+        c = self.counts
+        c[0] += blocks; c[1] += size; c[2] += files; c[3] += dirs; c[4] += kept_files; c[5] += kept_blocks  # noqa: E702
+        if newest is not None:
+            self.newest = newest if self.newest is None else max(self.newest, newest)
+            self.oldest = oldest if self.oldest is None else min(self.oldest, oldest)
+        for dev, ino, nblocks, nsize, keep in links:  # already in ``files``
+            if (dev, ino) in self.inodes:
+                continue  # a hard link already counted: `du` counts an inode once
+            self.inodes.add((dev, ino))
+            c[0] += nblocks; c[1] += nsize; c[4] += keep; c[5] += nblocks if keep else 0  # noqa: E702
+        self.errors.extend(errors)
+
+    def result(self, top_mtime: Optional[float]) -> TreeStats:
+        blocks, size, files, dirs, kept_files, kept_blocks = self.counts
+        return TreeStats(blocks * 512, size, files, dirs, self.newest if self.newest is not None else top_mtime,
+                         self.oldest if self.oldest is not None else top_mtime, kept_files, kept_blocks * 512, tuple(self.errors))
+
+
+def tree_stats(
+    paths: Sequence[str],
+    *,
+    uid: Optional[int] = None,
+    recent_cutoff: float = float("inf"),
+    one_file_system: bool = True,
+    workers: Optional[int] = None,
+) -> list[Optional[TreeStats]]:
+    """Totals of each path (a directory tree or a single file); None for a path that does not
+    exist. Files not owned by ``uid`` (None: anyone's count as ours) and files whose ctime is at
+    or after ``recent_cutoff`` are counted as kept."""
+    accs: list[Optional[_Acc]] = []
+    tops: list[Optional[float]] = []
+    queue: deque = deque()  # (tree index, directory, names or None, device)
+    for index, path in enumerate(paths):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            accs.append(None)
+            tops.append(None)
+            continue
+        acc = _Acc()
+        accs.append(acc)
+        tops.append(st.st_mtime)
+        if stat.S_ISDIR(st.st_mode):
+            acc.add_stat(st)
+            queue.append((index, path, None, st.st_dev))
+        else:
+            acc.add_stat(st, keep=(uid is not None and st.st_uid != uid) or st.st_ctime >= recent_cutoff)
+
+    def absorb(job: tuple, result: Optional[tuple]) -> None:
+        if result is None:
+            return
+        index, path, _, dev = job
+        accs[index].merge(result)
+        chunks = result[10]
+        if chunks:
+            queue.extend((index, path, chunk, dev) for chunk in chunks)
+        queue.extend((index, sub, None, dev) for sub in result[9])
+
+    budget = SERIAL_BUDGET
+    while queue and budget > 0:
+        job = queue.popleft()
+        result = _scan_dir(job[1], job[2], job[3], uid, recent_cutoff, one_file_system)
+        absorb(job, result)
+        budget -= len(job[2]) if job[2] is not None else (result[2] + result[3] if result else 0)
+    if queue:
+        _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system)
+    return [None if acc is None else acc.result(top) for acc, top in zip(accs, tops)]
+
+
+def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs) -> None:
+    """Finish the walk in a pool of forked processes; in-process when there is one CPU or no
+    pool can be made (no /dev/shm in some containers)."""
+    count = workers if workers is not None else len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    pool = None
+    if count > 1:
+        try:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            pool = ProcessPoolExecutor(min(count, 8), mp_context=multiprocessing.get_context("fork"))
+        except (OSError, ImportError, ValueError, NotImplementedError):
+            pool = None
+    if pool is None:
+        while queue:
+            job = queue.popleft()
+            absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
+        return
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    with pool:
+        pending: dict = {}
+        while queue or pending:
+            while queue:
+                job = queue.popleft()
+                pending[pool.submit(_scan_dir, job[1], job[2], job[3], uid, recent, one_fs)] = job
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                absorb(pending.pop(future), future.result())
+
+
+# --- from roots to entries ------------------------------------------------------------------------
+
+
+def find_named_dirs(
+    tops: Iterable[str], names: dict[str, str], *, max_depth: int = 8, one_file_system: bool = True
+) -> list[tuple[str, str]]:
+    """(kind, path) of every directory below ``tops`` whose name is a key of ``names``
+    (``{"kernel_meta": "kernel-meta", ...}``), not descending into what it finds, into hidden
+    directories, through symlinks or (with ``one_file_system``) into other file systems."""
+    found: list[tuple[str, str]] = []
+    for top in tops:
+        try:
+            dev = os.lstat(top).st_dev
+        except OSError:
+            continue
+        stack = [(top, 0)]
+        while stack:
+            path, depth = stack.pop()
+            try:
+                with os.scandir(path) as it:
+                    children = [e for e in it if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+            for child in children:
+                if child.name in names:
+                    found.append((names[child.name], child.path))
+                elif depth < max_depth and not child.name.startswith("."):
+                    try:
+                        if one_file_system and child.stat(follow_symlinks=False).st_dev != dev:
+                            continue
+                    except OSError:
+                        continue
+                    stack.append((child.path, depth + 1))
+    return sorted(found)
+
+
+def scan(
+    roots: Sequence[CacheRoot],
+    *,
+    uid: Optional[int],
+    recent_cutoff: float,
+    one_file_system: bool = True,
+    workers: Optional[int] = None,
+) -> CacheReport:
+    """Entries of every root that exists, each with its totals. Refused roots that exist are
+    reported as warnings; a root that does not exist is silently absent."""
+    warnings: list[str] = []
+    units: list[tuple[CacheRoot, str, Optional[str]]] = []
+    for root in roots:
+        if root.kind == "search":
+            continue
+        if root.refused:
+            if os.path.lexists(root.path):
+                warnings.append(f"not cleaning {display_path(root.path)} ({root.source}): {root.refused}")
+            continue
+        units.extend(_units(root))
+    units = _outermost(units)
+    stats = tree_stats([u[1] for u in units], uid=uid, recent_cutoff=recent_cutoff,
+                       one_file_system=one_file_system, workers=workers)
+    entries = []
+    for (root, path, soc), st in zip(units, stats):
+        if st is None:
+            continue  # vanished between listing the root and scanning it
+        kind = KINDS.get(root.kind)
+        entries.append(CacheEntry(
+            kind=root.kind, path=path, root=root.path, source=root.source, allocated=st.allocated,
+            apparent=st.apparent, files=st.files, dirs=st.dirs, newest=st.newest, oldest=st.oldest,
+            kept_files=st.kept_files, kept_bytes=st.kept_bytes, soc=soc, errors=st.errors,
+            protected="AOE tuning banks are user results" if kind is not None and kind.protected else None,
+        ))
+    return CacheReport(entries=tuple(entries), roots=tuple(roots), warnings=tuple(warnings))
+
+
+def _units(root: CacheRoot) -> list[tuple[CacheRoot, str, Optional[str]]]:
+    """The entries a root holds, by its layout (see CacheRoot)."""
+    if root.layout == "self":
+        return [(root, root.path, None)] if os.path.lexists(root.path) else []
+    try:
+        if not stat.S_ISDIR(os.lstat(root.path).st_mode):
+            return []  # absent, or a symlink/file where a cache directory is expected
+        names = sorted(os.listdir(root.path))
+    except OSError:
+        return []
+    if root.require_tag and "CACHEDIR.TAG" not in names:
+        return []  # not a directory ascenv created: nothing in it is ours to delete
+    pattern = re.compile(root.pattern) if root.pattern else None
+    result = []
+    for name in names:
+        path = os.path.join(root.path, name)
+        if root.layout == "soc":
+            try:
+                if not stat.S_ISDIR(os.lstat(path).st_mode):
+                    continue  # op_cache.ini and anything else beside the SoC directories stays
+            except OSError:
+                continue
+            result.append((root, path, name))
+        elif (pattern is None or pattern.fullmatch(name)) and not (root.require_tag and (name in _NEVER_ENTRIES or name.endswith(".lock"))):
+            result.append((root, path, None))
+    return result
+
+
+def _outermost(units: list) -> list:
+    """Drop duplicates and entries nested in another entry (the outer one already holds them)."""
+    paths = {u[1] for u in units}
+
+    def is_nested(path: str) -> bool:
+        parent = os.path.dirname(path)
+        while parent and parent != path:
+            if parent in paths:
+                return True
+            path, parent = parent, os.path.dirname(parent)
+        return False
+
+    nested = {p for p in paths if is_nested(p)}
+    seen: set[str] = set()
+    result = []
+    for unit in units:
+        if unit[1] in nested or unit[1] in seen:
+            continue
+        seen.add(unit[1])
+        result.append(unit)
+    return result

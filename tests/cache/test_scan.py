@@ -1,0 +1,165 @@
+import json
+import os
+import shutil
+
+import pytest
+
+from ascenv import proc
+from ascenv.cache import scan as scan_module
+from ascenv.cache.entry import CacheRoot
+from ascenv.cache.scan import find_named_dirs, scan, tree_stats
+from tests.cache.helpers import as_user, shared_tmp, write
+
+NOBODY = 65534
+
+
+def du_bytes(path) -> int:
+    done = proc.run(["du", "-s", "-B1", str(path)], timeout=60)
+    assert done.ok, done.describe()
+    return int(done.stdout.split()[0])
+
+
+def test_sizes_match_du_and_hard_links_count_once(tmp_path):
+    write(str(tmp_path / "c/a/one.o"), b"x" * 10000)
+    write(str(tmp_path / "c/a/b/two.json"), b"y" * 5000)
+    os.link(tmp_path / "c/a/one.o", tmp_path / "c/a/b/hard.o")
+    os.symlink("one.o", tmp_path / "c/a/link")
+    (st,) = tree_stats([str(tmp_path / "c")])
+    assert st.allocated == du_bytes(tmp_path / "c")
+    assert st.apparent == 10000 + 5000 + len("one.o") + 3 * os.lstat(tmp_path / "c").st_size
+    assert (st.files, st.dirs) == (4, 3)  # one.o, hard.o, two.json, link; c, a, b
+
+
+def test_symlink_loops_and_escapes_are_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    write(str(outside / "big.bin"), b"z" * 100_000)
+    cache = tmp_path / "cache"
+    write(str(cache / "k.o"), b"k")
+    os.symlink(cache, cache / "loop")  # points at its own directory
+    os.symlink("b", cache / "a")
+    os.symlink("a", cache / "b")  # a <-> b
+    os.symlink(outside, cache / "escape")
+    (st,) = tree_stats([str(cache)])
+    assert st.files == 5 and st.dirs == 1
+    assert st.apparent < 100_000  # big.bin is not counted
+    assert st.allocated == du_bytes(cache)
+
+
+def test_files_vanishing_between_listing_and_stat_are_skipped(tmp_path, monkeypatch):
+    for i in range(5):
+        write(str(tmp_path / "c" / f"f{i}"), b"x")
+    real_listdir = os.listdir
+
+    def listdir_then_delete(fd):
+        names = real_listdir(fd)
+        os.unlink("f3", dir_fd=fd)  # gone before the scanner stats it
+        return names
+
+    monkeypatch.setattr(scan_module.os, "listdir", listdir_then_delete)
+    (st,) = tree_stats([str(tmp_path / "c")])
+    assert st.files == 4 and st.errors == ()
+
+
+def test_a_vanished_tree_is_none(tmp_path):
+    assert tree_stats([str(tmp_path / "absent")]) == [None]
+
+
+def test_non_utf8_names(tmp_path):
+    top = os.fsencode(tmp_path / "c")
+    write(top + b"/\xff\xfe-kernel.o", b"abc")
+    write(top + b"/sub\xe9/x.o", b"d")
+    (st,) = tree_stats([str(tmp_path / "c")])
+    assert (st.files, st.apparent - 2 * os.lstat(top).st_size) == (2, 4)
+    report = scan([CacheRoot("log", str(tmp_path / "c"), "test", "children")], uid=None, recent_cutoff=float("inf"))
+    paths = sorted(e.path for e in report.entries)
+    assert [os.fsencode(p) for p in paths] == [top + b"/sub\xe9", top + b"/\xff\xfe-kernel.o"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to setuid to nobody")
+def test_unreadable_directory_is_reported_not_fatal():
+    with shared_tmp() as tmp:
+        cache = tmp / "c"
+        write(str(cache / "open/a.o"), b"a")
+        write(str(cache / "closed/b.o"), b"b")
+        os.chmod(cache / "closed", 0o700)  # root's, so nobody may not list it
+        result = as_user(NOBODY, lambda: tree_stats([str(cache)])[0].__dict__)
+    assert result["files"] == 1
+    assert any("closed: Permission denied" in e for e in result["errors"])
+
+
+def test_worker_pool_gives_the_same_totals_as_serial(tmp_path, monkeypatch):
+    for d in range(30):
+        for f in range(40):
+            write(str(tmp_path / "c" / f"d{d}" / f"f{f}"), b"x" * f)
+    serial = tree_stats([str(tmp_path / "c")], workers=1)
+    monkeypatch.setattr(scan_module, "SERIAL_BUDGET", 10)
+    monkeypatch.setattr(scan_module, "CHUNK", 7)
+    pooled = tree_stats([str(tmp_path / "c")], workers=2)
+    assert pooled == serial
+    assert serial[0].files == 1200 and serial[0].allocated == du_bytes(tmp_path / "c")
+
+
+@pytest.mark.slow
+def test_a_directory_of_100k_files(tmp_path):
+    big = tmp_path / "kernel_cache" / "Ascend910B4"
+    big.mkdir(parents=True)
+    fd = os.open(big, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for i in range(100_000):
+            os.close(os.open(f"te_op_{i}.o", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+    finally:
+        os.close(fd)
+    (st,) = tree_stats([str(big)])
+    assert st.files == 100_000
+    assert st.allocated == du_bytes(big)
+    shutil.rmtree(big)
+
+
+def test_recent_and_foreign_files_are_counted_as_kept(tmp_path):
+    write(str(tmp_path / "c/old.o"), b"x" * 5000, mtime=1_000_000)
+    write(str(tmp_path / "c/new.o"), b"y" * 5000)
+    cutoff = os.lstat(tmp_path / "c/new.o").st_ctime  # new.o changed at the cutoff: kept
+    (st,) = tree_stats([str(tmp_path / "c")], uid=os.getuid(), recent_cutoff=cutoff)
+    assert (st.files, st.kept_files) == (2, 1)
+    assert st.kept_bytes == os.lstat(tmp_path / "c/new.o").st_blocks * 512
+    if os.geteuid() == 0:
+        os.chown(tmp_path / "c/old.o", NOBODY, NOBODY)
+        (st,) = tree_stats([str(tmp_path / "c")], uid=0, recent_cutoff=cutoff)
+        assert st.kept_files == 2
+
+
+def test_scan_layouts_soc_keeps_op_cache_ini_and_needs_tag_for_store(tmp_path):
+    kc = tmp_path / "atc_data/kernel_cache"
+    write(str(kc / "op_cache.ini"), b"[op_compiler_cache]\n")
+    write(str(kc / "Ascend910B4/te_add_1.o"))
+    store = tmp_path / "store"
+    write(str(store / "build-1/x"))
+    roots = [CacheRoot("kernel-cache", str(kc), "t", "soc"), CacheRoot("ascenv-store", str(store), "t", "children", require_tag=True)]
+    report = scan(roots, uid=None, recent_cutoff=float("inf"))
+    assert [(e.kind, e.soc, os.path.basename(e.path)) for e in report.entries] == [("kernel-cache", "Ascend910B4", "Ascend910B4")]
+    write(str(store / "CACHEDIR.TAG"), b"Signature: 8a477f597d28d172789f06886806bc55")
+    report = scan(roots, uid=None, recent_cutoff=float("inf"))
+    assert sorted(os.path.basename(e.path) for e in report.entries) == ["Ascend910B4", "build-1"]
+
+
+def test_refused_roots_that_exist_are_warned_about(tmp_path):
+    (tmp_path / "home").mkdir()
+    report = scan([CacheRoot("log", str(tmp_path / "home"), "ASCEND_PROCESS_LOG_PATH", "children", refused="it is home")],
+                  uid=None, recent_cutoff=float("inf"))
+    assert report.entries == () and "it is home" in report.warnings[0]
+
+
+def test_find_named_dirs_stops_at_finds_and_skips_symlinks(tmp_path):
+    write(str(tmp_path / "p/a/kernel_meta/x.o"))
+    write(str(tmp_path / "p/a/kernel_meta/kernel_meta/y.o"))  # inside a find: not listed again
+    write(str(tmp_path / "p/rank_0/kernel_meta/z.o"))
+    write(str(tmp_path / "p/.hidden/kernel_meta/h.o"))
+    write(str(tmp_path / "elsewhere/kernel_meta/e.o"))
+    os.symlink(tmp_path / "elsewhere", tmp_path / "p/link")
+    found = find_named_dirs([str(tmp_path / "p")], {"kernel_meta": "kernel-meta"})
+    assert found == [("kernel-meta", str(tmp_path / "p/a/kernel_meta")), ("kernel-meta", str(tmp_path / "p/rank_0/kernel_meta"))]
+
+
+def test_stats_survive_json(tmp_path):
+    write(str(tmp_path / "c/a"))
+    assert json.dumps(tree_stats([str(tmp_path / "c")])[0].__dict__)
