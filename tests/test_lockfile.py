@@ -254,16 +254,3 @@ def test_container_without_chips_is_not_another_platform():
     snap = a2()
     blind = replace(snap, npu=replace(snap.npu, chips=()))
     assert lockfile.different_platform(lock_of(snap).platform, lock_of(blind).platform) is None
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        {"images": {"cann-8.2": {"ref": "cann:8.2", "digest": "sha256:aa"}}},
-        {"cann-8.2": {"tag": "cann:8.2", "id": "sha256:aa"}},
-        {"image": [{"name": "cann-8.2", "ref": "cann:8.2", "digest": "sha256:aa"}]},
-    ],
-)
-def test_images_from_pins_shapes(data):
-    (image,) = lockfile.images_from_pins(data)
-    assert image == LockedImage("cann-8.2", "cann:8.2", "sha256:aa")

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     target = os.path.join(ctx.cwd, args.output)
     write_lock(target, machine)
     if args.format == "json":
-        ctx.out.json({"schema": 1, "path": args.output, "lock": serde.to_data(machine, key=serde.kebab)})
+        ctx.out.json({"schema": 1, "path": args.output, "lock": lockfile.lock_data(machine)})
     else:
         from ascenv.output.lock import render_written
 
@@ -84,15 +84,14 @@ def machine_lock(args: argparse.Namespace, ctx: "cli.Context") -> Lock:
 
 
 def pinned_images() -> tuple[LockedImage, ...]:
-    """The project's image pins (containers/pins.toml), once the container work provides them."""
-    pins = paths.data_dir("containers") / "pins.toml"
-    if not pins.is_file():
-        return ()
+    """The project's image pins (containers/pins.toml, written by `ascenv image pin`); none while
+    the container module is not part of this ascenv."""
     try:
-        data = lockfile.tomllib.loads(pins.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, lockfile.tomllib.TOMLDecodeError) as exc:
-        raise errors.DataFileError(f"{pins}: cannot read the image pins: {exc}") from None
-    return lockfile.images_from_pins(data)
+        from ascenv.containers.pins import PINS_FILE, load_pins
+    except ImportError:
+        return ()
+    pins = load_pins(paths.data_dir("containers") / PINS_FILE)
+    return tuple(LockedImage(name, ref=pin.tag or pin.ref, digest=pin.digest) for name, pin in sorted(pins.items()))
 
 
 def read_lock(path: str, shown: str) -> tuple[Lock, list[str]]:

@@ -157,3 +157,34 @@ def test_json_lock_output(tmp_path):
     data = json.loads(out)
     assert code == 0 and data["path"] == "ascenv.lock"
     assert data["lock"]["platform"]["compute-unit"] == "ascend310p"
+
+
+def test_lock_records_the_image_pins(tmp_path, monkeypatch):
+    pins = pytest.importorskip("ascenv.containers.pins", reason="the container module is not in this tree yet")
+    from ascenv.commands import lock as lock_cmd
+
+    image_id = "sha256:" + "5e" * 32
+    digest = "sha256:" + "a1" * 32
+    pins.save_pins(tmp_path / "containers" / pins.PINS_FILE, {
+        "builder-bookworm": pins.Pin(kind="bootstrap", recipe_sha256="0" * 64, architecture="amd64", image_id=image_id),
+        "cann-8.1.rc1-910b": pins.Pin(kind="registry", recipe_sha256="1" * 64, architecture="arm64",
+                                      ref=f"ascendai/cann@{digest}", tag="ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10"),
+    })
+    monkeypatch.setattr(lock_cmd.paths, "data_dir", lambda name: tmp_path / name)
+    code, out, _ = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["lock"]["images"] == [
+        {"name": "builder-bookworm", "digest": image_id},
+        {"name": "cann-8.1.rc1-910b", "ref": "ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10", "digest": digest},
+    ]
+    # a re-pinned image is drift in the images layer
+    pins.save_pins(tmp_path / "containers" / pins.PINS_FILE, {
+        "builder-bookworm": pins.Pin(kind="bootstrap", recipe_sha256="0" * 64, architecture="amd64", image_id="sha256:" + "77" * 32),
+        "cann-8.1.rc1-910b": pins.Pin(kind="registry", recipe_sha256="1" * 64, architecture="arm64",
+                                      ref=f"ascendai/cann@{digest}", tag="ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10"),
+    })
+    code, out, _ = ascenv(tmp_path, "lock", "--check", "--from", "a2.json", "--format", "json")
+    assert code == 1
+    assert [(c["layer"], c["item"], c["old"], c["new"]) for c in json.loads(out)["changes"]] == [
+        ("images", "builder-bookworm", image_id, "sha256:" + "77" * 32)
+    ]
