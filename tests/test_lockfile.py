@@ -2,6 +2,8 @@ import hashlib
 from dataclasses import replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lock_samples import a2, a3, p310_x86, with_package
 
 from ascenv import errors, lockfile
@@ -254,3 +256,19 @@ def test_container_without_chips_is_not_another_platform():
     snap = a2()
     blind = replace(snap, npu=replace(snap.npu, chips=()))
     assert lockfile.different_platform(lock_of(snap).platform, lock_of(blind).platform) is None
+
+
+text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(driver=text, version=text, info=st.dictionaries(text, text, max_size=3), arch=st.one_of(st.none(), text))
+def test_any_strings_round_trip_and_verify(driver, version, info, arch):
+    lock = Lock(
+        platform=Platform(arch=arch),
+        npu=Npu(driver=driver),
+        python=lockfile.Python(packages=(lockfile.LockedPackage("torch-npu", version),)),
+        vendors=(lockfile.LockedVendor("customize", "/opp/vendors/customize", 0, version_info=info),),
+    )
+    lock = replace(lock, input_hash=lockfile.input_hash(lock))
+    assert lockfile.loads_lock(lockfile.dumps_lock(lock), "x") == (lock, [])

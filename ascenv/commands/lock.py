@@ -10,6 +10,7 @@ import os
 
 from ascenv import __version__, cli, errors, lockfile, paths, serde
 from ascenv.lockfile import Lock, LockedImage
+from ascenv.model import Severity
 
 NAME = "lock"
 ORDER = 30
@@ -48,7 +49,7 @@ def _check(args: argparse.Namespace, ctx: "cli.Context") -> int:
         ctx.out.warn(warning)
     machine = machine_lock(args, ctx)
     changes = lockfile.check(locked, machine, strict=args.strict, source=args.check)
-    code = errors.EXIT_FINDINGS if any(c.severity.value == "error" for c in changes) else errors.EXIT_OK
+    code = errors.EXIT_FINDINGS if any(c.severity is Severity.ERROR for c in changes) else errors.EXIT_OK
     if args.format == "json":
         ctx.out.json(
             {
