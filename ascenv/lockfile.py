@@ -137,6 +137,7 @@ def lock_from_snapshot(
         os=os_name,
         glibc=host.glibc,
         chip=",".join(names) or None,
+        # an unknown chip name stands for its own family, so two unknown chips still compare
         compute_unit=",".join(sorted({compute_unit(n) or n for n in names})) or None,
     )
     firmware = snap.firmware.version or next((b.firmware_version for b in snap.npu.boards if b.firmware_version), None)
@@ -185,7 +186,8 @@ def lock_from_snapshot(
 
 # The SoC family of an npu-smi chip name. The compute unit is the lower-cased Short_SoC_version of
 # CANN's platform_config/<SoC>.ini, the same grouping as msopgen's config/transform.json
-# SOC_VERSION_TYPE (CANN 8.1.RC1; notes in shared/research/operator-build-and-caches.md §6).
+# SOC_VERSION_TYPE (CANN 8.1.RC1; notes in shared/research/operator-build-and-caches.md §6). A test
+# holds it equal to compat/hardware.toml, which is not loaded here: that costs more than the lock.
 # npu-smi prints the A3 name *with* the "Ascend" prefix ("Ascend910"), every other family without,
 # and a bare "910B" is the first-generation 910 bin (family ascend910), not a 910B1..B4
 # (shared/research/formats-npu-smi.md, F3).

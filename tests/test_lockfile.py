@@ -272,3 +272,14 @@ def test_any_strings_round_trip_and_verify(driver, version, info, arch):
     )
     lock = replace(lock, input_hash=lockfile.input_hash(lock))
     assert lockfile.loads_lock(lockfile.dumps_lock(lock), "x") == (lock, [])
+
+
+def test_compute_unit_agrees_with_the_compat_hardware_table():
+    """compat/hardware.toml is the sourced truth; the lock keeps its own small mapping only because
+    loading the whole matrix (tens of ms) would double what `lock --check` adds to the probe, and
+    because the table cannot place A3 from the npu-smi Name alone (it needs the board's names)."""
+    compat = pytest.importorskip("ascenv.compat")
+    rows = [s for s in compat.load().socs if s.npu_smi_name]
+    assert {"910B4-1", "310P3", "910B"} <= {s.npu_smi_name for s in rows}
+    for soc in rows:
+        assert lockfile.compute_unit(soc.npu_smi_name) == soc.compute_unit, soc.soc_version
