@@ -1,0 +1,100 @@
+"""The I/O edge of clean-cache: what the pure core needs to know about this machine.
+
+``gather_machine_facts`` uses the probes that exist (``probe.cann.probe_cann``,
+``probe.vendors.probe_vendors``, ``probe.npu.probe_npu``) and psutil; each part that fails
+or is missing leaves its field empty and adds a note, so the scan still runs.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+from ascenv import proc
+from ascenv.cache.entry import CannRecord, VendorRecord
+
+
+@dataclass(frozen=True)
+class MachineFacts:
+    canns: tuple[CannRecord, ...] = ()
+    vendors: tuple[VendorRecord, ...] = ()
+    npu_pids: tuple[int, ...] = ()
+    busy: tuple[tuple[str, int], ...] = ()  # (path, pid): open files and working directories
+    protected: tuple[str, ...] = ()  # CANN installs, their links, vendor directories
+    notes: tuple[str, ...] = ()
+
+
+def _mtime(path: Optional[str]) -> Optional[float]:
+    try:
+        return os.stat(path).st_mtime if path else None
+    except OSError:
+        return None
+
+
+def gather_machine_facts(environ: Mapping[str, str], *, home: str, run: proc.Runner, uid: Optional[int]) -> MachineFacts:
+    """Installed CANNs and vendors with their install times, NPU processes, busy paths.
+    ``uid``: whose processes to look at for open files (None: everyone's)."""
+    from ascenv.probe.fs import Root
+
+    notes: list[str] = []
+    root = Root("/")
+    canns: list[CannRecord] = []
+    protected: list[str] = []
+    active = None
+    try:
+        from ascenv.probe.cann import probe_cann
+
+        info = probe_cann(root, environ, home)
+        active = info.active
+        for inst in info.installs:
+            # the installer writes ascend_<pkg>_install.info: its mtime is the install time
+            canns.append(CannRecord(inst.version, inst.path, _mtime(inst.info_file) or _mtime(inst.path)))
+            protected += [inst.path, *inst.links]
+    except Exception as exc:  # noqa: BLE001 - the scan must run without this part
+        notes.append(f"installed CANN versions unknown ({type(exc).__name__}: {exc}); staleness by CANN not judged")
+    vendors: list[VendorRecord] = []
+    try:
+        from ascenv.probe.vendors import probe_vendors
+
+        opp = environ.get("ASCEND_OPP_PATH") or (posixpath.join(active, "opp") if active else None)
+        for vendor in probe_vendors(root, environ, opp)[0]:
+            if vendor.exists:
+                # install.sh copies version.info without -p: its mtime is the (re)install time
+                vendors.append(VendorRecord(vendor.name, vendor.path, _mtime(posixpath.join(vendor.path, "version.info")),
+                                            tuple(vendor.compute_units)))
+                protected.append(vendor.path)
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"installed operator packages unknown ({type(exc).__name__}: {exc}); staleness by vendor not judged")
+    npu_pids: list[int] = []
+    try:
+        from ascenv.probe.npu import probe_npu
+
+        npu = probe_npu(run, environ.get("PATH"))
+        npu_pids = sorted({p.pid for p in npu.processes if p.pid is not None})
+    except Exception as exc:  # noqa: BLE001
+        notes.append(f"NPU processes unknown ({type(exc).__name__}: {exc})")
+    return MachineFacts(tuple(canns), tuple(vendors), tuple(npu_pids), busy_paths(uid, npu_pids), tuple(protected), tuple(notes))
+
+
+def busy_paths(uid: Optional[int], extra_pids: tuple[int, ...] | list[int] = ()) -> tuple[tuple[str, int], ...]:
+    """Open files and working directories of the caller's processes (everyone's when ``uid``
+    is None) and of ``extra_pids`` (NPU processes, whoever runs them). Processes that vanish
+    or may not be inspected are skipped."""
+    import psutil
+
+    result: list[tuple[str, int]] = []
+    me = os.getpid()
+    wanted = set(extra_pids)
+    for process in psutil.process_iter(["pid", "uids"]):
+        try:
+            pid = process.info["pid"]
+            uids = process.info["uids"]
+            if pid == me or not (pid in wanted or uid is None or (uids is not None and uids.real == uid)):
+                continue
+            result.append((process.cwd(), pid))
+            result.extend((f.path, pid) for f in process.open_files())
+        except (psutil.Error, OSError):
+            continue
+    return tuple(result)

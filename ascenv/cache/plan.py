@@ -1,0 +1,148 @@
+"""Judge what a scan found (stale? in use? protected?) and turn filters into a plan. Pure:
+everything about the machine (installed CANNs, vendors, processes) is passed in."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from dataclasses import dataclass, replace
+from typing import Iterable, Optional, Sequence
+
+from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CannRecord, VendorRecord
+from ascenv.cache.roots import is_within
+from ascenv.errors import UsageError
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """``7d``, ``12h``, ``30m``, ``2w``, ``90s`` → seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
+    if not match:
+        raise UsageError(f"cannot read the age {text!r}", hint="write a number and a unit: 90s, 30m, 12h, 7d, 2w")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def compute_unit(soc: str) -> str:
+    """The custom-operator compute unit of a SoC directory name: lower-cased Short_SoC_version
+    (Ascend910B4 → ascend910b, Ascend910_9382 → ascend910_93, Ascend310P3 → ascend310p).
+    Shared research operator-build-and-caches.md §6, from CANN 8.1.RC1 platform_config/*.ini."""
+    name = soc.lower()
+    match = re.fullmatch(r"(ascend910_9\d)\d*", name) or re.fullmatch(r"(ascend\d{3}[a-z])\d.*", name)
+    return match.group(1) if match else name
+
+
+def _date(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def assess(
+    report: CacheReport,
+    *,
+    canns: Sequence[CannRecord] = (),
+    vendors: Sequence[VendorRecord] = (),
+    npu_pids: Sequence[int] = (),
+    busy: Iterable[tuple[str, int]] = (),
+) -> CacheReport:
+    """Mark each entry stale / in use and infer the CANN that wrote it.
+
+    Stale: it holds files written before every installed CANN was installed (so by a CANN no
+    longer installed: the installers rewrite their install.info), or, for caches the runtime
+    reads back, files compiled before an operator package that may use them was last
+    (re)installed. ``busy``: (path, pid) of files open by, or working directories of, running
+    processes. ``npu_pids``: processes on the NPU (npu-smi); they compile into the kernel
+    caches at any time, so those are in use while any runs.
+    """
+    installs = sorted((c for c in canns if c.installed_at is not None), key=lambda c: c.installed_at)
+    busy = list(busy)
+    entries = []
+    for entry in report.entries:
+        reasons: list[str] = []
+        version = None
+        if installs and entry.newest is not None:
+            before = [c for c in installs if c.installed_at <= entry.newest]
+            if before:
+                version = before[-1].version
+            if entry.oldest is not None and entry.oldest < installs[0].installed_at:
+                reasons.append(f"holds files from {_date(entry.oldest)}, before any installed CANN "
+                               f"(first: {installs[0].version or installs[0].path}, {_date(installs[0].installed_at)})")
+        kind = KINDS.get(entry.kind)
+        if kind is not None and kind.serves_operators and entry.oldest is not None:
+            unit = compute_unit(entry.soc) if entry.soc else None
+            for vendor in vendors:
+                serves = not vendor.compute_units or unit is None or unit in vendor.compute_units
+                if serves and vendor.installed_at is not None and entry.oldest < vendor.installed_at:
+                    reasons.append(f"holds kernels compiled before vendor {vendor.name} was (re)installed ({_date(vendor.installed_at)})")
+        in_use = None
+        users = sorted({pid for path, pid in busy if is_within(path, entry.path)})
+        if users:
+            in_use = "open or used as working directory by pid " + ", ".join(map(str, users))
+        elif npu_pids and kind is not None and kind.serves_operators:
+            in_use = "NPU processes are running (pid " + ", ".join(map(str, sorted(npu_pids))) + ") and may compile into it"
+        entries.append(replace(entry, stale=bool(reasons), stale_reasons=tuple(reasons), cann_version=version, in_use=in_use))
+    return replace(report, entries=tuple(entries))
+
+
+@dataclass(frozen=True)
+class Filters:
+    kinds: Optional[frozenset[str]] = None  # None: the kinds planned by default (KINDS[k].default)
+    older_than: Optional[float] = None  # seconds since the newest file
+    socs: Optional[frozenset[str]] = None  # lower-cased SoC names or compute units
+    stale: bool = False
+
+
+def matches(entry: CacheEntry, filters: Filters, now: float, *, listing: bool = False) -> bool:
+    """Does the entry pass the filters? A listing without --kind shows every kind."""
+    if filters.kinds is not None:
+        if entry.kind not in filters.kinds:
+            return False
+    elif not listing and not KINDS[entry.kind].default:
+        return False
+    if filters.older_than is not None and (entry.newest is None or now - entry.newest < filters.older_than):
+        return False
+    if filters.socs is not None:
+        if entry.soc is None or not {entry.soc.lower(), compute_unit(entry.soc)} & filters.socs:
+            return False
+    return not filters.stale or entry.stale
+
+
+@dataclass(frozen=True)
+class Skipped:
+    entry: CacheEntry
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    entries: tuple[CacheEntry, ...] = ()
+    skipped: tuple[Skipped, ...] = ()  # matched the filters, left alone (protected, in use, ...)
+
+    @property
+    def bytes(self) -> int:
+        return sum(e.freeable for e in self.entries)
+
+    @property
+    def files(self) -> int:
+        return sum(e.freeable_files for e in self.entries)
+
+    @property
+    def kept_files(self) -> int:
+        return sum(e.kept_files for e in self.entries)
+
+
+def make_plan(report: CacheReport, filters: Filters, now: float) -> Plan:
+    """The entries a delete would remove, and those that match but stay (with why)."""
+    chosen: list[CacheEntry] = []
+    skipped: list[Skipped] = []
+    for entry in report.entries:
+        if not matches(entry, filters, now):
+            continue
+        if entry.protected:
+            skipped.append(Skipped(entry, f"never deleted: {entry.protected}"))
+        elif entry.in_use:
+            skipped.append(Skipped(entry, f"in use: {entry.in_use}"))
+        elif entry.files and entry.freeable_files == 0:
+            skipped.append(Skipped(entry, "every file in it belongs to another user or changed in the last minutes"))
+        else:
+            chosen.append(entry)
+    return Plan(tuple(chosen), tuple(skipped))

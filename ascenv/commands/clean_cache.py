@@ -1,0 +1,173 @@
+"""Find every Ascend compile cache (kernel_cache/<soc>, kernel_meta/, fusion_result.json, logs,
+dumps, profiling output, AOE work directories, ascenv's own store), show what each holds and
+whether it is stale, and delete the ones you choose, safely.
+
+`ascenv clean-cache ls` lists; `ascenv clean-cache --dry-run` shows the plan ("would free ...");
+`ascenv clean-cache` shows the plan, asks, deletes and appends to a journal. AOE tuning banks,
+installed operator packages and CANN itself are never deleted."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import posixpath
+import time
+from typing import Optional
+
+from ascenv import cli, errors
+from ascenv.cache.containers import LabelledObjects
+from ascenv.cache.entry import CACHE_SCHEMA, KINDS, CacheEntry, display_path
+from ascenv.cache.execute import Outcome, execute
+from ascenv.cache.machine import MachineFacts, gather_machine_facts
+from ascenv.cache.plan import Filters, Plan, assess, make_plan, matches, parse_age
+from ascenv.cache.roots import ascenv_state_dir, resolve_roots
+from ascenv.cache.scan import find_named_dirs, scan
+
+NAME = "clean-cache"
+ORDER = 80
+HELP = "list Ascend compile caches and debris, and delete them safely"
+SEARCHED_NAMES = {"kernel_meta": "kernel-meta", "aoe_workspace": "aoe-workspace"}
+JOURNAL = "clean-cache.jsonl"
+
+# The seam for containers and images labelled ascenv.* (see ascenv/cache/containers.py): None
+# until the container engine can list and remove them.
+labelled_objects: Optional[LabelledObjects] = None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", nargs="?", choices=["ls"], help="ls: list the caches and stop")
+    parser.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
+    parser.add_argument("-y", "--yes", action="store_true", help="delete without asking (required when not interactive)")
+    parser.add_argument("--kind", action="append", choices=sorted(KINDS) + ["all"], metavar="KIND",
+                        help="only these kinds (repeatable; 'all' = every kind). Default: compile caches and "
+                             "debris; logs, dumps, profiling and ascenv's store only when named. "
+                             f"Kinds: {', '.join(sorted(KINDS))}")
+    parser.add_argument("--older-than", metavar="AGE", help="only entries whose newest file is older than AGE (7d, 12h, 30m)")
+    parser.add_argument("--soc", action="append", metavar="SOC", help="only this SoC (Ascend910B4) or compute unit (ascend910b)")
+    parser.add_argument("--stale", action="store_true", help="only stale entries (older than the CANN or an operator package they serve)")
+    parser.add_argument("--all-users", action="store_true", help="also other users' files (default: only yours)")
+    parser.add_argument("--path", action="append", default=[], metavar="DIR", help="also look for kernel_meta/ and aoe_workspace/ below DIR (repeatable)")
+    parser.add_argument("--one-file-system", action=argparse.BooleanOptionalAction, default=True,
+                        help="stay on each cache's file system (default: yes)")
+    parser.add_argument("--recent", default="10m", metavar="AGE", help="keep files changed within AGE (default 10m)")
+    cli.add_format_option(parser)
+
+
+def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    now = time.time()
+    filters = Filters(
+        kinds=None if not args.kind else frozenset(KINDS if "all" in args.kind else args.kind),
+        older_than=parse_age(args.older_than) if args.older_than else None,
+        socs=frozenset(s.lower() for s in args.soc) if args.soc else None,
+        stale=args.stale,
+    )
+    recent_cutoff = now - parse_age(args.recent)
+    uid = None if args.all_users else os.getuid()
+    home = os.path.realpath(ctx.environ.get("HOME") or os.path.expanduser("~"))
+    cwd = os.path.realpath(ctx.cwd)
+    facts = gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid)
+    for note in facts.notes:
+        ctx.out.warn(note)
+
+    started = time.monotonic()
+    report = scan_machine(ctx.environ, home=home, cwd=cwd, search_paths=args.path, facts=facts, uid=uid,
+                          recent_cutoff=recent_cutoff, one_file_system=args.one_file_system)
+    seconds = time.monotonic() - started
+    for warning in report.warnings:
+        ctx.out.warn(warning)
+    if labelled_objects is None:
+        note = "containers and images labelled ascenv.* are not listed yet (no container engine wired to clean-cache)"
+        if filters.kinds and "container" in filters.kinds:
+            ctx.out.warn(note)
+    listed = [e for e in report.entries if matches(e, filters, now, listing=True)]
+
+    if args.action == "ls":
+        if args.format == "json":
+            ctx.out.json(_payload("ls", listed, report.warnings, seconds, now))
+        else:
+            from ascenv.output.clean_cache import render_listing
+
+            render_listing(ctx.out, listed, now)
+        return errors.EXIT_OK
+
+    plan = make_plan(report, filters, now)
+    dry = args.dry_run
+    if not dry and plan.entries and not args.yes:
+        if not ctx.out.interactive or args.format == "json":
+            raise errors.UsageError("refusing to delete without confirmation: this is not an interactive terminal",
+                                    hint="review with --dry-run, then rerun with --yes")
+    if args.format != "json":
+        from ascenv.output.clean_cache import render_plan, size
+
+        render_plan(ctx.out, plan, dry)
+    if dry or not plan.entries:
+        if args.format == "json":
+            ctx.out.json(_payload("dry-run" if dry else "delete", listed, report.warnings, seconds, now, plan))
+        return errors.EXIT_OK
+    if not args.yes and not ctx.out.confirm(f"Delete {len(plan.entries)} entries and free {size(plan.bytes)}?"):
+        ctx.out.message("Nothing was deleted.")
+        return errors.EXIT_OK
+    journal = posixpath.join(ascenv_state_dir(ctx.environ, home=home, cwd=cwd), JOURNAL)
+    outcome = execute(plan, uid=uid, recent_cutoff=recent_cutoff, one_file_system=args.one_file_system,
+                      journal=journal, remove_other=labelled_objects.remove if labelled_objects else None)
+    if args.format == "json":
+        ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal))
+    else:
+        from ascenv.output.clean_cache import render_outcome
+
+        render_outcome(ctx.out, outcome, journal)
+    return errors.EXIT_OK
+
+
+def scan_machine(environ, *, home: str, cwd: str, search_paths, facts: MachineFacts, uid: Optional[int],
+                 recent_cutoff: float, one_file_system: bool):
+    """Resolve the roots, look below --path for kernel_meta/aoe_workspace, scan, judge."""
+    def roots(discovered=()):
+        return resolve_roots(environ, home=home, cwd=cwd, search_paths=search_paths, discovered=discovered,
+                             protected_paths=facts.protected, realpath=os.path.realpath)
+
+    first = roots()
+    tops = [r.path for r in first if r.kind == "search"]
+    found = find_named_dirs(tops, SEARCHED_NAMES, one_file_system=one_file_system) if tops else []
+    report = scan(roots(found), uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
+    if labelled_objects is not None:
+        from dataclasses import replace
+
+        report = replace(report, entries=report.entries + tuple(labelled_objects.entries()))
+    return assess(report, canns=facts.canns, vendors=facts.vendors, npu_pids=facts.npu_pids, busy=facts.busy)
+
+
+def _iso(ts: Optional[float]) -> Optional[str]:
+    return None if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def entry_json(e: CacheEntry, now: float) -> dict:
+    return {
+        "kind": e.kind, "path": display_path(e.path), "root": display_path(e.root), "source": e.source,
+        "size": e.allocated, "apparent_size": e.apparent, "files": e.files, "dirs": e.dirs,
+        "newest": _iso(e.newest), "oldest": _iso(e.oldest),
+        "age_seconds": None if e.newest is None else round(now - e.newest, 1),
+        "soc": e.soc, "cann_version": e.cann_version, "stale": e.stale, "stale_reasons": list(e.stale_reasons),
+        "protected": e.protected, "in_use": e.in_use, "kept_files": e.kept_files, "kept_size": e.kept_bytes,
+        "errors": list(e.errors),
+    }
+
+
+def _payload(mode: str, listed, warnings, seconds: float, now: float, plan: Optional[Plan] = None,
+             outcome: Optional[Outcome] = None, journal: Optional[str] = None) -> dict:
+    data: dict = {
+        "schema": CACHE_SCHEMA, "mode": mode, "size_unit": "bytes allocated on disk (du -B1)",
+        "scan_seconds": round(seconds, 3), "entries": [entry_json(e, now) for e in listed], "warnings": list(warnings),
+    }
+    if plan is not None:
+        data["plan"] = {
+            "entries": [display_path(e.path) for e in plan.entries], "size": plan.bytes, "files": plan.files,
+            "skipped": [{"path": display_path(s.entry.path), "reason": s.reason} for s in plan.skipped],
+        }
+    if outcome is not None:
+        data["result"] = {
+            "freed": outcome.freed, "files": outcome.files, "kept_recent": outcome.kept_recent,
+            "kept_foreign": outcome.kept_foreign, "errors": outcome.errors, "journal": journal,
+        }
+    return data
