@@ -76,10 +76,8 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     seconds = time.monotonic() - started
     for warning in report.warnings:
         ctx.out.warn(warning)
-    if labelled_objects is None:
-        note = "containers and images labelled ascenv.* are not listed yet (no container engine wired to clean-cache)"
-        if filters.kinds and "container" in filters.kinds:
-            ctx.out.warn(note)
+    if labelled_objects is None and filters.kinds and "container" in filters.kinds:
+        ctx.out.warn("containers and images labelled ascenv.* are not listed yet (no container engine wired to clean-cache)")
     listed = [e for e in report.entries if matches(e, filters, now, listing=True)]
 
     if args.action == "ls":
@@ -97,9 +95,9 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         if not ctx.out.interactive or args.format == "json":
             raise errors.UsageError("refusing to delete without confirmation: this is not an interactive terminal",
                                     hint="review with --dry-run, then rerun with --yes")
-    if args.format != "json":
-        from ascenv.output.clean_cache import render_plan, size
+    from ascenv.output.clean_cache import render_plan, size
 
+    if args.format != "json":
         render_plan(ctx.out, plan, dry)
     if dry or not plan.entries:
         if args.format == "json":
