@@ -1,0 +1,448 @@
+"""``ascenv build``: an operator project's recipe (``kernel.toml``) + its pinned image + its
+sources -> a build in a fresh container -> an entry in the store (``ascenv.store``).
+
+The build key is the sha256 of a canonical JSON of: the source tree digest (paths, modes,
+contents; ``store.hash_tree``), the recipe digest (the target's image, build argv and outputs),
+the target, the pinned image ID, the ascenv version and ``SOURCE_DATE_EPOCH``. The last is an
+input of the build (compilers and packers embed it), so leaving it out would let a hit serve
+outputs made with another timestamp: the "undeclared input poisons the cache" failure of Bazel
+remote caches (bazelbuild/bazel#7026).
+
+Inside the container: no network, the sources read-only at ``/ascenv/src``, outputs written to
+``/ascenv/out``, scratch in ``/ascenv/work``; ``SOURCE_DATE_EPOCH``, ``TZ=UTC``, ``LC_ALL=C``,
+umask 022, and ``BUILD_PATH_PREFIX_MAP`` (https://reproducible-builds.org/specs/build-path-prefix-map/)
+naming the fixed paths. The fixed paths already make the build independent of where the project
+sits on the host; ``--verify`` proves it by building a second time from a copy elsewhere.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Optional
+
+from ascenv import proc, store
+from ascenv.build_container import StepResult, run_step
+from ascenv.containers.engine import Engine, ImageNotAvailable, Mount
+from ascenv.containers.recipe import parse_data, read_toml
+from ascenv.errors import BuildFailed, DataFileError, NotReproducible, UsageError
+
+RECIPE_FILE = "kernel.toml"
+SCHEMA = 1
+SRC, OUT, WORK = "/ascenv/src", "/ascenv/out", "/ascenv/work"
+PLACEHOLDERS = {"src": SRC, "out": OUT, "work": WORK}
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+LABEL_OP, LABEL_KEY = "ascenv.op", "ascenv.build-key"
+# Asked inside the container, one "name: first line of --version" per tool found; CANN's compiler
+# version from compiler/version.info ("Version=7.7.0.1.238", see
+# ../shared/research/operator-build-and-caches.md §2.4) under $ASCEND_HOME_PATH or the default path.
+TOOLCHAIN_PROBE = r"""
+for t in gcc g++ clang cmake make; do
+  command -v "$t" >/dev/null 2>&1 && echo "$t: $("$t" --version 2>&1 | head -n 1)"
+done
+for f in "${ASCEND_HOME_PATH:-/usr/local/Ascend/ascend-toolkit/latest}/compiler/version.info"; do
+  [ -r "$f" ] && echo "cann-compiler: $(grep -m1 '^Version=' "$f" | cut -d= -f2)"
+done
+[ -r /etc/os-release ] && echo "os: $(. /etc/os-release && echo "$PRETTY_NAME")"
+"""
+
+
+# the recipe ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Step:
+    name: str
+    argv: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    argv: tuple[str, ...]
+    measures: str
+
+
+@dataclass(frozen=True)
+class Target:
+    image: str
+    build: tuple[str, ...]
+    outputs: tuple[str, ...]
+    tests: tuple[Step, ...] = ()
+    benchmarks: tuple[Benchmark, ...] = ()
+    source_date_epoch: Optional[int] = None  # used when the sources are not in git
+
+
+@dataclass(frozen=True)
+class KernelRecipe:
+    schema: int
+    name: str
+    op_type: str
+    targets: dict[str, Target]
+    description: str = ""
+
+
+def load_recipe(kernel_dir: Path) -> KernelRecipe:
+    path = kernel_dir / RECIPE_FILE
+    if not path.is_file():
+        raise UsageError(f"{kernel_dir} has no {RECIPE_FILE}", hint="an operator project needs a kernel.toml recipe (see kernels/add_custom/kernel.toml)")
+    recipe = parse_data(KernelRecipe, read_toml(path), str(path))
+    validate(recipe, str(path))
+    return recipe
+
+
+def validate(recipe: KernelRecipe, source: str) -> None:
+    """What the types cannot say; each message names the key path."""
+    if recipe.schema != SCHEMA:
+        raise DataFileError(f"{source}: schema: this ascenv reads schema {SCHEMA}, found {recipe.schema}")
+    if not _NAME.match(recipe.name):
+        raise DataFileError(f"{source}: name: expected letters, digits, '_', '.', '-', found {recipe.name!r}")
+    if not recipe.targets:
+        raise DataFileError(f"{source}: targets: declare at least one [targets.<name>] table")
+    for name, target in recipe.targets.items():
+        where = f"{source}: targets.{name}"
+        if not target.build:
+            raise DataFileError(f"{where}.build: expected a non-empty argv list")
+        if not target.outputs:
+            raise DataFileError(f"{where}.outputs: list at least one output path")
+        for i, pattern in enumerate(target.outputs):
+            if pattern.startswith("/") or ".." in pattern.split("/") or not pattern.strip():
+                raise DataFileError(f"{where}.outputs[{i}]: expected a path relative to {{out}}, found {pattern!r}")
+        argvs = [("build", target.build)] + [(f"tests[{i}].argv", t.argv) for i, t in enumerate(target.tests)]
+        argvs += [(f"benchmarks[{i}].argv", b.argv) for i, b in enumerate(target.benchmarks)]
+        for key, argv in argvs:
+            for arg in argv:
+                unknown = set(_PLACEHOLDER.findall(arg)) - set(PLACEHOLDERS)
+                if unknown:
+                    raise DataFileError(f"{where}.{key}: unknown placeholder {{{sorted(unknown)[0]}}} in {arg!r} (known: {{src}}, {{out}}, {{work}})")
+        if target.source_date_epoch is not None and target.source_date_epoch < 0:
+            raise DataFileError(f"{where}.source_date_epoch: expected seconds since 1970, found {target.source_date_epoch}")
+
+
+def expand(argv: tuple[str, ...], places: Mapping[str, str] = PLACEHOLDERS) -> list[str]:
+    return [_PLACEHOLDER.sub(lambda m: places[m.group(1)], arg) for arg in argv]
+
+
+def recipe_digest(recipe: KernelRecipe, target: str) -> str:
+    """What shapes the outputs: name, op type and the target's image, build argv, outputs and
+    fallback SOURCE_DATE_EPOCH (tests and benchmarks do not change what is built)."""
+    t = recipe.targets[target]
+    shape = {"name": recipe.name, "op_type": recipe.op_type, "target": target, "image": t.image,
+             "build": list(t.build), "outputs": list(t.outputs), "source_date_epoch": t.source_date_epoch}
+    return _sha256_json(shape)
+
+
+def build_key(*, source_digest: str, recipe_digest: str, target: str, image_id: str, ascenv_version: str, source_date_epoch: int) -> str:
+    return _sha256_json({
+        "key-version": 1, "source": source_digest, "recipe": recipe_digest, "target": target,
+        "image-id": image_id, "ascenv": ascenv_version, "source-date-epoch": source_date_epoch,
+    })
+
+
+def _sha256_json(data: object) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+# where things are ----------------------------------------------------------------------------
+def find_kernel(project: Path, op: str, shipped: Optional[Path] = None) -> Path:
+    """OP is a directory holding kernel.toml, or a name under <project>/kernels/ (then the
+    kernels shipped with ascenv)."""
+    candidates = [project / op, project / "kernels" / op] + ([shipped / op] if shipped else [])
+    for candidate in candidates:
+        if (candidate / RECIPE_FILE).is_file():
+            return candidate.resolve()
+    known = sorted(p.parent.name for p in (project / "kernels").glob(f"*/{RECIPE_FILE}"))
+    raise UsageError(f"no operator project {op!r}: looked for {RECIPE_FILE} in {', '.join(str(c) for c in candidates)}",
+                     hint=f"operator projects here: {', '.join(known) or 'none'}")
+
+
+@dataclass(frozen=True)
+class PinnedImage:
+    name: str
+    ref: str  # as pinned: an image ID, or repository@sha256:...
+    image_id: str  # the ID the engine holds
+
+
+def resolve_image(containers_dir: Path, name: str, engine: Engine) -> PinnedImage:
+    """The pinned image of a container recipe, present in the engine; never an unpinned tag."""
+    from ascenv.containers.images import Unpinned
+    from ascenv.containers.pins import PINS_FILE, load_pins
+    from ascenv.containers.recipe import load_recipe as load_image_recipe
+
+    image_recipe = load_image_recipe(containers_dir, name)
+    pin = load_pins(containers_dir / PINS_FILE).get(name)
+    if pin is None:
+        raise Unpinned(f"the image {name!r} has no pin in {containers_dir / PINS_FILE}, and ascenv builds only from pinned images",
+                       hint=f"build and pin it: ascenv image build {name} && ascenv image pin {name}")
+    ref = pin.image_id if pin.kind == "bootstrap" else pin.ref
+    assert ref is not None
+    info = engine.image(ref)
+    if info is None and pin.kind == "registry":
+        info = engine.pull(ref)
+    if info is None:
+        hint = f"ascenv image build {name}" if image_recipe.kind == "bootstrap" else f"docker pull {ref}"
+        raise ImageNotAvailable(f"the pinned image {name} ({ref}) is not present in the engine at {engine.host}", hint=f"get it first: {hint}")
+    return PinnedImage(name, ref, info.id)
+
+
+def source_date_epoch(kernel_dir: Path, target: Target, run: proc.Runner = proc.run) -> tuple[int, str]:
+    """The last git commit touching the project (OpenEmbedded's choice, meta/lib/oe/reproducible.py),
+    else the recipe's ``source_date_epoch``, else 0."""
+    done = run(["git", "-C", str(kernel_dir), "log", "-1", "--format=%ct %H", "--", "."], timeout=30)
+    if done.ok and done.stdout.strip():
+        seconds, sha = done.stdout.split()
+        return int(seconds), f"git commit {sha}"
+    if target.source_date_epoch is not None:
+        return target.source_date_epoch, "recipe"
+    return 0, "default"
+
+
+# the build -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Request:
+    kernel_dir: Path
+    recipe: KernelRecipe
+    target: str
+    image: PinnedImage
+    ascenv_version: str
+    source_date_epoch: int
+    source_date_epoch_from: str
+    host: Callable[[], Mapping[str, str]] = dict  # the host stack summary, asked only when building
+    timeout: float = 3600.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    inputs: tuple[store.InputFile, ...]
+    source_digest: str
+    recipe_digest: str
+    key: str
+    hash_seconds: float
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Outcome:
+    entry: store.Entry
+    reused: bool  # a verified store hit: nothing was built
+    replaced: tuple[str, ...] = ()  # what was wrong with the damaged entry this build replaced
+    raced: bool = False  # an identical build committed first; its entry is kept
+    verified: bool = False  # built twice, byte-identical
+    seconds: float = 0.0
+
+
+def plan(request: Request) -> Plan:
+    start = time.monotonic()
+    inputs = store.hash_tree(request.kernel_dir)
+    source = store.tree_digest(inputs)
+    seconds = time.monotonic() - start
+    recipe = recipe_digest(request.recipe, request.target)
+    key = build_key(source_digest=source, recipe_digest=recipe, target=request.target, image_id=request.image.image_id,
+                    ascenv_version=request.ascenv_version, source_date_epoch=request.source_date_epoch)
+    return Plan(inputs, source, recipe, key, seconds)
+
+
+def container_env(request: Request) -> dict[str, str]:
+    return {
+        "SOURCE_DATE_EPOCH": str(request.source_date_epoch),
+        "TZ": "UTC",
+        "LC_ALL": "C",
+        "LANG": "C",
+        "HOME": f"{WORK}/home",
+        "TMPDIR": f"{WORK}/tmp",
+        "BUILD_PATH_PREFIX_MAP": f"{request.recipe.name}={SRC}:out={OUT}:work={WORK}",
+    }
+
+
+def build(
+    request: Request,
+    engine: Engine,
+    st: store.Store,
+    *,
+    verify: bool = False,
+    on_log: Optional[Callable[[str], None]] = None,
+    on_event: Optional[Callable[[str], None]] = None,
+) -> Outcome:
+    """A verified hit, or a fresh build committed to the store (twice and compared if ``verify``)."""
+    start = time.monotonic()
+    event = on_event or (lambda _: None)
+    p = plan(request)
+    op = request.recipe.name
+    # One build per key at a time: a second `ascenv build` of the same key waits here, then hits.
+    with st.lock(f"build-{op}-{p.key[:16]}"):
+        entry = st.get(op, p.key)
+        problems = st.verify(entry) if entry is not None else []
+        if entry is not None and not problems and not verify:
+            return Outcome(entry, reused=True, seconds=time.monotonic() - start)
+        if problems:
+            event(f"the stored build {p.key[:12]} is damaged ({problems[0]}); rebuilding")
+        with st.staging(f"build-{op}") as first:
+            event(f"building {op} ({request.target}) in {request.image.name} ({request.image.image_id[:19]})")
+            result = _run(request, p, engine, st, first, request.kernel_dir, on_log)
+            if verify:
+                with st.staging(f"verify-{op}") as second:
+                    copy = second / "src" / request.recipe.name  # another host path for the same sources
+                    shutil.copytree(request.kernel_dir, copy, symlinks=True)
+                    event("building again from a copy of the sources in a new container (--verify)")
+                    _run(request, p, engine, st, second, copy, on_log)
+                    _require_identical(first / "entry" / "outputs", second / "entry" / "outputs")
+                if entry is not None and not problems:  # the stored build must be the same bytes too
+                    _require_identical(entry.outputs, first / "entry" / "outputs")
+                    return Outcome(entry, reused=False, verified=True, seconds=time.monotonic() - start)
+            manifest = _manifest(request, p, result, first / "entry", time.monotonic() - start)
+            (first / "entry" / store.MANIFEST).write_text(store.dumps_manifest(manifest), encoding="utf-8")
+            committed, ours = st.commit(op, p.key, first / "entry")
+    return Outcome(committed, reused=False, replaced=tuple(problems), raced=not ours, verified=verify,
+                   seconds=time.monotonic() - start)
+
+
+def _run(request: Request, p: Plan, engine: Engine, st: store.Store, stage: Path, src: Path,
+         on_log: Optional[Callable[[str], None]]) -> tuple[StepResult, datetime.datetime]:
+    for sub in ("out", "work/home", "work/tmp", "meta", "entry/outputs", "entry/logs", "entry/bench"):
+        (stage / sub).mkdir(parents=True)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    target = request.recipe.targets[request.target]
+    result = run_step(
+        engine, request.image.image_id, expand(target.build),
+        meta=stage / "meta",
+        mounts=[Mount(str(src), SRC, read_only=True), Mount(str(stage / "out"), OUT, read_only=False),
+                Mount(str(stage / "work"), WORK, read_only=False)],
+        env=container_env(request),
+        labels={LABEL_OP: request.recipe.name, LABEL_KEY: p.key},
+        workdir=SRC,
+        timeout=request.timeout,
+        toolchain_probe=TOOLCHAIN_PROBE,
+        on_log=on_log,
+    )
+    (stage / "entry" / "logs" / "build.log").write_text(result.log, encoding="utf-8")
+    if not result.ok:
+        saved = _keep_failed_log(st, request.recipe.name, p.key, result.log)
+        what = f"timed out after {request.timeout:.0f} s" if result.timed_out else (
+            f"exited {result.exit_code}" if result.exit_code is not None else "was killed")
+        tail = "\n".join(result.log.rstrip().splitlines()[-20:])
+        raise BuildFailed(f"the build of {request.recipe.name} ({request.target}) {what} in {request.image.name}; last lines:\n{tail}",
+                          hint=f"the whole log is in {saved}; nothing was stored")
+    _collect_outputs(target.outputs, stage / "out", stage / "entry" / "outputs")
+    return result, started
+
+
+def _keep_failed_log(st: store.Store, op: str, key: str, log: str) -> Path:
+    path = st.root / ".failed" / f"{op}-{key[:16]}.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(log, encoding="utf-8")
+    return path
+
+
+def _collect_outputs(patterns: tuple[str, ...], out: Path, dest: Path) -> None:
+    """Move the declared outputs (glob patterns under out/) into dest, read-only; everything
+    else the build left in out/ is dropped."""
+    for pattern in patterns:
+        matched = sorted(p for p in out.glob(pattern) if p.is_file() and not p.is_symlink())
+        if not matched:
+            present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())[:10]
+            raise BuildFailed(f"the build succeeded but produced no output matching {pattern!r} (found: {', '.join(present) or 'nothing'})",
+                              hint="fix the recipe's outputs list or the build command")
+        for path in matched:
+            target = dest / path.relative_to(out)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            path.replace(target)
+            target.chmod(target.stat().st_mode & 0o555)
+
+
+def _manifest(request: Request, p: Plan, run: tuple[StepResult, datetime.datetime], entry: Path, total: float) -> store.Manifest:
+    result, started = run
+    target = request.recipe.targets[request.target]
+    return store.Manifest(
+        schema=store.SCHEMA,
+        op=request.recipe.name,
+        op_type=request.recipe.op_type,
+        target=request.target,
+        key=p.key,
+        build_type=store.BUILD_TYPE,
+        ascenv_version=request.ascenv_version,
+        source_date_epoch=request.source_date_epoch,
+        source_date_epoch_from=request.source_date_epoch_from,
+        source_digest=p.source_digest,
+        recipe_digest=p.recipe_digest,
+        command=tuple(expand(target.build)),
+        env=container_env(request),
+        toolchain=store.Toolchain(request.image.name, request.image.ref, request.image.image_id, parse_toolchain(result.toolchain)),
+        host=dict(request.host()),
+        timings=store.Timings(
+            started=_iso(started),
+            finished=_iso(started + datetime.timedelta(seconds=result.seconds)),
+            hash_seconds=round(p.hash_seconds, 3),
+            build_seconds=round(result.seconds, 3),
+            total_seconds=round(total, 3),
+        ),
+        inputs=p.inputs,
+        outputs=store.output_files(entry / "outputs"),
+    )
+
+
+def _iso(moment: datetime.datetime) -> str:
+    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def parse_toolchain(text: str) -> dict[str, str]:
+    """``name: version line`` lines printed by TOOLCHAIN_PROBE."""
+    found = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(": ")
+        if sep and name.strip() and value.strip():
+            found[name.strip()] = value.strip()
+    return found
+
+
+# --verify --------------------------------------------------------------------------------------
+def first_difference(a: Path, b: Path, chunk: int = 1 << 16) -> Optional[int]:
+    """Offset of the first differing byte, or None when equal (a shorter file differs at its end)."""
+    offset = 0
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            da, db = fa.read(chunk), fb.read(chunk)
+            if da != db:
+                n = min(len(da), len(db))
+                return offset + next((i for i in range(n) if da[i] != db[i]), n)
+            if not da:
+                return None
+            offset += len(da)
+
+
+def compare_trees(a: Path, b: Path) -> list[Difference]:
+    files_a = {f.path: f for f in store.output_files(a)}
+    files_b = {f.path: f for f in store.output_files(b)}
+    diffs = [Difference(path, "only in the first build") for path in sorted(set(files_a) - set(files_b))]
+    diffs += [Difference(path, "only in the second build") for path in sorted(set(files_b) - set(files_a))]
+    for path in sorted(set(files_a) & set(files_b)):
+        if files_a[path].sha256 != files_b[path].sha256:
+            offset = first_difference(a / path, b / path)
+            sizes = f"{files_a[path].size} vs {files_b[path].size} bytes"
+            diffs.append(Difference(path, f"first differing byte at offset {offset} (0x{offset or 0:x}); {sizes}"))
+    return diffs
+
+
+def _require_identical(first: Path, second: Path, run: proc.Runner = proc.run) -> None:
+    differences = compare_trees(first, second)
+    if not differences:
+        return
+    lines = [f"two builds of the same inputs differ in {len(differences)} file(s):"]
+    lines += [f"  {d.path}: {d.detail}" for d in differences]
+    if shutil.which("diffoscope"):
+        # diffoscope exits 0 same, 1 different, 2 trouble (diffoscope(1))
+        done = run(["diffoscope", "--text", "-", str(first), str(second)], timeout=600)
+        if done.returncode in (0, 1):
+            lines += ["diffoscope:"] + done.stdout.splitlines()[:200]
+    else:
+        lines.append("(install diffoscope for a structured comparison)")
+    raise NotReproducible("\n".join(lines), hint="something in the build depends on the time, the path or the machine; see the differing files")
