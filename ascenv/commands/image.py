@@ -1,0 +1,106 @@
+"""Build, list, verify and pin the container images that operator builds run in.
+
+Images are declared in containers/<name>/image.toml and pinned in containers/pins.toml: a Debian
+bootstrap by its image ID (a pure function of its files), a registry image by its digest.
+`build` reuses a present image equal to its pin (a digest check), `verify` compares without
+building, `pin` is the only way a pin changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ascenv import cli, errors, paths, serde
+from ascenv.cache.roots import ascenv_cache_dir
+from ascenv.containers import engine as engine_mod, images
+from ascenv.containers.pins import PINS_FILE, load_pins, save_pins
+from ascenv.containers.recipe import load_recipe, recipe_names
+
+NAME = "image"
+ORDER = 60
+HELP = "build, list, verify and pin the pinned build containers"
+
+
+class PinMismatch(errors.AscenvError):
+    exit_code = errors.EXIT_FINDINGS
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="image_command", metavar="ACTION", required=True)
+    for action, text, needs_name in (
+        ("build", "build (or pull) an image and load it into the engine; reuse it when it equals its pin", True),
+        ("ls", "list the images with their state: ok, drifted, missing or unpinned", False),
+        ("verify", "check that the present image equals its pin; name the packages that differ", True),
+        ("pin", "record the image's ID or digest and package versions in pins.toml", True),
+    ):
+        p = sub.add_parser(action, help=text, description=text)
+        if needs_name:
+            p.add_argument("name", metavar="NAME", help="an image under containers/ (see `ascenv image ls`)")
+        if action == "build":
+            p.add_argument("--force", action="store_true", help="bootstrap again even when the pinned image is present")
+            p.add_argument("--save", metavar="FILE", help="also keep the image archive (docker load -i FILE on an air-gapped machine)")
+        p.add_argument("--containers", metavar="DIR", help="the recipes directory (default: ascenv's containers/)")
+        p.add_argument("--pins", metavar="FILE", help="the pins file (default: pins.toml in the recipes directory)")
+        cli.add_format_option(p)
+
+
+def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    directory = Path(args.containers) if args.containers else paths.data_dir("containers")
+    pins_path = Path(args.pins) if args.pins else directory / PINS_FILE
+    pins = load_pins(pins_path)
+    from ascenv.output import image as render
+
+    if args.image_command == "ls":
+        recipes = [load_recipe(directory, n) for n in recipe_names(directory)]
+        engine = engine_mod.connect(ctx.environ)
+        statuses = [images.status(r, pins.get(r.name), engine) for r in recipes]
+        if args.format == "json":
+            ctx.out.json({"schema": 1, "images": serde.to_data(statuses)})
+        else:
+            render.status_table(ctx.out, statuses)
+        return errors.EXIT_OK
+
+    recipe = load_recipe(directory, args.name)
+    pin = pins.get(recipe.name)
+    if args.image_command == "build":
+        images.require_pin(recipe, pin)  # refuse before asking anything of the engine
+    engine = engine_mod.connect(ctx.environ)
+    home = ctx.environ.get("HOME") or os.path.expanduser("~")
+    host = images.Host(environ=ctx.environ, cache=Path(ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)), run=ctx.run)
+
+    if args.image_command == "verify":
+        if pin is not None and pin.architecture != engine.arch:
+            raise errors.PlatformMismatch(f"{recipe.name} is pinned for {pin.architecture}; this engine runs {engine.arch}")
+        state = images.status(recipe, pin, engine)
+        if args.format == "json":
+            ctx.out.json({"schema": 1, **serde.to_data(state)})
+        else:
+            render.verify(ctx.out, state)
+        return errors.EXIT_OK if state.state == images.OK else errors.EXIT_FINDINGS
+
+    if args.image_command == "build":
+        outcome = images.build(recipe, pin, engine, host, force=args.force, save=Path(args.save) if args.save else None)
+        if args.format == "json":
+            ctx.out.json({"schema": 1, **serde.to_data(outcome)})
+        else:
+            render.build(ctx.out, outcome)
+        if outcome.matches_pin is False:
+            assert pin is not None
+            changes = "; ".join(c.describe() for c in outcome.pin_changes) or "same package versions, different file contents"
+            message = f"{recipe.name} built as {outcome.image_id}, but pins.toml has {pin.image_id} ({changes})"
+            hint = f"if the new image is intended, record it: ascenv image pin {recipe.name}"
+            if pin.recipe_sha256 == recipe.sha256:
+                raise errors.NotReproducible(message, hint=hint)
+            raise PinMismatch(message + "; the recipe changed since it was pinned", hint=hint)
+        return errors.EXIT_OK
+
+    new_pin = images.make_pin(recipe, engine, host)
+    pins[recipe.name] = new_pin
+    save_pins(pins_path, pins)
+    if args.format == "json":
+        ctx.out.json({"schema": 1, "name": recipe.name, "pin": serde.to_data(new_pin)})
+    else:
+        render.pinned(ctx.out, recipe.name, new_pin, pins_path)
+    return errors.EXIT_OK

@@ -1,0 +1,292 @@
+"""The container engine behind one small interface, through the docker SDK (imported lazily, so
+the rest of ascenv works where it is missing).
+
+``connect(environ)`` is the preflight: it tells apart the four ways an engine can be unusable —
+SDK missing, daemon unreachable, socket permission denied, engine too old — each its own
+``EngineError`` (and exit code). ``Engine.run`` is what builds use: no network, read-only sources,
+the caller's uid:gid, a timeout, ``ascenv.*`` labels, and the container removed on every exit
+path (Ctrl-C and SIGTERM included).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+
+from ascenv.containers import LABEL_PREFIX, MANAGED_LABEL
+from ascenv.errors import AscenvError, EngineError, EnginePermissionDenied, EngineSdkMissing, EngineTooOld, EngineUnreachable, EXIT_FINDINGS
+
+# API 1.41 = Docker 20.10, the oldest engine cibuildwheel accepts too
+# (pypa/cibuildwheel@8832cf6b cibuildwheel/oci_container.py::_check_engine_version).
+MIN_API = "1.41"
+DEFAULT_HOST = "unix:///var/run/docker.sock"
+CONTAINER_LABEL = "ascenv.container"  # the container's own name, on every container ascenv runs
+DEFAULT_TIMEOUT = 3600.0
+
+
+class ImageNotAvailable(AscenvError):
+    """The image is neither present nor obtainable (registry unreachable, tag unknown)."""
+
+    exit_code = EXIT_FINDINGS
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: str  # host path
+    target: str  # path inside the container
+    read_only: bool = True
+
+
+@dataclass(frozen=True)
+class RunResult:
+    exit_code: Optional[int]  # None when the container was killed at the timeout
+    timed_out: bool
+    logs: str  # stdout and stderr, interleaved as the container wrote them
+    duration: float
+    container: str  # its name (already removed)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    id: str
+    tags: tuple[str, ...] = ()
+    repo_digests: tuple[str, ...] = ()
+    labels: dict[str, str] = field(default_factory=dict)
+    size: int = 0
+
+
+def _api_tuple(version: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(p) for p in version.split("."))
+    except ValueError:
+        return (0,)
+
+
+def check_api_version(found: str, server_version: str, host: str) -> None:
+    if _api_tuple(found) < _api_tuple(MIN_API):
+        raise EngineTooOld(
+            f"the Docker engine at {host} is version {server_version} (API {found}); ascenv needs API {MIN_API} (Docker 20.10) or newer",
+            hint="upgrade the engine (Debian/Ubuntu: apt-get install docker.io), then retry",
+        )
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and everything it wraps (``__cause__``, ``__context__``, urllib3 ``reason``,
+    exceptions inside ``args``): the SDK buries the OSError that says what happened."""
+    seen: set[int] = set()
+    todo = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        nested = [current.__cause__, current.__context__, getattr(current, "reason", None), *getattr(current, "args", ())]
+        todo.extend(n for n in nested if isinstance(n, BaseException))
+
+
+def classify_connection_error(exc: BaseException, host: str) -> EngineError:
+    """What the preflight raises for an exception met while talking to the engine."""
+    oserrors = [e for e in _causes(exc) if isinstance(e, OSError) and e.errno is not None]
+    if any(e.errno in (errno.EACCES, errno.EPERM) for e in oserrors):
+        return EnginePermissionDenied(
+            f"permission denied on the Docker engine socket {host}",
+            hint="add your user to the 'docker' group and log in again, or point DOCKER_HOST at an engine you may use (rootless docker)",
+        )
+    reason = oserrors[0].strerror if oserrors else str(exc).splitlines()[0][:200]
+    return EngineUnreachable(
+        f"no Docker engine answers at {host} ({reason})",
+        hint="start the engine (systemctl start docker, or dockerd &), or set DOCKER_HOST to one that runs",
+    )
+
+
+def connect(environ: Mapping[str, str], *, timeout: float = 120) -> "Engine":
+    """The preflight: an ``Engine`` that answers with a recent enough API, or an ``EngineError``."""
+    try:
+        import docker
+    except ImportError as exc:
+        raise EngineSdkMissing(
+            f"the docker Python SDK is not installed ({exc})",
+            hint="install it beside ascenv: pip install 'docker>=7'",
+        ) from None
+    host = environ.get("DOCKER_HOST") or DEFAULT_HOST
+    try:
+        # A fixed API version: no request is made until version() below, which needs no prefix.
+        client = docker.from_env(version=MIN_API, environment=dict(environ), timeout=int(timeout))
+        info = client.api.version(api_version=False)
+    except Exception as exc:  # noqa: BLE001 - DockerException and requests' errors, classified
+        raise classify_connection_error(exc, host) from None
+    check_api_version(str(info.get("ApiVersion", "0")), str(info.get("Version", "?")), host)
+    return Engine(client, host=host, server_version=str(info.get("Version", "?")), arch=str(info.get("Arch", "?")))
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while inside, so ``finally`` clean-up runs for it as for
+    Ctrl-C (Python's default SIGTERM kills without unwinding). Only the main thread can do this."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _image_info(image: Any) -> ImageInfo:
+    attrs = image.attrs
+    return ImageInfo(
+        id=image.id,
+        tags=tuple(image.tags),
+        repo_digests=tuple(attrs.get("RepoDigests") or ()),
+        labels=dict((attrs.get("Config") or {}).get("Labels") or {}),
+        size=int(attrs.get("Size") or 0),
+    )
+
+
+class Engine:
+    """The one interface to the engine; tests of pure code use a fake with the same methods."""
+
+    def __init__(self, client: Any, *, host: str, server_version: str, arch: str) -> None:
+        self.client = client
+        self.host = host
+        self.server_version = server_version
+        self.arch = arch  # GOARCH names: amd64, arm64
+
+    # images ----------------------------------------------------------------------------------
+    def image(self, ref: str) -> Optional[ImageInfo]:
+        """The image called ``ref`` (ID, name:tag or name@digest), or None when absent."""
+        import docker.errors
+
+        try:
+            return _image_info(self.client.images.get(ref))
+        except docker.errors.ImageNotFound:
+            return None
+
+    def images(self, labels: Mapping[str, str]) -> list[ImageInfo]:
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        return sorted((_image_info(i) for i in self.client.images.list(filters=filters)), key=lambda i: i.id)
+
+    def load(self, archive: Path) -> list[str]:
+        """``docker load`` an archive; returns the IDs or names the engine reports."""
+        with open(archive, "rb") as fh:
+            return [image.id for image in self.client.images.load(fh)]
+
+    def pull(self, ref: str) -> ImageInfo:
+        """Pull ``repository:tag`` or ``repository@sha256:…``; ImageNotAvailable when it cannot."""
+        import docker.errors
+
+        repository, sep, reference = ref.rpartition("@") if "@" in ref else ref.rpartition(":")
+        try:
+            image = self.client.images.pull(repository, tag=reference)
+        except docker.errors.APIError as exc:
+            raise ImageNotAvailable(
+                f"cannot pull {ref}: {exc.explanation or exc}",
+                hint=f"on a machine that reaches the registry: docker pull {ref} && docker save {ref} -o image.tar; copy image.tar here and run docker load -i image.tar",
+            ) from None
+        return _image_info(image)
+
+    def remove_image(self, ref: str) -> None:
+        import docker.errors
+
+        with contextlib.suppress(docker.errors.NotFound):
+            self.client.images.remove(ref, force=True)
+
+    # containers ------------------------------------------------------------------------------
+    def containers(self, labels: Mapping[str, str]) -> list[str]:
+        """Names of all containers (running or not) carrying these labels."""
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        return sorted(c.name for c in self.client.containers.list(all=True, filters=filters))
+
+    def run(
+        self,
+        image: str,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount] = (),
+        workdir: str = "/",
+        env: Optional[Mapping[str, str]] = None,
+        user: Optional[str] = None,
+        network_disabled: bool = True,
+        timeout: float = DEFAULT_TIMEOUT,
+        labels: Optional[Mapping[str, str]] = None,
+        on_log: Optional[Callable[[str], None]] = None,
+    ) -> RunResult:
+        """Run ``command`` in a new container of ``image`` and remove it, whatever happens.
+
+        ``user`` defaults to the caller's ``uid:gid`` so files written to mounts are the caller's.
+        ``labels`` keys must start with ``ascenv.``; ``ascenv.managed`` and ``ascenv.container``
+        are added. ``on_log`` receives output as it arrives. At ``timeout`` seconds the container
+        is killed and the result says ``timed_out``.
+        """
+        import docker.errors
+        import docker.types
+        import requests.exceptions
+
+        bad = [k for k in (labels or {}) if not k.startswith(LABEL_PREFIX)]
+        if bad:
+            raise ValueError(f"container labels must start with {LABEL_PREFIX!r}: {bad}")
+        name = f"ascenv-{uuid.uuid4().hex[:16]}"
+        all_labels = {**(labels or {}), MANAGED_LABEL: "true", CONTAINER_LABEL: name}
+        start = time.monotonic()
+        chunks: list[str] = []
+        with sigterm_as_interrupt():
+            try:
+                container = self.client.containers.create(
+                    image,
+                    command=list(command),
+                    name=name,
+                    labels=all_labels,
+                    working_dir=workdir,
+                    environment=dict(env or {}),
+                    user=user or f"{os.getuid()}:{os.getgid()}",
+                    network_mode="none" if network_disabled else None,
+                    mounts=[docker.types.Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in mounts],
+                    detach=True,
+                )
+                pump = threading.Thread(target=_pump_logs, args=(container, chunks, on_log), daemon=True)
+                container.start()
+                pump.start()
+                try:
+                    code: Optional[int] = int(container.wait(timeout=timeout)["StatusCode"])
+                    timed_out = False
+                except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                    with contextlib.suppress(docker.errors.APIError):
+                        container.kill()
+                    code, timed_out = None, True
+                pump.join(timeout=10)
+                return RunResult(code, timed_out, "".join(chunks), time.monotonic() - start, name)
+            except docker.errors.ImageNotFound:
+                raise ImageNotAvailable(f"image {image} is not present in the engine at {self.host}", hint="build or load it first: ascenv image build NAME") from None
+            finally:
+                # By name, so a container created just before an interrupt is removed too.
+                with contextlib.suppress(docker.errors.NotFound):
+                    self.client.api.remove_container(name, force=True)
+
+
+def _pump_logs(container: Any, chunks: list, on_log: Optional[Callable[[str], None]]) -> None:
+    try:
+        for chunk in container.logs(stream=True, follow=True):
+            text = chunk.decode("utf-8", errors="replace")
+            chunks.append(text)
+            if on_log is not None:
+                on_log(text)
+    except Exception:  # noqa: BLE001 - the stream ends with an error when the container goes away
+        return

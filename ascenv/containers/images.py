@@ -1,0 +1,203 @@
+"""What ``ascenv image`` does, as functions of a recipe, its pin and an engine: status (ls and
+verify), build, and pin. Nothing here prints or reads the environment; the command passes it in."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Optional
+
+from ascenv import proc
+from ascenv.containers import RECIPE_LABEL, bootstrap
+from ascenv.containers.engine import Engine, ImageInfo, ImageNotAvailable, sigterm_as_interrupt
+from ascenv.containers.pins import PackageChange, Pin, package_changes
+from ascenv.containers.recipe import Recipe
+from ascenv.errors import AscenvError, EXIT_USAGE
+
+OK = "ok"  # pinned, and exactly the pinned image is present
+DRIFTED = "drifted"  # pinned, and an image of this recipe is present, but not the pinned one
+MISSING = "missing"  # pinned, nothing of this recipe present
+UNPINNED = "unpinned"  # no pin yet
+
+
+class Unpinned(AscenvError):
+    """A registry image has no digest in pins.toml; ascenv never guesses one."""
+
+    exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class ImageStatus:
+    name: str
+    kind: str
+    state: str
+    pinned: Optional[str]  # the pin's image ID (bootstrap) or reference with digest (registry)
+    present: Optional[str]  # the ID of the image found in the engine, if any
+    recipe_changed: bool  # the recipe was edited after the pin was made
+    changes: tuple[PackageChange, ...] = ()
+    size: int = 0
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    name: str
+    image_id: str
+    tag: str
+    reused: bool  # already present and equal to the pin: nothing was built
+    seconds: float
+    size: int
+    packages: dict[str, str] = field(default_factory=dict)
+    pin_changes: tuple[PackageChange, ...] = ()
+    matches_pin: Optional[bool] = None  # None: there is no pin to compare with
+
+
+def _packages(info: ImageInfo) -> dict[str, str]:
+    return bootstrap.parse_packages_label(info.labels.get(bootstrap.PACKAGES_LABEL, ""))
+
+
+def _recipe_images(recipe: Recipe, engine: Engine) -> list[ImageInfo]:
+    """Images built from this recipe, those of the current recipe text first."""
+    found = engine.images({RECIPE_LABEL: recipe.name})
+    return sorted(found, key=lambda i: i.labels.get(bootstrap.RECIPE_SHA_LABEL) != recipe.sha256)
+
+
+def status(recipe: Recipe, pin: Optional[Pin], engine: Engine) -> ImageStatus:
+    """Compare what the engine holds with the pin: a lookup by ID or digest, never a rebuild."""
+    changed = pin is not None and pin.recipe_sha256 != recipe.sha256
+    if recipe.kind == "registry":
+        reg = recipe.registry
+        assert reg is not None
+        exact = engine.image(pin.ref) if pin and pin.ref else None
+        other = None if exact else engine.image(f"{reg.repository}:{reg.tag}")
+        found = exact or other
+        pinned = pin.ref if pin else None
+        state = UNPINNED if pin is None else OK if exact else DRIFTED if other else MISSING
+        return ImageStatus(recipe.name, recipe.kind, state, pinned, found.id if found else None, changed, (), found.size if found else 0)
+    exact = engine.image(pin.image_id) if pin and pin.image_id else None
+    if pin is None:
+        candidates = _recipe_images(recipe, engine)
+        found = candidates[0] if candidates else None
+        return ImageStatus(recipe.name, recipe.kind, UNPINNED, None, found.id if found else None, False, (), found.size if found else 0)
+    if exact is not None:
+        return ImageStatus(recipe.name, recipe.kind, OK, pin.image_id, exact.id, changed, (), exact.size)
+    candidates = _recipe_images(recipe, engine)
+    if not candidates:
+        return ImageStatus(recipe.name, recipe.kind, MISSING, pin.image_id, None, changed)
+    other = candidates[0]
+    changes = tuple(package_changes(pin.packages, _packages(other)))
+    return ImageStatus(recipe.name, recipe.kind, DRIFTED, pin.image_id, other.id, changed, changes, other.size)
+
+
+@dataclass(frozen=True)
+class Host:
+    """What a bootstrap needs from the machine; the command fills it in."""
+
+    environ: Mapping[str, str]
+    cache: Path  # ascenv's cache root
+    etc_apt: Path = Path("/etc/apt")
+    run: proc.Runner = proc.run
+    is_root: bool = field(default_factory=lambda: os.geteuid() == 0)
+
+
+def build(recipe: Recipe, pin: Optional[Pin], engine: Engine, host: Host, *, force: bool = False, save: Optional[Path] = None) -> BuildOutcome:
+    start = time.monotonic()
+    if recipe.kind == "registry":
+        return _obtain_registry_image(recipe, pin, engine, start)
+    if pin is not None and not force and save is None and pin.recipe_sha256 == recipe.sha256:
+        present = engine.image(pin.image_id or "")
+        if present is not None:  # the ID is the content hash: present means identical
+            return BuildOutcome(recipe.name, present.id, _tag(present, recipe), True, time.monotonic() - start, present.size, _packages(present), (), True)
+    archive = bootstrap_image(recipe, engine, host, save)
+    info = engine.image(archive.image_id)
+    if info is None:
+        raise bootstrap.BootstrapFailed(f"the engine did not keep the image {archive.image_id} after loading {archive.path}")
+    matches = None if pin is None else pin.image_id == archive.image_id
+    changes = () if pin is None else tuple(package_changes(pin.packages, archive.packages))
+    return BuildOutcome(recipe.name, archive.image_id, archive.tag, False, time.monotonic() - start, info.size, archive.packages, changes, matches)
+
+
+def _tag(info: ImageInfo, recipe: Recipe) -> str:
+    return next((t for t in info.tags if t.startswith(f"ascenv/{recipe.name}:")), info.tags[0] if info.tags else info.id)
+
+
+def require_pin(recipe: Recipe, pin: Optional[Pin]) -> None:
+    """Registry images are used by digest only; without a pin there is nothing safe to use."""
+    reg = recipe.registry
+    if reg is not None and (pin is None or not pin.ref):
+        raise Unpinned(
+            f"{recipe.name} ({reg.repository}:{reg.tag}) has no pinned digest, and ascenv does not build from a moving tag",
+            hint=f"on a machine that reaches the registry run: ascenv image pin {recipe.name}  (then commit containers/pins.toml)",
+        )
+
+
+def _obtain_registry_image(recipe: Recipe, pin: Optional[Pin], engine: Engine, start: float) -> BuildOutcome:
+    require_pin(recipe, pin)
+    assert pin is not None and pin.ref is not None
+    info = engine.image(pin.ref) or engine.pull(pin.ref)
+    return BuildOutcome(recipe.name, info.id, pin.ref, False, time.monotonic() - start, info.size, {}, (), True)
+
+
+def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[Path] = None) -> bootstrap.ImageArchive:
+    """mmdebstrap -> deterministic archive -> ``docker load``; the work directory (in the cache,
+    not /tmp, which may be a small tmpfs) is removed on every exit path, SIGTERM included."""
+    boot = recipe.bootstrap
+    assert boot is not None
+    if not host.is_root:
+        raise bootstrap.BootstrapFailed(
+            "bootstrapping an image runs mmdebstrap in root mode, which needs root",
+            hint=f"run `ascenv image build {recipe.name}` as root, or docker load an archive made with --save on another machine",
+        )
+    arch = bootstrap.host_architecture(host.run)
+    source = bootstrap.mirror_for(bootstrap.read_host_sources(host.etc_apt), boot.suite, host.etc_apt)
+    images_dir = host.cache / "images"
+    images_dir.mkdir(parents=True, exist_ok=True)
+    with sigterm_as_interrupt():
+        work = Path(tempfile.mkdtemp(prefix=f"build-{recipe.name}-", dir=images_dir))
+        try:
+            rootfs = work / "rootfs"
+            bootstrap.run_mmdebstrap(boot, source, rootfs, images_dir / recipe.name / "debs", arch, host.environ, host.run)
+            archive = bootstrap.write_image_archive(rootfs, save or work / "image.tar", recipe, arch)
+            remove_tree(rootfs)
+            loaded = engine.load(archive.path)
+            if archive.image_id not in loaded:
+                raise bootstrap.BootstrapFailed(f"the engine loaded {loaded} from {archive.path}, expected {archive.image_id}")
+            return archive
+        finally:
+            remove_tree(work)
+
+
+def remove_tree(path: Path) -> None:
+    """rmtree that retries briefly: processes of a killed mmdebstrap may still be exiting."""
+    for attempt in range(10):
+        try:
+            shutil.rmtree(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            if attempt == 9:
+                raise
+            time.sleep(0.5)
+
+
+def make_pin(recipe: Recipe, engine: Engine, host: Host) -> Pin:
+    """The pin for what this machine has or builds now (an explicit update, never a guess)."""
+    if recipe.kind == "registry":
+        reg = recipe.registry
+        assert reg is not None
+        info = engine.pull(f"{reg.repository}:{reg.tag}")
+        digests = [d for d in info.repo_digests if d.startswith(reg.repository + "@")]
+        if not digests:
+            raise ImageNotAvailable(f"the engine reports no registry digest for {reg.repository}:{reg.tag} (RepoDigests: {list(info.repo_digests)})")
+        return Pin("registry", recipe.sha256, engine.arch, ref=digests[0], tag=reg.tag)
+    current = [i for i in _recipe_images(recipe, engine) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256]
+    if len(current) == 1:  # one image of this exact recipe: pin it; several (mirror drift): rebuild
+        info = current[0]
+    else:
+        archive = bootstrap_image(recipe, engine, host)
+        info = engine.image(archive.image_id) or ImageInfo(archive.image_id)
+    return Pin("bootstrap", recipe.sha256, engine.arch, image_id=info.id, packages=_packages(info))
