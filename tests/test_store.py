@@ -1,0 +1,217 @@
+"""ascenv.store: source hashing, the manifest round trip, atomic commits, verification, gc."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+from typing import Dict, Optional
+
+import pytest
+
+from ascenv import store
+from ascenv.errors import InputError, UsageError
+from ascenv.store import Manifest, Store
+
+ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2 example "abc"
+
+
+def manifest_for(op: str, key: str, target: str, finished: str, outputs: Dict[str, bytes]) -> Manifest:
+    return Manifest(
+        schema=1, op=op, op_type="AddCustom", target=target, key=key, build_type=store.BUILD_TYPE,
+        ascenv_version="0.1.0", source_date_epoch=1700000000, source_date_epoch_from="recipe",
+        source_digest="0" * 64, recipe_digest="1" * 64, command=("make",), env={"TZ": "UTC"},
+        toolchain=store.Toolchain("builder-bookworm", "sha256:" + "a" * 64, "sha256:" + "a" * 64, {"g++": "g++ 12.2.0"}),
+        host={"arch": "x86_64"},
+        timings=store.Timings(finished, finished, 0.1, 2.0, 2.1),
+        inputs=(store.InputFile("cpu/main.cpp", "100644", 3, ABC_SHA256),),
+        outputs=tuple(store.OutputFile(p, len(d), hashlib.sha256(d).hexdigest()) for p, d in sorted(outputs.items())),
+    )
+
+
+def add_entry(st: Store, op: str, key: str, *, target: str = "cpu", finished: str = "2026-01-01T00:00:00Z",
+              outputs: Optional[Dict[str, bytes]] = None) -> store.Entry:
+    outputs = outputs if outputs is not None else {"add_custom_cpu": b"binary-" + key.encode()}
+    with st.staging("test") as stage:
+        entry = stage / "entry"
+        for path, data in outputs.items():
+            (entry / "outputs" / path).parent.mkdir(parents=True, exist_ok=True)
+            (entry / "outputs" / path).write_bytes(data)
+        (entry / store.MANIFEST).write_text(store.dumps_manifest(manifest_for(op, key, target, finished, outputs)))
+        committed, ours = st.commit(op, key, entry)
+    assert ours
+    return committed
+
+
+# hashing ---------------------------------------------------------------------------------------
+
+
+def test_sha256_file_matches_the_fips_example(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"abc")
+    assert store.sha256_file(tmp_path / "f") == (3, ABC_SHA256)
+    big = os.urandom(3 * (1 << 20) + 17)  # crosses the 1 MiB read blocks
+    (tmp_path / "big").write_bytes(big)
+    assert store.sha256_file(tmp_path / "big") == (len(big), hashlib.sha256(big).hexdigest())
+
+
+def make_tree(root: Path) -> Path:
+    (root / "op_kernel").mkdir(parents=True)
+    (root / "op_kernel" / "add_custom.cpp").write_bytes(b"abc")
+    (root / "build.sh").write_text("#!/bin/sh\n")
+    (root / "build.sh").chmod(0o755)
+    (root / "link").symlink_to("op_kernel/add_custom.cpp")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root
+
+
+def test_hash_tree_records_paths_modes_contents_not_git(tmp_path: Path) -> None:
+    files = store.hash_tree(make_tree(tmp_path / "p"))
+    assert [(f.path, f.mode, f.size) for f in files] == [
+        ("build.sh", "100755", 10), ("link", "120000", 24), ("op_kernel/add_custom.cpp", "100644", 3)]
+    assert files[2].sha256 == ABC_SHA256
+    assert files[1].sha256 == hashlib.sha256(b"op_kernel/add_custom.cpp").hexdigest()
+
+
+def test_tree_digest_ignores_mtimes_but_not_bytes_modes_or_names(tmp_path: Path) -> None:
+    root = make_tree(tmp_path / "p")
+    base = store.tree_digest(store.hash_tree(root))
+    os.utime(root / "build.sh", (1, 1))
+    assert store.tree_digest(store.hash_tree(root)) == base
+    (root / "op_kernel" / "add_custom.cpp").write_bytes(b"abd")  # one changed byte
+    assert store.tree_digest(store.hash_tree(root)) != base
+    (root / "op_kernel" / "add_custom.cpp").write_bytes(b"abc")
+    assert store.tree_digest(store.hash_tree(root)) == base
+    (root / "build.sh").chmod(0o644)
+    assert store.tree_digest(store.hash_tree(root)) != base
+    (root / "build.sh").chmod(0o755)
+    (root / "op_kernel" / "add_custom.cpp").rename(root / "op_kernel" / "add_custom2.cpp")
+    assert store.tree_digest(store.hash_tree(root)) != base
+
+
+# manifest ----------------------------------------------------------------------------------------
+
+
+def test_manifest_round_trips_through_toml() -> None:
+    m = manifest_for("add_custom", "k" * 64, "cpu", "2026-01-01T00:00:00Z", {"a": b"abc"})
+    text = store.dumps_manifest(m)
+    assert 'op-type = "AddCustom"' in text and "[toolchain.versions]" in text
+    assert store.loads_manifest(text, "m.toml") == m
+
+
+def test_a_bad_manifest_names_the_key_path() -> None:
+    text = store.dumps_manifest(manifest_for("add_custom", "k" * 64, "cpu", "x", {"a": b"abc"}))
+    with pytest.raises(InputError, match=r"^m.toml: inputs\[0\].size: expected integer, found string"):
+        store.loads_manifest(text.replace("size = 3\n", 'size = "3"\n'), "m.toml")
+    with pytest.raises(InputError, match="m.toml: schema: this ascenv reads schema 1, found 2"):
+        store.loads_manifest(text.replace("schema = 1", "schema = 2"), "m.toml")
+
+
+# commit, verify --------------------------------------------------------------------------------
+
+
+def test_commit_moves_a_whole_entry_in_and_staging_never_leaks(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    entry = add_entry(st, "add_custom", "k1" * 32)
+    assert entry.path == tmp_path / "store" / "add_custom" / ("k1" * 32)
+    assert st.verify(entry) == []
+    assert list((tmp_path / "store" / store.TMP).iterdir()) == []
+    assert (tmp_path / "store" / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+    with pytest.raises(KeyboardInterrupt):
+        with st.staging("build-add_custom") as stage:
+            (stage / "half").write_text("x")
+            raise KeyboardInterrupt
+    assert list((tmp_path / "store" / store.TMP).iterdir()) == []
+    assert [e.key for e in st.entries()] == ["k1" * 32]
+
+
+def test_a_second_commit_of_a_good_entry_keeps_the_first(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    first = add_entry(st, "add_custom", "k1" * 32)
+    with st.staging("test") as stage:
+        (stage / "entry" / "outputs").mkdir(parents=True)
+        committed, ours = st.commit("add_custom", "k1" * 32, stage / "entry")
+    assert not ours and committed.path == first.path and st.verify(committed) == []
+
+
+def test_verify_names_changed_missing_and_extra_outputs(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    entry = add_entry(st, "add_custom", "k1" * 32, outputs={"a": b"abc", "b": b"def"})
+    (entry.outputs / "a").write_bytes(b"abd")
+    (entry.outputs / "b").unlink()
+    (entry.outputs / "c").write_bytes(b"new")
+    problems = st.verify(entry)
+    assert problems[0].startswith("outputs/a: sha256 ") and problems[0].endswith(f"the manifest says {ABC_SHA256[:16]}...")
+    assert problems[1:] == ["outputs/b: missing", "outputs/c: not in the manifest"]
+
+
+def test_a_damaged_entry_is_replaced_on_commit(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    entry = add_entry(st, "add_custom", "k1" * 32, outputs={"a": b"abc"})
+    (entry.outputs / "a").write_bytes(b"abd")
+    again = add_entry(st, "add_custom", "k1" * 32, outputs={"a": b"abc"})
+    assert st.verify(again) == [] and (again.outputs / "a").read_bytes() == b"abc"
+
+
+def test_the_store_lock_serialises_commits(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    order = []
+
+    def holder() -> None:
+        with st.lock("x"):
+            order.append("first in")
+            threading.Event().wait(0.3)
+            order.append("first out")
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    threading.Event().wait(0.1)
+    with st.lock("x"):
+        order.append("second in")
+    thread.join()
+    assert order == ["first in", "first out", "second in"]
+
+
+def test_find_by_prefix(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    add_entry(st, "add_custom", "abcdef01" + "0" * 56)
+    add_entry(st, "add_custom", "abcdef02" + "0" * 56)
+    assert st.find("abcdef01").key.startswith("abcdef01")
+    with pytest.raises(UsageError, match="2 builds have keys starting with 'abcdef'"):
+        st.find("abcdef")
+    with pytest.raises(UsageError, match="at least 6 characters"):
+        st.find("abc")
+    with pytest.raises(UsageError, match="no build in .* has a key starting with 'ffffff'"):
+        st.find("ffffff")
+
+
+# gc ----------------------------------------------------------------------------------------------
+
+
+def test_gc_keeps_the_newest_per_op_and_target_and_what_a_lock_references(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    for day in (1, 2, 3):
+        add_entry(st, "add_custom", f"cpu{day}".ljust(64, "0"), finished=f"2026-01-0{day}T00:00:00Z")
+    npu_old = add_entry(st, "add_custom", "npu1".ljust(64, "0"), target="npu", finished="2026-01-01T00:00:00Z")
+    add_entry(st, "add_custom", "npu2".ljust(64, "0"), target="npu", finished="2026-01-02T00:00:00Z")
+    referenced = add_entry(st, "other", "oth1".ljust(64, "0"), finished="2026-01-01T00:00:00Z")
+    add_entry(st, "other", "oth2".ljust(64, "0"), finished="2026-01-02T00:00:00Z")
+    result = st.gc(1, referenced={referenced.manifest_sha256})
+    assert sorted(e.key[:4] for e in result.removed) == ["cpu1", "cpu2", "npu1"]
+    assert [e.key[:4] for e in result.kept_referenced] == ["oth1"]
+    assert sorted(e.key[:4] for e in st.entries()) == ["cpu3", "npu2", "oth1", "oth2"]
+    assert not npu_old.path.exists() and result.freed > 0
+    assert list((tmp_path / "store" / store.TMP).iterdir()) == []
+
+
+def test_gc_sweeps_staging_of_dead_processes_only(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    st.ensure()
+    dead = tmp_path / "store" / store.TMP / "build-add_custom.pid999999.abc"
+    alive = tmp_path / "store" / store.TMP / f"build-add_custom.pid{os.getpid()}.def"
+    for path in (dead, alive):
+        (path / "out").mkdir(parents=True)
+    result = st.gc(5, alive=lambda pid: pid == os.getpid())
+    assert result.swept_tmp == ("build-add_custom.pid999999.abc",)
+    assert alive.exists() and not dead.exists()
