@@ -124,8 +124,7 @@ def run_step(
         finally:
             done.set()
             if sock is not None:
-                with contextlib.suppress(Exception):
-                    _close(sock)
+                _close(sock)
             with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
                 client.api.remove_container(name, force=True)
             if follower.is_alive():
@@ -136,8 +135,12 @@ def run_step(
 
 
 def _close(sock) -> None:  # type: ignore[no-untyped-def]
-    raw = getattr(sock, "_sock", sock)
-    raw.close()
+    """Close the attach socket for real: the SDK hands out a SocketIO over the HTTP response's
+    socket, and the file descriptor goes only when every wrapper is closed."""
+    for closer in (getattr(getattr(sock, "_response", None), "close", None), getattr(getattr(sock, "_sock", None), "close", None), sock.close):
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                closer()
 
 
 def _read(path: Path) -> str:
