@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import os
 import signal
 import threading
 import time
 import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
@@ -122,13 +124,27 @@ def connect(environ: Mapping[str, str], *, timeout: float = 120) -> "Engine":
             hint="install it beside ascenv: pip install 'docker>=7'",
         ) from None
     host = environ.get("DOCKER_HOST") or DEFAULT_HOST
-    try:
-        # A fixed API version: no request is made until version() below, which needs no prefix.
-        client = docker.from_env(version=MIN_API, environment=dict(environ), timeout=int(timeout))
-        info = client.api.version(api_version=False)
-    except Exception as exc:  # noqa: BLE001 - DockerException and requests' errors, classified
-        raise classify_connection_error(exc, host) from None
-    check_api_version(str(info.get("ApiVersion", "0")), str(info.get("Version", "?")), host)
+    client = None
+    failure: Optional[EngineError] = None
+    # docker/transport/unixconn.py (docker 7.1) does not close its socket when connect() fails;
+    # collect it here, quietly, rather than leave a ResourceWarning to whoever runs next.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
+            # A fixed API version: no request is made until version() below, which needs no prefix.
+            client = docker.from_env(version=MIN_API, environment=dict(environ), timeout=int(timeout))
+            info = client.api.version(api_version=False)
+            check_api_version(str(info.get("ApiVersion", "0")), str(info.get("Version", "?")), host)
+        except EngineTooOld as exc:
+            failure = exc
+        except Exception as exc:  # noqa: BLE001 - DockerException and requests' errors, classified
+            failure = classify_connection_error(exc, host)
+        if failure is not None:
+            if client is not None:
+                client.close()
+            gc.collect()
+    if failure is not None:
+        raise failure
     return Engine(client, host=host, server_version=str(info.get("Version", "?")), arch=str(info.get("Arch", "?")))
 
 
