@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 from ascenv import model
 from ascenv.checks import run_checks
@@ -53,9 +54,28 @@ def replace(obj, **changes):
     return dataclasses.replace(obj, **direct)
 
 
-def findings_of(snap: model.Snapshot, check_id: str) -> list[model.Finding]:
-    return [f for f in run_checks(snap) if f.id == check_id]
+def findings_of(snap: model.Snapshot, check_id: str, matrix: object = None) -> list[model.Finding]:
+    return [f for f in run_checks(snap, matrix) if f.id == check_id]
 
 
-def severities(snap: model.Snapshot, check_id: str) -> list[str]:
-    return [f.severity.value for f in findings_of(snap, check_id)]
+def severities(snap: model.Snapshot, check_id: str, matrix: object = None) -> list[str]:
+    return [f.severity.value for f in findings_of(snap, check_id, matrix)]
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_matrix():
+    """The compat matrix shipped in compat/ (loaded once per test session)."""
+    from ascenv import compat
+
+    return compat.load()
+
+
+def with_install(snap: model.Snapshot, **changes: object) -> model.Snapshot:
+    """The snapshot with its (first) CANN install changed: with_install(snap, kernels=())."""
+    first, *rest = snap.cann.installs
+    return replace(snap, cann__installs=(dataclasses.replace(first, **changes), *rest))
+
+
+def with_packages(snap: model.Snapshot, *dists: model.Distribution, python: str = "3.10.12", arch: str = "aarch64") -> model.Snapshot:
+    """The snapshot with these distributions on a Python of that version and architecture."""
+    return replace(snap, python__distributions=dists, python__version=python, python__platform=f"linux-{arch}", host__arch=arch)

@@ -1,0 +1,171 @@
+"""Built-in kernels for this SoC, the --soc_version for ATC, a stale `latest`, compiler vs opp."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Iterator, Optional, Tuple
+
+from ascenv.checks import check, finding
+from ascenv.checks.facts import accepted, describe_ranges, device_socs, effective_version, judged_installs, opp_abi_ranges, parse
+from ascenv.model import CannInstall, Finding, Severity, Snapshot
+from ascenv.probe.cann import KERNEL_DIR
+from ascenv.versions import ProductLine
+
+
+def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[Tuple[str, bool]]:
+    """(package name, documented?) for a compute unit in this CANN release, if the matrix knows."""
+    release = matrix.cann_release(install.version) if matrix is not None and parse(install.version, ProductLine.CANN) else None
+    found = release.package_for(unit) if release else None
+    return (found[0], found[1].value == "documented") if found else None
+
+
+@check(
+    "ASC-KERNELS-SOC",
+    layer="kernels",
+    title="built-in kernels installed for this SoC",
+    explain="""
+The toolkit holds no operator binaries: they come in a per-chip package (Ascend-cann-kernels-<chip>
+up to 8.3, Ascend-cann-<chip>-ops from 8.5, mandatory there) installed into
+opp/built-in/op_impl/ai_core/tbe/kernel/<compute unit>. Without it torch_npu fails with "please
+check if the opp_kernel package is installed" (vllm-ascend#237; research/peers-and-pain-points.md
+§10 #7); ascend-deployer checks the same directory. Package names per CANN release and compute unit
+come from compat/cann.toml.
+""",
+)
+def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    units = sorted({s.compute_unit for s in device_socs(snap, matrix) if s.compute_unit})
+    for install in judged_installs(snap) if units else ():
+        kernel_dir = posixpath.join(install.path, KERNEL_DIR)
+        for unit in units:
+            if unit in install.kernels:
+                yield finding("ASC-KERNELS-SOC", Severity.OK, f"CANN {install.version or '?'} has kernels for {unit}", evidence=(kernel_dir,))
+                continue
+            package = _package(matrix, install, unit)
+            if package:
+                name, documented = package
+                arch = install.arch or snap.host.arch or "<arch>"
+                fix = f"./{name}_{install.version}_linux-{arch}.run --install" + ("" if documented else "  # package name inferred")
+            else:
+                name, fix = "the kernels/ops package", f"install the kernels/ops package for {unit} of CANN {install.version or 'this install'}"
+            yield finding(
+                "ASC-KERNELS-SOC", Severity.ERROR, f"CANN {install.version or '?'} has no kernels for {unit}",
+                found=f"{kernel_dir}/ holds {', '.join(install.kernels) or 'nothing'}",
+                expected=f"{kernel_dir}/{unit} from {name}", evidence=(kernel_dir,), fix=fix,
+            )
+
+
+@check(
+    "ASC-SOC-VERSION",
+    layer="kernels",
+    title="the --soc_version to compile for",
+    explain="""
+ATC and the operator compilers take `--soc_version=Ascend<Name>`, the Name column of npu-smi info
+prefixed with "Ascend" (910B4 → Ascend910B4; ATC --soc_version doc, canncommercial 80RC2
+atlasatc_16_0069). A3 prints "Ascend910"; its SoC is the board's Chip Name + "_" + NPU Name
+(Ascend910_9392; CANN 8.5.0 operator guide atlas_ascendc_10_0068). A CANN can only target SoCs it
+has a data/platform_config/<SoC>.ini for.
+""",
+)
+def soc_version(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    installs = judged_installs(snap)
+    for soc in device_socs(snap, matrix):
+        if soc.soc_version is None:
+            if soc.source.startswith("/sys/"):
+                continue
+            yield finding(
+                "ASC-SOC-VERSION", Severity.INFO, f"SoC of npu-smi name {soc.name!r} unknown",
+                found=f"npu-smi prints {soc.name!r} without board details", evidence=(soc.source,),
+                fix="npu-smi info -t board -i 0  # --soc_version=<Chip Name>_<NPU Name>, e.g. Ascend910_9392",
+            )
+            continue
+        unit = f" (compute unit {soc.compute_unit})" if soc.compute_unit else ""
+        missing = [i for i in installs if i.socs and soc.soc_version not in i.socs]
+        for install in missing:
+            yield finding(
+                "ASC-SOC-VERSION", Severity.WARN, f"CANN {install.version or '?'} cannot target {soc.soc_version}",
+                found=f"no {soc.soc_version}.ini in {install.path}/{install.arch or '<arch>'}-linux/data/platform_config",
+                expected=f"a CANN release that supports {soc.soc_version}", evidence=(install.path,),
+                fix="install a CANN release that lists this SoC (compat/cann.toml chips)",
+            )
+        yield finding(
+            "ASC-SOC-VERSION", Severity.INFO, f"compile for --soc_version={soc.soc_version}",
+            found=f"npu-smi name {soc.name} → {soc.soc_version}{unit}", evidence=(soc.source,),
+            fix=f"atc ... --soc_version={soc.soc_version}",
+        )
+
+
+@check(
+    "ASC-CANN-LATEST",
+    layer="cann",
+    title="latest points to the newest install",
+    explain="""
+`ascend-toolkit/latest` (and `/usr/local/Ascend/cann` from 8.5) decide which CANN set_env.sh
+activates. After installing a newer CANN beside an old one, a `latest` still pointing at the old
+version gives "version mismatch" surprises: the new install is on disk but never used
+(research/peers-and-pain-points.md §10 #13; Huawei case library topic_0000001574783333). This may
+be on purpose, so it is a warning.
+""",
+)
+def stale_latest(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    for install in snap.cann.installs:
+        for link in install.links:
+            family = posixpath.dirname(link)
+            peers = [i for i in snap.cann.installs if i is not install and i.kind == install.kind
+                     and (posixpath.dirname(i.path) == family or install.kind == "cann")]
+            if not peers:
+                continue
+            mine = parse(install.version, ProductLine.CANN)
+            versions = [(parse(p.version, ProductLine.CANN), p) for p in peers]
+            if mine is None or mine.is_test_build or any(v is None or v.is_test_build for v, _ in versions):
+                yield finding(
+                    "ASC-CANN-LATEST", Severity.INFO, f"{link}: versions not comparable",
+                    found=", ".join(f"{i.version or '?'} ({i.path})" for i in (install, *peers)),
+                    expected="release version strings", evidence=(link,),
+                )
+                continue
+            newer = [(v, p) for v, p in versions if v > mine]
+            if newer:
+                _, newest = max(newer, key=lambda pair: pair[0])
+                yield finding(
+                    "ASC-CANN-LATEST", Severity.WARN, f"{link} points to CANN {install.version}, {newest.version} is installed",
+                    found=f"{link} -> {install.path}", expected=f"{link} -> {newest.path} (unless you keep the older one on purpose)",
+                    evidence=(link,), fix=f"ln -sfn {newest.path} {link}",
+                )
+
+
+@check(
+    "ASC-COMPILER-OPP",
+    layer="kernels",
+    title="compiler and built-in operators belong together",
+    explain="""
+compiler/version.info carries `required_opp_abi_version=">=6.3, <=7.7"`. CANN compares the
+built-in operator package's opp/version.info Version with it (major + minor, the minor padded to
+5 digits) and leaves the built-in operators out when it is outside — "Failed to verify the OPP"
+E30006 + 507033 (vllm-ascend#4284). Source: github:hicann/metadef
+base/common/plugin/plugin_manager.cc IsVendorVersionValid / GetEffectiveVersion
+(@786891c02e5a7f509c6ffffd854e33ddefe3527c).
+""",
+)
+def compiler_opp(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    for install in judged_installs(snap):
+        required, opp = install.required_opp_abi_version, install.opp_version
+        if not required or not opp:
+            continue
+        evidence = (posixpath.join(install.path, "compiler", "version.info"), posixpath.join(install.path, "opp", "version.info"))
+        ranges, effective = opp_abi_ranges(required), effective_version(opp)
+        if ranges is None or effective is None:
+            yield finding(
+                "ASC-COMPILER-OPP", Severity.WARN, f"CANN {install.version or '?'}: opp version not comparable",
+                found=f"required_opp_abi_version={required!r}, opp Version={opp!r}",
+                expected='">=X.Y, <=X.Y" and a dotted version', evidence=evidence,
+                fix="reinstall the toolkit and its kernels/ops package of one CANN release",
+            )
+        elif not accepted(effective, ranges):
+            yield finding(
+                "ASC-COMPILER-OPP", Severity.ERROR, f"CANN {install.version or '?'}: built-in operators {opp} rejected by the compiler",
+                found=f"opp Version={opp} (effective {effective}) outside required_opp_abi_version {required} {describe_ranges(ranges)}",
+                expected="opp and compiler of the same CANN release", evidence=evidence,
+                fix=f"reinstall the opp/kernels package of CANN {install.version or '<the toolkit version>'} (or the toolkit matching opp {opp})",
+            )
+        else:
+            yield finding("ASC-COMPILER-OPP", Severity.OK, f"CANN {install.version or '?'}: opp {opp} accepted by the compiler ({required})", evidence=evidence)

@@ -1,0 +1,240 @@
+"""torch ↔ torch_npu ↔ CANN ↔ Python, and which torch_npu to install (the fix suggester)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator, Optional, Tuple
+
+from ascenv.checks import check, finding
+from ascenv.checks.facts import active_install, not_comparable
+from ascenv.model import Distribution, Finding, Severity, Snapshot, normalize_name
+from ascenv.versions import InvalidVersion, ProductLine, python_version, split_local, torch_release
+
+CPU_INDEX_NOTE = "  # X+cpu wheels come from the PyTorch CPU wheel index: add --extra-index-url <your CPU wheel index>"
+
+
+def _arch(snap: Snapshot) -> str:
+    platform = snap.python.platform or ""
+    for arch in ("aarch64", "x86_64"):
+        if platform.endswith(arch):
+            return arch
+    return snap.host.arch or "aarch64"
+
+
+def _python_xy(snap: Snapshot) -> Optional[str]:
+    match = re.match(r"(\d+)\.(\d+)", snap.python.version or "")
+    return f"{match.group(1)}.{match.group(2)}" if match else None
+
+
+def _dist(snap: Snapshot, name: str) -> Optional[Distribution]:
+    return next((d for d in snap.python.distributions if normalize_name(d.name) == name), None)
+
+
+def _evidence(*dists: Optional[Distribution]) -> Tuple[str, ...]:
+    return tuple(f"{d.location}/{d.name}-{d.version}.dist-info" for d in dists if d is not None)
+
+
+def _pip(requirements: Tuple[str, ...]) -> str:
+    command = "pip install " + " ".join(requirements)
+    return command + (CPU_INDEX_NOTE if "+cpu" in command else "")
+
+
+@check(
+    "ASC-TORCH-PAIR",
+    layer="torch_npu",
+    title="torch_npu matches torch exactly on X.Y.Z",
+    explain="""
+torch_npu is built against one torch release and must be installed with exactly that X.Y.Z
+(torch_npu 2.1.0.post10 → torch 2.1.0; 2.1.0rc1, 2.1.0.post17 and 2.1.0+cxx11-abi all mean 2.1.0).
+From 2.1.0.post3 the wheels pin it; on x86_64 the 6.0.x…26.1.0 lines pin `torch==X+cpu`, which
+the plain PyPI `torch X` does not satisfy (PEP 440 local label): `pip check` flags it and pip may
+replace torch. From 2.12.0 the pin is `torch==X`. (compat-sources/compat.md §0 rule 1; setup.py of
+github:Ascend/pytorch tags v6.0.rc1 … v26.1.0-pytorch2.12.0.)
+""",
+)
+def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    packages = snap.python.packages
+    torch, npu = packages.get("torch"), packages.get("torch-npu")
+    if not torch or not npu:
+        return
+    evidence = _evidence(_dist(snap, "torch"), _dist(snap, "torch-npu"))
+    try:
+        wanted, have = torch_release(npu), torch_release(torch)
+    except InvalidVersion as exc:
+        yield finding("ASC-TORCH-PAIR", Severity.INFO, "torch/torch_npu versions not comparable", found=exc.message,
+                      expected="X.Y.Z versions", evidence=evidence)
+        return
+    arch = _arch(snap)
+    rows = matrix.torch_npu(npu) if matrix is not None else ()
+    requirement = rows[0].torch_requirement(arch) if rows else f"torch=={wanted}"
+    if wanted != have:
+        yield finding(
+            "ASC-TORCH-PAIR", Severity.ERROR, f"torch_npu {npu} needs torch {wanted}, torch is {torch}",
+            found=f"torch {torch}, torch_npu {npu}", expected=f"torch {wanted}.x build (torch_npu is built for one torch release)",
+            evidence=evidence, fix=f"pip install {requirement}  (or a torch_npu built for torch {have}: see ASC-TORCH-SUGGEST)",
+        )
+        return
+    label = split_local(torch)[1]
+    cpu_pin = bool(rows) and rows[0].torch_pin.value == "cpu-local-on-x86_64"
+    if arch == "x86_64" and cpu_pin and not label.startswith("+cpu") and not label.startswith("+cu"):
+        yield finding(
+            "ASC-TORCH-PAIR", Severity.WARN, f"torch_npu {npu} pins torch=={wanted}+cpu on x86_64; torch {torch} has no +cpu label",
+            found=f"torch {torch} (from PyPI, not the CPU wheel index)", expected=f"torch {wanted}+cpu",
+            evidence=evidence, fix=f"pip install --force-reinstall {requirement}{CPU_INDEX_NOTE}",
+        )
+        return
+    yield finding("ASC-TORCH-PAIR", Severity.OK, f"torch {torch} with torch_npu {npu}", evidence=evidence)
+
+
+_GRADE = {
+    "validated": (Severity.OK, "the validated pair"),
+    "unverified": (Severity.INFO, "a pair the sources give as inferred or conflicting"),
+    "window": (Severity.WARN, "inside a published compatibility window, not the validated pair"),
+    "outside": (Severity.ERROR, "outside every published pairing"),
+    "unknown": (Severity.INFO, "no documented CANN for this torch_npu"),
+}
+
+
+@check(
+    "ASC-TORCH-CANN",
+    layer="torch_npu",
+    title="torch_npu fits the active CANN",
+    explain="""
+Each torch_npu release line is built and validated against one CANN (the README/COMPATIBILITY
+table of github:Ascend/pytorch); Huawei also publishes wider windows (PTA 6.0.0–7.2.0 with CANN
+8.0.RC2…8.3.RC1, hiascend Pytorch/720 releasenote_0005; TorchNPU 7.3.X/26.0.X/26.1.X with CANN
+8.5.X/9.0.X/9.1.X). Validated pair: ok; inside a window: warning; outside: error. torch_npu does not
+check this at import: mismatches surface later as `undefined symbol` (torch_npu 2.7.1 on CANN 9.0.0:
+MsprofSysCycleTime, triton-ascend#326) or ACL errors (compat-sources/compat.md §0 rule 2, §4.1).
+""",
+)
+def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    npu = snap.python.packages.get("torch-npu")
+    install = active_install(snap)
+    if matrix is None or not npu or install is None:
+        return
+    evidence = _evidence(_dist(snap, "torch-npu")) + tuple(p for p in (install.info_file,) if p)
+    odd, fit = not_comparable(install.version, ProductLine.CANN), None
+    try:
+        fit = None if odd else matrix.torch_npu_cann_fit(npu, install.version)
+    except (LookupError, InvalidVersion):
+        odd = f"torch_npu {npu} is not in compat/torch_npu.toml (a source, daily or private build?)"
+    if fit is None:
+        yield finding("ASC-TORCH-CANN", Severity.INFO, f"torch_npu {npu} with CANN {install.version or '?'}: unknown",
+                      found=odd or "", evidence=evidence)
+        return
+    severity, words = _GRADE[fit.grade.value]
+    row = fit.release
+    found = f"torch_npu {row.text} was validated with CANN {row.cann or 'unknown'}; CANN {install.version} is {words}"
+    if fit.window is not None:
+        found += f" ({fit.window.provenance.source[0]})"
+    fix = ""
+    if severity in (Severity.WARN, Severity.ERROR):
+        better = _suggestions(snap, matrix, install.version)
+        fix = _pip(better[0].release.pip_requirements(_arch(snap))) if better else ""
+        if row.cann is not None:
+            fix += ("  — or " if fix else "") + f"use CANN {row.cann} (the one torch_npu {row.text} was validated with)"
+    yield finding("ASC-TORCH-CANN", severity, f"torch_npu {npu} with CANN {install.version}: {fit.grade.value}",
+                  found=found, expected="the validated pair", evidence=evidence + (f"compat: {row.provenance.source[0]}",), fix=fix)
+
+
+def _suggestions(snap: Snapshot, matrix: Any, cann: str) -> tuple:
+    """torch_npu releases on PyPI for the installed torch that fit this CANN, best first."""
+    torch = snap.python.packages.get("torch")
+    if not torch:
+        return ()
+    try:
+        fits = matrix.torch_npu_for(cann, torch, arch=_arch(snap), python=_python_xy(snap))
+    except InvalidVersion:
+        return ()
+    return tuple(f for f in fits if f.release.on_pypi)
+
+
+@check(
+    "ASC-TORCH-SUGGEST",
+    layer="torch_npu",
+    title="which torch_npu fits the installed torch and CANN",
+    explain="""
+The fix suggester: for the active CANN and the torch X.Y.Z installed, the torch_npu releases on
+PyPI (compat/torch_npu.toml, every PyPI version has a row) that were validated with that CANN,
+then those inside a published window, newest first, keeping only wheels for this Python and
+architecture; with the pip command, `torch==X+cpu` on x86_64 where the wheels pin it.
+""",
+)
+def suggest_torch_npu(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    torch = snap.python.packages.get("torch")
+    install = active_install(snap)
+    if matrix is None or not torch or install is None or not_comparable(install.version, ProductLine.CANN):
+        return
+    installed = snap.python.packages.get("torch-npu")
+    fits = _suggestions(snap, matrix, install.version)
+    arch, python = _arch(snap), _python_xy(snap)
+    if fits:
+        best = fits[0]
+        if installed and _same(installed, best.release.text):
+            return
+        others = ", ".join(f"{f.release.text} ({f.grade.value})" for f in fits[1:4])
+        yield finding(
+            "ASC-TORCH-SUGGEST", Severity.INFO, f"for CANN {install.version} and torch {torch}: torch_npu {best.release.text} ({best.grade.value})",
+            found=f"installed: torch_npu {installed or 'none'}" + (f"; also fitting: {others}" if others else ""),
+            evidence=(f"compat: {best.release.provenance.source[0]}",), fix=_pip(best.release.pip_requirements(arch)),
+        )
+        return
+    cann = matrix.cann_release(install.version)
+    validated = [
+        r for r in matrix.torch_npu_releases
+        if r.on_pypi and r.cann is not None and cann is not None and r.cann.commercial() == cann.version
+        and not r.version.is_prerelease and (python is None or python in r.python_for(arch))
+    ]
+    newest = max(validated, key=lambda r: r.version, default=None)
+    yield finding(
+        "ASC-TORCH-SUGGEST", Severity.WARN, f"no torch_npu on PyPI fits torch {torch} with CANN {install.version}",
+        found=f"torch_npu validated with CANN {install.version}: "
+        + (", ".join(sorted({f"{r.text} (torch {r.torch})" for r in validated})) or "none on PyPI for this Python/arch"),
+        expected=f"a torch_npu release for torch {torch}",
+        fix=_pip(newest.pip_requirements(arch)) if newest else "choose a CANN release with a torch_npu for this torch (ascenv explain ASC-TORCH-CANN)",
+    )
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return python_version(split_local(a)[0]) == python_version(b)
+    except InvalidVersion:
+        return False
+
+
+_CP_TAG = re.compile(r"cp(\d)(\d+)")
+
+
+@check(
+    "ASC-TORCH-PYTHON",
+    layer="python",
+    title="the torch_npu wheel is for this Python",
+    explain="""
+torch_npu wheels are built per CPython version (cp38 … cp312): read the supported Python from the
+wheel tag of the installed torch_npu, not from the classifiers (the 2.12.0 METADATA still lists
+3.8/3.9 and has no Requires-Python). A wheel for another Python (a copied site-packages, a
+--target install) fails to import its C extension. For a version not installed yet, the PyPI
+wheel list in compat/torch_npu.toml says which Pythons have a wheel (compat-sources/compat.md §0
+rule 5, §2.3).
+""",
+)
+def torch_python(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    dist, python = _dist(snap, "torch-npu"), _python_xy(snap)
+    if dist is None or python is None:
+        return
+    tagged = sorted({f"{m.group(1)}.{m.group(2)}" for tag in dist.wheel_tags for m in _CP_TAG.finditer(tag.split("-")[0])})
+    rows = matrix.torch_npu(dist.version) if matrix is not None and not tagged else ()
+    supported = tagged or (list(rows[0].python_for(_arch(snap))) if rows else [])
+    source = "its wheel tags" if tagged else "the PyPI wheel list (compat/torch_npu.toml)"
+    if not supported:
+        return
+    if python in supported:
+        yield finding("ASC-TORCH-PYTHON", Severity.OK, f"torch_npu {dist.version} supports Python {python}", evidence=_evidence(dist))
+        return
+    yield finding(
+        "ASC-TORCH-PYTHON", Severity.ERROR if tagged else Severity.WARN, f"torch_npu {dist.version} is not built for Python {python}",
+        found=f"Python {snap.python.version}; {source}: {', '.join(supported)}", expected=f"a torch_npu wheel for cp{python.replace('.', '')}",
+        evidence=_evidence(dist), fix=f"{snap.python.executable or 'python'} -m pip install --force-reinstall torch-npu=={dist.version}  "
+        f"# or use Python {supported[-1]}",
+    )

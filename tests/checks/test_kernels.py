@@ -1,0 +1,144 @@
+"""ascenv.checks.kernels: kernels for the SoC, --soc_version, stale latest, compiler vs opp."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ascenv import model
+from tests.checks.helpers import TOOLKIT, a2_host, findings_of, replace, severities, shipped_matrix, with_install
+
+A3_CANN = "/usr/local/Ascend/cann-8.5.0"
+
+
+def a3_host(**install) -> model.Snapshot:
+    """Atlas A3 as npu-smi prints it (name "Ascend910", no board info) with CANN 8.5.0 active."""
+    cann = model.CannInstall(path=A3_CANN, kind="cann", version="8.5.0", arch="aarch64", **install)
+    return replace(
+        a2_host(),
+        npu__chips=(model.Chip(npu=0, chip=0, name="Ascend910", health="OK", bus_id="0000:9D:00.0"),),
+        devices__pci=(model.PciDevice("0000:9d:00.0", "0x19e5", "0xd803"),),
+        cann__installs=(cann,), cann__active=A3_CANN,
+    )
+
+
+# --- ASC-KERNELS-SOC -----------------------------------------------------------------------------
+
+
+def test_kernels_present_for_the_910b4():
+    snap = with_install(a2_host(), kernels=("ascend910b",))
+    assert severities(snap, "ASC-KERNELS-SOC", shipped_matrix()) == ["ok"]
+
+
+def test_missing_kernels_name_the_package_of_the_release():
+    snap = with_install(a2_host(), kernels=("ascend310p",), arch="aarch64")
+    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.severity is model.Severity.ERROR and f.title == "CANN 8.0.0 has no kernels for ascend910b"
+    assert f.fix == "./Ascend-cann-kernels-910b_8.0.0_linux-aarch64.run --install"
+    assert "holds ascend310p" in f.found and f.evidence == (f"{TOOLKIT}/opp/built-in/op_impl/ai_core/tbe/kernel",)
+
+
+def test_a3_unit_comes_from_the_pci_id_and_8_5_names_the_ops_package():
+    (f,) = findings_of(a3_host(), "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.fix == "./Ascend-cann-A3-ops_8.5.0_linux-aarch64.run --install"
+    assert severities(a3_host(kernels=("ascend910_93",)), "ASC-KERNELS-SOC", shipped_matrix()) == ["ok"]
+
+
+def test_inferred_package_name_says_so():
+    # A3 kernels before 8.3 are INFERRED from torch_npu's SoC table (compat.md §6).
+    snap = replace(a3_host(), cann__installs=(model.CannInstall(path=A3_CANN, kind="toolkit", version="8.0.0", arch="aarch64"),))
+    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.fix.endswith("# package name inferred") and "Atlas-A3-cann-kernels_8.0.0" in f.fix
+
+
+def test_unknown_release_and_odd_versions_still_report_the_missing_directory():
+    for version in ("8.0.T63", "7.9.9", None):
+        (f,) = findings_of(with_install(a2_host(), version=version, kernels=()), "ASC-KERNELS-SOC", shipped_matrix())
+        assert f.severity is model.Severity.ERROR and f.fix.startswith("install the kernels/ops package for ascend910b")
+
+
+def test_no_npu_or_no_matrix_no_kernels_finding():
+    cpu_box = replace(a2_host(), npu__chips=(), devices__pci=())
+    assert findings_of(cpu_box, "ASC-KERNELS-SOC", shipped_matrix()) == []
+    assert findings_of(a2_host(), "ASC-KERNELS-SOC") == []
+
+
+# --- ASC-SOC-VERSION ---------------------------------------------------------------------------------
+
+
+def test_soc_version_for_atc():
+    (f,) = findings_of(a2_host(), "ASC-SOC-VERSION", shipped_matrix())
+    assert f.severity is model.Severity.INFO and f.fix == "atc ... --soc_version=Ascend910B4"
+    assert "compute unit ascend910b" in f.found
+
+
+def test_cann_without_platform_config_for_the_soc_warns():
+    snap = with_install(a2_host(), socs=("Ascend310P3",))
+    assert severities(snap, "ASC-SOC-VERSION", shipped_matrix()) == ["warn", "info"]
+    assert severities(with_install(a2_host(), socs=("Ascend910B4",)), "ASC-SOC-VERSION", shipped_matrix()) == ["info"]
+
+
+def test_a3_needs_the_board_info():
+    (f,) = findings_of(a3_host(), "ASC-SOC-VERSION", shipped_matrix())
+    assert "unknown" in f.title and f.fix.startswith("npu-smi info -t board -i 0")
+    board = model.Board(npu=0, fields={"Chip Name": "Ascend910", "NPU Name": "9392"})
+    (f,) = findings_of(replace(a3_host(), npu__boards=(board,)), "ASC-SOC-VERSION", shipped_matrix())
+    assert f.fix == "atc ... --soc_version=Ascend910_9392" and "ascend910_93" in f.found
+
+
+# --- ASC-CANN-LATEST ---------------------------------------------------------------------------------
+
+
+def two_toolkits(latest_on: str, old="8.1.RC1", new="8.2.RC1") -> model.Snapshot:
+    base = "/usr/local/Ascend/ascend-toolkit"
+    installs = tuple(
+        model.CannInstall(path=f"{base}/{v}", kind="toolkit", version=v, links=(f"{base}/latest",) if v == latest_on else ())
+        for v in (old, new)
+    )
+    return replace(a2_host(), cann__installs=installs, cann__active=f"{base}/{latest_on}")
+
+
+def test_latest_on_the_older_install_warns():
+    (f,) = findings_of(two_toolkits("8.1.RC1"), "ASC-CANN-LATEST")
+    assert f.severity is model.Severity.WARN
+    assert f.fix == "ln -sfn /usr/local/Ascend/ascend-toolkit/8.2.RC1 /usr/local/Ascend/ascend-toolkit/latest"
+
+
+def test_latest_on_the_newest_is_fine():
+    assert findings_of(two_toolkits("8.2.RC1"), "ASC-CANN-LATEST") == []
+    assert findings_of(a2_host(), "ASC-CANN-LATEST") == []  # one install
+
+
+def test_t_build_is_not_comparable():
+    (f,) = findings_of(two_toolkits("8.0.T63", old="8.0.T63"), "ASC-CANN-LATEST")
+    assert f.severity is model.Severity.INFO and "not comparable" in f.title
+
+
+# --- ASC-COMPILER-OPP ----------------------------------------------------------------------------------
+
+# CANN 8.1.RC1 compiler/version.info (github:leideng/CANN-8.1.RC1@551ed27c:.../compiler/version.info):
+# required_opp_abi_version=">=6.3, <=7.7"; its opp/version.info Version=7.7.0.1.238.
+REQUIRED_81 = ">=6.3, <=7.7"
+
+
+@pytest.mark.parametrize("opp, severity", [
+    ("7.7.0.1.238", "ok"),
+    ("6.3.0.1.100", "ok"),  # lower bound inclusive
+    ("8.2.0.0.201", "error"),  # 8.2.RC1's operators under an 8.1.RC1 compiler
+    ("6.2.9", "error"),
+    ("garbage", "warn"),
+])
+def test_opp_against_the_compilers_abi_range(opp, severity):
+    snap = with_install(a2_host(), required_opp_abi_version=REQUIRED_81, opp_version=opp)
+    assert severities(snap, "ASC-COMPILER-OPP") == [severity]
+
+
+def test_no_range_no_finding():
+    assert findings_of(with_install(a2_host(), opp_version="7.7.0.1.238"), "ASC-COMPILER-OPP") == []
+
+
+def test_every_check_survives_an_install_with_nothing_readable():
+    bare = replace(a2_host(), cann__installs=(dataclasses.replace(a2_host().cann.installs[0], version=None, arch=None),))
+    for check_id in ("ASC-KERNELS-SOC", "ASC-SOC-VERSION", "ASC-CANN-LATEST", "ASC-COMPILER-OPP"):
+        findings_of(bare, check_id, shipped_matrix())

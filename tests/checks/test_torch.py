@@ -1,0 +1,120 @@
+"""ascenv.checks.torch: torch_npu ↔ torch, ↔ CANN, ↔ Python, and the torch_npu suggester."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascenv import model
+from tests.checks.helpers import a2_host, findings_of, severities, shipped_matrix, with_install, with_packages
+
+
+def dist(name, version, *tags):
+    return model.Distribution(name, version, "/site", wheel_tags=tags)
+
+
+def torch_host(torch="2.1.0", npu="2.1.0.post10", cann="8.0.0", python="3.10.12", arch="aarch64", npu_tags=()):
+    dists = [dist("torch", torch)] + ([dist("torch_npu", npu, *npu_tags)] if npu else [])
+    return with_install(with_packages(a2_host(), *dists, python=python, arch=arch), version=cann)
+
+
+# --- ASC-TORCH-PAIR ------------------------------------------------------------------------------
+
+
+def test_matching_pair_is_ok():
+    assert severities(torch_host(), "ASC-TORCH-PAIR", shipped_matrix()) == ["ok"]
+
+
+@pytest.mark.parametrize("torch", ["2.2.0", "2.1.1", "2.10.0"])
+def test_other_torch_release_is_an_error(torch):
+    (f,) = findings_of(torch_host(torch=torch), "ASC-TORCH-PAIR", shipped_matrix())
+    assert f.severity is model.Severity.ERROR and f.title == f"torch_npu 2.1.0.post10 needs torch 2.1.0, torch is {torch}"
+    assert f.fix.startswith("pip install torch==2.1.0 ")  # aarch64 wheels pin plain torch==2.1.0
+
+
+def test_plain_pypi_torch_on_x86_64_against_a_cpu_pin_warns():
+    (f,) = findings_of(torch_host(arch="x86_64"), "ASC-TORCH-PAIR", shipped_matrix())
+    assert f.severity is model.Severity.WARN and "torch==2.1.0+cpu" in f.fix and "<your CPU wheel index>" in f.fix
+    assert severities(torch_host(torch="2.1.0+cpu", arch="x86_64"), "ASC-TORCH-PAIR", shipped_matrix()) == ["ok"]
+
+
+def test_exact_pin_from_2_12_accepts_plain_torch_on_x86_64():
+    snap = torch_host(torch="2.12.0", npu="2.12.0", cann="9.1.0", arch="x86_64")
+    assert severities(snap, "ASC-TORCH-PAIR", shipped_matrix()) == ["ok"]
+
+
+def test_rc_post_and_local_labels_mean_the_same_release():
+    for npu in ("2.1.0rc1", "2.1.0.post17", "2.1.0+cxx11-abi", "2.1.0.post10+git4ecd50b"):
+        assert severities(torch_host(npu=npu), "ASC-TORCH-PAIR") == ["ok"], npu
+
+
+def test_odd_versions_are_not_comparable():
+    (f,) = findings_of(torch_host(torch="nightly"), "ASC-TORCH-PAIR", shipped_matrix())
+    assert f.severity is model.Severity.INFO and "not comparable" in f.title
+
+
+# --- ASC-TORCH-CANN ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("npu, torch, cann, severity", [
+    ("2.1.0.post10", "2.1.0", "8.0.0", "ok"),  # the README pair
+    ("2.1.0.post10", "2.1.0", "8.3.RC1", "warn"),  # PTA 6.0.0 window 8.0.RC2…8.3.RC1
+    ("2.7.1", "2.7.1", "9.0.0", "error"),  # undefined symbol MsprofSysCycleTime (triton-ascend#326)
+    ("2.5.1.dev20250218", "2.5.1", "8.1.RC1", "info"),  # a daily: no row
+    ("2.1.0.post10", "2.1.0", "8.0.T63", "info"),  # T build: not comparable
+])
+def test_torch_npu_against_cann(npu, torch, cann, severity):
+    (f,) = findings_of(torch_host(npu=npu, torch=torch, cann=cann), "ASC-TORCH-CANN", shipped_matrix())
+    assert f.severity.value == severity
+
+
+def test_outside_the_window_suggests_a_fitting_release_or_the_validated_cann():
+    (f,) = findings_of(torch_host(npu="2.7.1", torch="2.7.1", cann="9.0.0", python="3.11.7"), "ASC-TORCH-CANN", shipped_matrix())
+    assert "validated with CANN" in f.found and "use CANN" in f.fix
+
+
+def test_no_active_cann_or_no_matrix_no_verdict():
+    assert findings_of(torch_host(), "ASC-TORCH-CANN") == []
+    several = torch_host()
+    several = with_install(several, version="8.0.0")
+    from tests.checks.helpers import replace
+
+    two = replace(several, cann__installs=several.cann.installs * 2, cann__active=None)
+    assert findings_of(two, "ASC-TORCH-CANN", shipped_matrix()) == []
+
+
+# --- ASC-TORCH-SUGGEST -----------------------------------------------------------------------------
+
+
+def test_suggests_the_validated_torch_npu_with_the_pip_command():
+    (f,) = findings_of(torch_host(npu=None), "ASC-TORCH-SUGGEST", shipped_matrix())
+    assert f.title == "for CANN 8.0.0 and torch 2.1.0: torch_npu 2.1.0.post10 (validated)"
+    assert f.fix == "pip install torch==2.1.0 torch-npu==2.1.0.post10"
+    (x86,) = findings_of(torch_host(npu=None, arch="x86_64"), "ASC-TORCH-SUGGEST", shipped_matrix())
+    assert x86.fix.startswith("pip install torch==2.1.0+cpu torch-npu==2.1.0.post10  # ")
+
+
+def test_quiet_when_the_best_one_is_installed():
+    assert findings_of(torch_host(), "ASC-TORCH-SUGGEST", shipped_matrix()) == []
+
+
+def test_no_torch_npu_for_this_torch_and_cann_names_the_torch_that_has_one():
+    (f,) = findings_of(torch_host(npu=None, torch="2.1.0", cann="8.5.0"), "ASC-TORCH-SUGGEST", shipped_matrix())
+    assert f.severity is model.Severity.WARN and "torch 2." in f.found and f.fix.startswith("pip install torch==")
+
+
+# --- ASC-TORCH-PYTHON -------------------------------------------------------------------------------
+
+
+def test_wheel_tag_for_another_python_is_an_error():
+    snap = torch_host(python="3.11.7", npu_tags=("cp310-cp310-manylinux_2_17_aarch64",))
+    (f,) = findings_of(snap, "ASC-TORCH-PYTHON")
+    assert f.severity is model.Severity.ERROR and "its wheel tags: 3.10" in f.found
+    ok = torch_host(python="3.10.12", npu_tags=("cp310-cp310-manylinux_2_17_aarch64",))
+    assert severities(ok, "ASC-TORCH-PYTHON") == ["ok"]
+
+
+def test_without_wheel_tags_the_pypi_wheel_list_decides():
+    # 2.1.0.post6 has cp38–cp310 wheels only (compat.md §2.4)
+    snap = torch_host(npu="2.1.0.post6", cann="8.0.RC2", python="3.11.7", arch="x86_64")
+    assert severities(snap, "ASC-TORCH-PYTHON", shipped_matrix()) == ["warn"]
+    assert findings_of(snap, "ASC-TORCH-PYTHON") == []  # without the matrix nothing is known
