@@ -10,6 +10,7 @@ import pytest
 
 from ascenv import cli
 from ascenv.output import Output
+from tests.conftest import SHARED
 from tests.fixture_hosts import build_host
 
 
@@ -103,3 +104,87 @@ def test_human_and_markdown_reports(tmp_path):
     assert code == 1 and "fix:" in out and "error(s)" in out and "ASC-CANN-LINK" in out
     code, out, _ = run_cli(["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "markdown"], environ)
     assert out.startswith("### ascenv doctor") and "| ❌ | cann |" in out
+
+
+# --- compatibility checks end to end (ascenv.checks.stack/kernels/torch/custom_ops) ----------------
+
+
+def fake_site(tmp_path, packages):
+    """A site directory with dist-info metadata only (name → version), wheels tagged for this
+    interpreter; put on PYTHONPATH, the probe reads it like an installed environment."""
+    site = tmp_path / "site"
+    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    for name, version in packages.items():
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nTag: {tag}-{tag}-linux_x86_64\n")
+    return str(site)
+
+
+def doctor_with(name, tmp_path, packages=None, prepare=None):
+    host = build_host(name, tmp_path)
+    if prepare:
+        prepare(host.root)
+    environ = dict(host.environ, HOME=host.home or "/root")
+    if packages:
+        environ["PYTHONPATH"] = fake_site(tmp_path, packages) + ":" + environ.get("PYTHONPATH", "")
+    code, out, err = run_cli(["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], environ)
+    report = json.loads(out)
+    return code, {(f["id"], f["severity"]): f for f in report["findings"]}
+
+
+def test_a2_cann800_driver_newer_than_matched_and_validated_torch_npu(tmp_path):
+    # CANN 8.0.0 shipped with HDK 24.1.0; the host runs 25.0.rc1.1: no list says yes or no (info).
+    code, found = doctor_with("a2-cann800", tmp_path, {"torch": "2.1.0+cpu", "torch_npu": "2.1.0.post10"})
+    assert code == 0
+    assert found[("ASC-CANN-DRIVER", "info")]["title"] == "CANN 8.0.0 with driver 25.0.rc1.1: newer than matched"
+    assert "[7.0.0,7.7.99]" in found[("ASC-FW-DRIVER", "ok")]["found"]
+    assert ("ASC-KERNELS-SOC", "ok") in found and ("ASC-TORCH-CANN", "ok") in found and ("ASC-TORCH-PAIR", "ok") in found
+    assert found[("ASC-SOC-VERSION", "info")]["fix"] == "atc ... --soc_version=Ascend910B4"
+    assert "matched: 8.1.RC1" in found[("ASC-DRIVER-CANN", "info")]["found"]
+    assert not any(key[0] == "ASC-DRIVER-REBOOT" for key in found)
+
+
+def test_two_canns_one_without_kernels(tmp_path):
+    code, found = doctor_with("two-canns-dangling-latest", tmp_path)
+    assert code == 1
+    missing = found[("ASC-KERNELS-SOC", "error")]
+    assert missing["title"] == "CANN 8.1.RC1 has no kernels for ascend910b"
+    assert missing["fix"] == "./Ascend-cann-kernels-910b_8.1.RC1_linux-aarch64.run --install"
+    assert found[("ASC-KERNELS-SOC", "ok")]["title"] == "CANN 8.2.RC1 has kernels for ascend910b"
+
+
+def test_a3_cann850_with_a_torch_npu_of_the_8_0_line(tmp_path):
+    code, found = doctor_with("a3-cann850", tmp_path, {"torch": "2.1.0+cpu", "torch_npu": "2.1.0.post10"})
+    assert code == 1
+    assert found[("ASC-CANN-DRIVER", "ok")]["title"] == "CANN 8.5.0 with driver 25.2.0: compatible"
+    assert found[("ASC-KERNELS-SOC", "ok")]["title"] == "CANN 8.5.0 has kernels for ascend910_93"  # unit from PCI 0xd803
+    assert "unknown" in found[("ASC-SOC-VERSION", "info")]["title"]  # A3 needs npu-smi board info
+    outside = found[("ASC-TORCH-CANN", "error")]
+    assert outside["title"] == "torch_npu 2.1.0.post10 with CANN 8.5.0: outside" and "use CANN 8.0.0" in outside["fix"]
+    assert found[("ASC-TORCH-SUGGEST", "warn")]["fix"].startswith("pip install torch==")
+
+
+@pytest.mark.skipif(not (SHARED / "opproject-refdata").is_dir(), reason="../shared/opproject-refdata is not available")
+def test_310p_vendor_built_by_a_newer_cann_and_for_another_chip(tmp_path):
+    refdata = SHARED / "opproject-refdata"
+    toolkit = "usr/local/Ascend/ascend-toolkit/8.1.RC1"
+
+    def install_vendor(root):
+        # the real CANN 8.1.RC1 compiler/version.info (required_opp_abi_version=">=6.3, <=7.7"),
+        # and a vendor as gen_version_info.sh writes it when built with CANN 8.2.RC1's compiler
+        # (8.2.0.0.201: 800IA2 capture, toolkit/version.info of 8.2.RC1), kernels for ascend910b
+        payload = (refdata / "cann-8.1.RC1_compiler_version.info").read_text().split("\n", 1)[1]
+        (root / toolkit / "compiler").mkdir(parents=True)
+        (root / toolkit / "compiler" / "version.info").write_text(payload)
+        vendors = root / toolkit / "opp" / "vendors"
+        (vendors / "customize" / "op_impl/ai_core/tbe/kernel/ascend910b").mkdir(parents=True)
+        (vendors / "config.ini").write_text((refdata / "config.ini.single_vendor").read_text().split("\n", 1)[1])
+        (vendors / "customize" / "version.info").write_text("custom_opp_compiler_version=8.2.0.0.201")
+
+    code, found = doctor_with("310p-duo", tmp_path, prepare=install_vendor)
+    assert code == 1
+    skipped = found[("ASC-VENDOR-ABI", "error")]
+    assert "8.2.0.0.201 (CANN 8.2.RC1)" in skipped["found"] and ">=6.3, <=7.7" in skipped["found"]
+    assert found[("ASC-VENDOR-UNITS", "error")]["title"] == "vendor customize has no kernels for ascend310p"
