@@ -1,0 +1,202 @@
+"""Bundle this machine's stack into one file to attach to an issue, instead of pasting npu-smi
+info, install.info files and pip list by hand: report.md (paste-ready Markdown), snapshot.json,
+findings.json, ascenv.lock, the raw npu-smi output, the version files and the ascenv build
+manifests of installed vendors, and MANIFEST.json with every member's sha256. Host names, user
+names in home paths, IP addresses, serial numbers and secrets are replaced by placeholders
+unless --no-redact. The same inputs give the same bytes (SOURCE_DATE_EPOCH fixes the time)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import posixpath
+import shlex
+from dataclasses import replace
+from typing import Mapping, Optional
+
+from ascenv import __version__, cli, errors, lockfile, proc, report
+from ascenv.model import Snapshot
+from ascenv.probe.fs import Root
+from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
+
+NAME = "report"
+ORDER = 40
+HELP = "bundle snapshot, findings, lock and raw captures, redacted, into one file for a bug report"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", default=report.DEFAULT_OUTPUT, metavar="FILE", help=f"where to write the bundle (default: {report.DEFAULT_OUTPUT})")
+    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
+    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to read (default: python3 on PATH)")
+    parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="bundle a saved snapshot (ascenv snapshot -o FILE) instead of this machine")
+    parser.add_argument("--lock", metavar="LOCK", help="put this lock in the bundle (default: one generated from the snapshot)")
+    parser.add_argument("--no-redact", dest="redact", action="store_false", help="keep host names, user names, IPs, serials and secrets as read")
+    cli.add_format_option(parser)
+
+
+def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    created = report_time(ctx.environ)
+    recorder = _Recorder(ctx.run)
+    root: Optional[Root] = None
+    if args.from_file:
+        from ascenv.commands.snapshot import load_snapshot
+
+        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
+    else:
+        from ascenv.probe import collect
+
+        root = Root(os.path.join(ctx.cwd, args.root))
+        snapshot = replace(collect(root, ctx.environ, recorder, python=args.python), created=created)
+    from ascenv.checks import run_checks
+    from ascenv.commands.doctor import load_matrix
+
+    findings = run_checks(snapshot, load_matrix())
+    lock, lock_origin = _lock(args, ctx, snapshot)
+    inputs = report.Inputs(
+        snapshot=snapshot,
+        findings=tuple(findings),
+        lock=lock,
+        lock_origin=lock_origin,
+        created=created,
+        command=command_line(args),
+        captures=tuple(recorder.captures),
+        files=raw_files(root, snapshot) if root is not None else (),
+        redact=args.redact,
+        known=known_values(ctx.environ),
+    )
+    bundle = report.assemble(inputs)
+    data = report.pack(bundle)
+    write_atomic(os.path.join(ctx.cwd, args.output), data, mode=0o644 if args.redact else 0o600)
+    result = summary(bundle, data, args.output)
+    if args.format == "json":
+        ctx.out.json(result)
+    else:
+        from ascenv.output.report import written
+
+        written(ctx.out, args.output, result)
+    return errors.EXIT_OK
+
+
+class _Recorder:
+    """A ``proc.Runner`` that keeps every command the probes run, with its raw output."""
+
+    def __init__(self, run: proc.Runner) -> None:
+        self._run = run
+        self.captures: list[report.Capture] = []
+
+    def __call__(self, argv, **kwargs) -> proc.Completed:  # type: ignore[no-untyped-def]
+        done = self._run(argv, **kwargs)
+        self.captures.append(report.Capture(done.argv, done.status, done.returncode, done.stdout, done.stderr))
+        return done
+
+
+def report_time(environ: Mapping[str, str]) -> str:
+    """Now, or SOURCE_DATE_EPOCH when set (https://reproducible-builds.org/specs/source-date-epoch/:
+    a malformed value is an error, not silently ignored)."""
+    value = environ.get("SOURCE_DATE_EPOCH")
+    if value is None:
+        moment = datetime.datetime.now(datetime.timezone.utc)
+    elif value.isdigit():
+        moment = datetime.datetime.fromtimestamp(int(value), datetime.timezone.utc)
+    else:
+        raise errors.UsageError(f"SOURCE_DATE_EPOCH={value!r} is not a number of seconds since 1970", hint="unset it or set it to e.g. $(date +%s)")
+    return moment.replace(microsecond=0).isoformat()
+
+
+def _lock(args: argparse.Namespace, ctx: "cli.Context", snapshot: Snapshot) -> tuple[lockfile.Lock, str]:
+    from ascenv.commands.lock import pinned_images, read_lock
+
+    if args.lock:
+        lock, warnings = read_lock(os.path.join(ctx.cwd, args.lock), args.lock)
+        for warning in warnings:
+            ctx.out.warn(warning)
+        return lock, f"read from {args.lock}"
+    try:
+        images = pinned_images()
+    except errors.AscenvError as exc:  # a broken pins file must not cost the user the report
+        ctx.out.warn(f"image pins left out of the lock: {exc.message}")
+        images = ()
+    return lockfile.lock_from_snapshot(snapshot, generator_version=__version__, images=images), "generated from snapshot.json"
+
+
+def raw_files(root: Root, snapshot: Snapshot) -> tuple[report.RawFile, ...]:
+    """The version files the snapshot was read from and the vendors' ascenv build manifests, as
+    they are on disk (what maintainers otherwise ask for with `cat …install.info`)."""
+    paths = [
+        snapshot.driver.version_file.path if snapshot.driver.version_file else None,
+        snapshot.firmware.version_file.path if snapshot.firmware.version_file else None,
+        snapshot.install_info.path if snapshot.install_info else None,
+        *(install.info_file for install in snapshot.cann.installs),
+        snapshot.vendor_config.path,
+    ]
+    files: list[report.RawFile] = []
+    for path in dict.fromkeys(p for p in paths if p):
+        data = root.read_bytes(path)
+        if data is not None:
+            files.append(report.RawFile(path, data, f"files/{len(files) + 1:02d}-{posixpath.basename(path)}"))
+    seen: set[str] = set()
+    for vendor in snapshot.vendors:
+        data = root.read_bytes(vendor.manifest) if vendor.manifest else None
+        if vendor.manifest and data is not None and vendor.name not in seen:
+            seen.add(vendor.name)
+            files.append(report.RawFile(vendor.manifest, data, f"manifests/{vendor.name}/{VENDOR_MANIFEST}"))
+    return tuple(files)
+
+
+def known_values(environ: Mapping[str, str]) -> report.Known:
+    home = environ.get("HOME")
+    users = tuple(u for u in (environ.get("USER"), environ.get("LOGNAME")) if u)
+    return report.Known(homes=(home,) if home else (), users=tuple(dict.fromkeys(users)))
+
+
+def command_line(args: argparse.Namespace) -> str:
+    words = ["ascenv", "report"]
+    if args.from_file:
+        words += ["--from", args.from_file]
+    else:
+        words += ["--root", args.root] if args.root != "/" else []
+        words += ["--python", args.python] if args.python else []
+    words += ["--lock", args.lock] if args.lock else []
+    words += [] if args.redact else ["--no-redact"]
+    return " ".join(shlex.quote(w) for w in words)
+
+
+def summary(bundle: report.Bundle, data: bytes, path: str) -> dict:
+    import hashlib
+    import json
+
+    manifest = json.loads(bundle.members[report.MANIFEST])
+    findings = json.loads(bundle.members["findings.json"])
+    return {
+        "schema": 1,
+        "path": path,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "created": bundle.created,
+        "redacted": bundle.redacted,
+        "redactions": bundle.redactions,
+        "summary": findings["summary"],
+        "members": [{"name": m["name"], "sha256": m["sha256"], "size": m["size"]} for m in manifest["members"]] + [{"name": report.MANIFEST}],
+    }
+
+
+def write_atomic(path: str, data: bytes, *, mode: int) -> None:
+    """Temp file in the target's directory, then os.replace: a reader (or a Ctrl-C) never leaves
+    half a bundle behind."""
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ascenv-report-", suffix=".tmp")
+    except OSError as exc:
+        raise errors.UsageError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

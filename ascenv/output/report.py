@@ -1,0 +1,106 @@
+"""Report rendering: ``report.md`` (paste-ready Markdown, the shape of pre-commit's error log:
+headline, findings, versions, the commands that produced the data) and the command's summary."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.markup import escape
+
+from ascenv.model import Finding, Snapshot
+from ascenv.output import Output
+from ascenv.output import doctor
+from ascenv.report import describe_redactions
+
+# Packages maintainers ask for in Ascend issues (vllm-ascend/ms-swift templates: torch, torch-npu,
+# vllm, vllm_ascend, ms_swift; research/peers-and-pain-points.md §9.8), in this order, when present.
+PACKAGES = (
+    "torch", "torch-npu", "torchvision", "torchaudio", "numpy", "transformers", "vllm", "vllm-ascend",
+    "triton-ascend", "mindspore", "mindie", "ms-swift", "deepspeed", "accelerate", "te", "hccl",
+)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def versions(snap: Snapshot) -> list[tuple[str, str, str]]:
+    """(component, version, where it was read) rows, bottom of the stack first."""
+    rows = []
+    names = sorted({c.name for c in snap.npu.chips if c.name})
+    if snap.npu.chips:
+        rows.append(("NPU", f"{len(snap.npu.chips)}× {'/'.join(names)}", "npu-smi info"))
+    if snap.npu.npu_smi_version:
+        rows.append(("npu-smi", snap.npu.npu_smi_version, snap.npu.source))
+    driver_file = snap.driver.version_file.path if snap.driver.version_file else ""
+    rows.append(("driver", snap.driver.version or snap.npu.driver_version or "-", driver_file or snap.npu.source))
+    rows.append(("firmware", snap.firmware.version or "-", snap.firmware.source))
+    for install in snap.cann.installs:
+        active = " (active)" if install.path == snap.cann.active else ""
+        rows.append((f"CANN {install.kind}{active}", install.version or "?", install.path))
+    for vendor in snap.vendors:
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(vendor.version_info.items())) or "-"
+        rows.append((f"vendor {vendor.name} ({vendor.origin})", detail, vendor.path))
+    py = snap.python
+    rows.append(("Python", py.version or "-", py.executable or ""))
+    packages = py.packages
+    rows += [(name, packages[name], "") for name in PACKAGES if name in packages]
+    host = snap.host
+    os_name = " ".join(p for p in (host.os_id, host.os_version) if p) or "-"
+    rows.append(("OS", os_name, " ".join(p for p in (host.kernel, host.arch, f"glibc {host.glibc}" if host.glibc else "") if p)))
+    return rows
+
+
+def markdown(
+    snap: Snapshot,
+    findings: list[Finding],
+    *,
+    created: str,
+    commands: Sequence[str],
+    extra: Sequence[tuple[str, str]],
+    lock_origin: str,
+    redacted: bool,
+    redactions: dict[str, int],
+) -> str:
+    lines = ["## ascenv report", "", f"Made {created} by ascenv {snap.ascenv_version or '?'}: `{commands[0]}`", ""]
+    if not redacted:
+        lines += ["**Not redacted** (`--no-redact`): host names, user names, IP addresses and serial numbers are as read.", ""]
+    elif redactions:
+        example = f"<{next(iter(redactions))}-1>"
+        lines += [
+            f"**Redacted:** {describe_redactions(redactions)}. A placeholder such as `{example}` stands for",
+            "the same value everywhere in this bundle; the values themselves are not in it.",
+            "",
+        ]
+    else:
+        lines += ["**Redacted:** nothing personal was found to hide.", ""]
+    lines.append(doctor.markdown(snap, findings).rstrip("\n"))
+    lines += ["", "### Versions", "", "| component | version | read from |", "|---|---|---|"]
+    lines += [f"| {_cell(a)} | {_cell(b)} | {_cell(c)} |" for a, b, c in versions(snap)]
+    lines += ["", "### Commands that produced this data", "", "```", *commands, "```", ""]
+    lines += ["### Files in this bundle", ""]
+    lines += [
+        "- `report.md`: this page",
+        "- `snapshot.json`: the whole stack (schema 1, as `ascenv snapshot -o` writes it)",
+        "- `findings.json`: the doctor findings",
+        f"- `ascenv.lock`: the stack as a lock ({lock_origin})",
+    ]
+    lines += [f"- `{member}`: {what}" for member, what in extra]
+    lines += ["- `MANIFEST.json`: every member with its sha256", ""]
+    return "\n".join(lines)
+
+
+def written(out: Output, path: str, result: dict) -> None:
+    c = out.console
+    summary = result["summary"]
+    size = result["size"]
+    c.print(f"[bold]ascenv report[/]  wrote {escape(path)} ({len(result['members'])} files, {size / 1024:.1f} KiB)")
+    c.print(
+        f"  {summary['error']} error(s), {summary['warn']} warning(s) found by doctor; "
+        f"sha256 {result['sha256'][:16]}…"
+    )
+    if not result["redacted"]:
+        c.print("  [yellow]not redacted[/] (--no-redact): host names, user names, IPs and serials are in it as read")
+    elif result["redactions"]:
+        c.print(f"  redacted: {escape(describe_redactions(result['redactions']))}")
+    c.print("  Attach the file to the issue; paste its report.md into the issue text.")

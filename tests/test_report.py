@@ -1,0 +1,244 @@
+"""ascenv/report.py: bundle assembly, redaction, the deterministic archive and reading it back."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import tarfile
+
+import pytest
+
+from ascenv import errors, lockfile
+from ascenv.checks import run_checks
+from ascenv.model import (
+    Board, CannInfo, CannInstall, Chip, DeviceNode, Devices, Distribution, DriverInfo, EnvInfo, FirmwareInfo,
+    HostInfo, NpuInfo, PythonInfo, Snapshot,
+)
+from ascenv.report import Bundle, Capture, Inputs, Known, RawFile, Redactor, assemble, load_bundle, pack, read_bundle
+from tests.fixture_hosts import corpus_text
+
+BOARD = "npu_smi/from_ascend_deployer_5.txt"  # npu-smi info -t board -i 0, "Serial Number : 1000000000"
+HOME = "/home/zhang.wei"
+HF_TOKEN = "hf_" + "Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1"
+# every personal value the snapshot below holds; none may survive anywhere in the bundle
+SECRETS = (
+    "npu-node-17.cluster.example.org", "npu-node-17", "zhang.wei", "10.20.30.40", "fe80::1ff:fe23:4567:890a",
+    "1000000000", "033VNY10MB000071", "t0k3n-value-123", "Pa55w0rd", "deploy:Pa55w0rd", HF_TOKEN, "hunter2secret",
+)
+
+
+def secret_snapshot() -> Snapshot:
+    """A snapshot holding each kind of personal value once (constructed, not probed)."""
+    return Snapshot(
+        created="2026-01-01T00:00:00+00:00",
+        ascenv_version="0.1.0",
+        host=HostInfo(os_id="ubuntu", os_version="22.04", arch="aarch64", hostname="npu-node-17.cluster.example.org"),
+        npu=NpuInfo(
+            source="/usr/local/bin/npu-smi info",
+            driver_version="25.0.rc1.1",
+            chips=(Chip(0, 0, "910B4", "OK", "0000:C1:00.0"), Chip(1, 0, "910B4", "OK", "0000:C2:00.0")),
+            boards=(
+                Board(0, software_version="24.1.0.b062", firmware_version="7.5.0.2.220", fields={"Serial Number": "1000000000", "PCIe Bus Info": "0000:C1:00.0"}),
+                Board(1, fields={"Serial Number": "033VNY10MB000071"}),
+            ),
+        ),
+        driver=DriverInfo(version="25.0.rc1.1", path="/usr/local/Ascend/driver"),
+        firmware=FirmwareInfo(version="7.7.0.1.231", source="/usr/local/Ascend/firmware/version.info"),
+        cann=CannInfo(
+            installs=(CannInstall(path=f"{HOME}/Ascend/ascend-toolkit/8.1.RC1", kind="toolkit", version="8.1.RC1", arch="aarch64"),),
+            active=f"{HOME}/Ascend/ascend-toolkit/8.1.RC1",
+        ),
+        devices=Devices(nodes=(DeviceNode("/dev/davinci0", True), DeviceNode("/dev/davinci_manager", True))),
+        env=EnvInfo(
+            variables={
+                "ASCEND_HOME_PATH": f"{HOME}/Ascend/ascend-toolkit/latest",
+                "ASCEND_MODEL_TOKEN": "t0k3n-value-123",
+                "ASCEND_PIP_MIRROR": "https://deploy:Pa55w0rd@mirror.example.org/simple",
+                "ASCEND_SLOG_SERVER": "10.20.30.40:8080",
+                "ASCEND_HCCL_IF": "fe80::1ff:fe23:4567:890a",
+                "ASCENDC_NOTE": f"models fetched with {HF_TOKEN}",
+                "ASCEND_LOCAL": "127.0.0.1",
+            }
+        ),
+        python=PythonInfo(
+            executable=f"{HOME}/.venv/bin/python",
+            version="3.11.7",
+            distributions=(
+                Distribution("torch", "2.1.0", f"{HOME}/.venv/lib/python3.11/site-packages"),
+                Distribution("te", "10.0.0.1", f"{HOME}/.venv/lib/python3.11/site-packages"),  # looks like an IP
+                Distribution("tokenizers", "0.19.1", f"{HOME}/.venv/lib/python3.11/site-packages"),
+            ),
+        ),
+    )
+
+
+def inputs(snapshot: Snapshot, **changes) -> Inputs:
+    board = Capture(("/usr/local/bin/npu-smi", "info", "-t", "board", "-i", "0"), "ok", 0, corpus_text(BOARD), "")
+    probe = Capture((f"{HOME}/.venv/bin/python", "-B", "-c", "import sys"), "ok", 0, "{}", "")
+    config = RawFile("/etc/pip.conf", b"[global]\nindex-url = https://deploy:Pa55w0rd@mirror.example.org/simple\npassword=hunter2secret\n", "files/01-pip.conf")
+    base = dict(
+        snapshot=snapshot,
+        findings=tuple(run_checks(snapshot)),
+        lock=lockfile.lock_from_snapshot(snapshot, generator_version="0.1.0"),
+        lock_origin="generated from snapshot.json",
+        created="2026-01-01T00:00:00+00:00",
+        command="ascenv report",
+        captures=(board, probe),
+        files=(config,),
+    )
+    base.update(changes)
+    return Inputs(**base)
+
+
+def tar_bytes(bundle_bytes: bytes) -> bytes:
+    return gzip.decompress(bundle_bytes)
+
+
+def members_of(data: bytes) -> dict[str, bytes]:
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar}
+
+
+# --- redaction ----------------------------------------------------------------------------------
+
+
+def test_no_secret_survives_anywhere_in_the_bundle():
+    data = pack(assemble(inputs(secret_snapshot())))
+    raw = tar_bytes(data)
+    for secret in SECRETS:
+        assert secret.encode() not in raw, secret
+
+
+def test_placeholders_keep_the_structure_readable_and_consistent():
+    bundle = assemble(inputs(secret_snapshot()))
+    snap = json.loads(bundle.members["snapshot.json"])
+    assert snap["host"]["hostname"] == "<host-1>"
+    assert snap["python"]["executable"] == "/home/<user-1>/.venv/bin/python"
+    assert snap["cann"]["active"] == "/home/<user-1>/Ascend/ascend-toolkit/8.1.RC1"
+    assert [b["fields"]["Serial Number"] for b in snap["npu"]["boards"]] == ["<serial-1>", "<serial-2>"]
+    variables = snap["env"]["variables"]
+    assert variables["ASCEND_MODEL_TOKEN"] == "<secret-1>"
+    assert variables["ASCEND_PIP_MIRROR"] == "https://<secret-2>@mirror.example.org/simple"
+    assert variables["ASCEND_SLOG_SERVER"] == "<ip-1>:8080"
+    assert variables["ASCEND_HCCL_IF"] == "<ip-2>"
+    assert variables["ASCENDC_NOTE"] == "models fetched with <secret-3>"
+    # the same serial is the same placeholder in the raw capture; the same host in the lock
+    assert "Serial Number        : <serial-1>" in bundle.members["captures/npu-smi_info_-t_board_-i_0.txt"].decode()
+    assert 'source = "<host-1>"' in bundle.members["ascenv.lock"].decode()
+    assert "index-url = https://<secret-2>@mirror.example.org/simple" in bundle.members["files/01-pip.conf"].decode()
+    assert bundle.redactions == {"host": 1, "user": 1, "ip": 2, "serial": 2, "secret": 4}
+
+
+def test_versions_loopback_and_bus_ids_are_not_taken_for_secrets():
+    bundle = assemble(inputs(secret_snapshot()))
+    snap = json.loads(bundle.members["snapshot.json"])
+    assert snap["firmware"]["version"] == "7.7.0.1.231"
+    assert snap["npu"]["boards"][0]["firmware_version"] == "7.5.0.2.220"
+    assert snap["python"]["packages"] == {"torch": "2.1.0", "te": "10.0.0.1", "tokenizers": "0.19.1"}
+    assert snap["env"]["variables"]["ASCEND_LOCAL"] == "127.0.0.1"
+    assert [c["bus_id"] for c in snap["npu"]["chips"]] == ["0000:C1:00.0", "0000:C2:00.0"]
+    assert snap["devices"]["nodes"][0]["path"] == "/dev/davinci0"
+    assert snap["host"]["os_id"] == "ubuntu"
+
+
+def test_a_common_user_name_is_hidden_in_its_home_only():
+    redactor = Redactor()
+    redactor.add_known(Known(homes=("/home/dev",), users=("dev",)))
+    data = {"exe": "/home/dev/.venv/bin/python", "node": "/dev/davinci0", "host": "dev"}
+    redactor.discover(data)
+    assert redactor.apply(data) == {"exe": "/home/<user-1>/.venv/bin/python", "node": "/dev/davinci0", "host": "dev"}
+    assert redactor.counts == {"user": 1}
+
+
+def test_known_home_outside_home_and_ip_inside_version_line():
+    redactor = Redactor()
+    redactor.add_known(Known(homes=("/data/users/li_na",)))
+    text = "cache /data/users/li_na/atc_data\nnpu-smi 23.0.0.1   Version: 23.0.0.1\nmaster 192.168.1.20\n"
+    redactor.discover_text(text)
+    assert redactor.apply_text(text) == "cache /data/users/<user-1>/atc_data\nnpu-smi 23.0.0.1   Version: 23.0.0.1\nmaster <ip-1>\n"
+
+
+def test_no_redact_keeps_values_and_says_so():
+    bundle = assemble(inputs(secret_snapshot(), redact=False))
+    snap = json.loads(bundle.members["snapshot.json"])
+    assert snap["host"]["hostname"] == "npu-node-17.cluster.example.org"
+    assert bundle.redactions == {} and bundle.redacted is False
+    assert "**Not redacted** (`--no-redact`)" in bundle.members["report.md"].decode()
+    assert json.loads(bundle.members["MANIFEST.json"])["redacted"] is False
+
+
+def test_report_md_counts_what_was_redacted():
+    text = assemble(inputs(secret_snapshot())).members["report.md"].decode()
+    assert "**Redacted:** 1 host name, 1 user name, 2 IP addresses, 2 serial numbers, 4 secrets." in text
+    assert "### ascenv doctor" in text and "### Versions" in text
+    assert "| firmware | 7.7.0.1.231 | /usr/local/Ascend/firmware/version.info |" in text
+    assert "/home/<user-1>/.venv/bin/python -B -c <ascenv python probe>" in text
+
+
+def test_redacted_lock_is_valid_and_loads():
+    bundle = assemble(inputs(secret_snapshot()))
+    lock, warnings = lockfile.loads_lock(bundle.members["ascenv.lock"].decode(), "ascenv.lock")
+    assert warnings == [] and lock.cann[0].path == "/home/<user-1>/Ascend/ascend-toolkit/8.1.RC1"
+
+
+# --- the archive -----------------------------------------------------------------------------------
+
+
+def test_same_inputs_same_bytes_and_normalised_entries():
+    first = pack(assemble(inputs(secret_snapshot())))
+    second = pack(assemble(inputs(secret_snapshot())))
+    assert first == second
+    assert first[4:8] == b"\0\0\0\0"  # gzip header MTIME (RFC 1952 §2.3)
+    with tarfile.open(fileobj=io.BytesIO(first), mode="r:gz") as tar:
+        infos = tar.getmembers()
+    names = [i.name for i in infos]
+    assert names == sorted(names)
+    assert {(i.mtime, i.uid, i.gid, i.uname, i.gname, i.mode) for i in infos} == {(1767225600, 0, 0, "", "", 0o644)}
+    later = pack(assemble(inputs(secret_snapshot(), created="2026-01-02T00:00:00+00:00")))
+    assert later != first
+
+
+def test_manifest_lists_every_member_with_its_sha256():
+    data = pack(assemble(inputs(secret_snapshot())))
+    members = members_of(data)
+    manifest = json.loads(members.pop("MANIFEST.json"))
+    assert manifest["schema"] == 1 and manifest["snapshot_schema"] == 1
+    assert {m["name"]: m["sha256"] for m in manifest["members"]} == {n: hashlib.sha256(b).hexdigest() for n, b in members.items()}
+    assert set(members) == {
+        "report.md", "snapshot.json", "findings.json", "ascenv.lock", "captures/npu-smi_info_-t_board_-i_0.txt", "files/01-pip.conf",
+    }
+
+
+def test_load_bundle_gives_the_redacted_snapshot(tmp_path):
+    path = tmp_path / "r.tar.gz"
+    path.write_bytes(pack(assemble(inputs(secret_snapshot()))))
+    snap = load_bundle(str(path))
+    assert snap.host.hostname == "<host-1>" and snap.firmware.version == "7.7.0.1.231"
+    assert len(snap.npu.chips) == 2
+
+
+def _repack(members: dict[str, bytes]) -> bytes:
+    return pack(Bundle(members, "2026-01-01T00:00:00+00:00", True))
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda d, m: b"not a bundle\n", "not gzip-compressed"),
+        (lambda d, m: d[: len(d) // 2], "truncated or not a tar.gz"),
+        (lambda d, m: _repack({**m, "snapshot.json": m["snapshot.json"].replace(b"910B4", b"910B3")}), "snapshot.json does not match its sha256"),
+        (lambda d, m: _repack({**m, "extra.txt": b"x"}), "extra.txt not listed in MANIFEST.json"),
+        (lambda d, m: _repack({k: v for k, v in m.items() if k != "findings.json"}), "findings.json is listed in MANIFEST.json but missing"),
+        (lambda d, m: _repack({k: v for k, v in m.items() if k != "MANIFEST.json"}), "has no MANIFEST.json"),
+        (lambda d, m: _repack({"MANIFEST.json": b'{"schema": 1, "members": []}'}), "has no snapshot.json"),
+        (lambda d, m: _repack({"MANIFEST.json": b'{"schema": 9, "members": []}'}), "bundle schema 9 is not supported"),
+        (lambda d, m: _repack({"MANIFEST.json": b"{"}), "MANIFEST.json is not readable"),
+    ],
+)
+def test_bad_bundles_are_clear_input_errors(damage, message):
+    data = pack(assemble(inputs(secret_snapshot())))
+    with pytest.raises(errors.InputError) as caught:
+        read_bundle(damage(data, members_of(data)), "r.tar.gz")
+    assert message in caught.value.message and caught.value.exit_code == 2
