@@ -119,6 +119,7 @@ _TOKEN_SHAPES = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![\w-])"
     r"|(?i:bearer)\s+(?P<bearer>[A-Za-z0-9._~+/-]{16,}=*)"
 )
+_HOST_ASSIGNMENT = re.compile(r"(?im)(?<![\w-])host[-_ ]?name[\"']?[ \t]*[=:][ \t]*[\"']?(?P<value>[A-Za-z0-9][A-Za-z0-9.-]*)")
 # npu-smi info -t board prints "Serial Number : 1000000000" (corpus npu_smi/from_ascend_deployer_5.txt)
 _SERIAL_LINE = re.compile(r"(?im)^[ \t]*(?:serial[ _]?number|uuid|vdie[ _]?id)[ \t]*[:=][ \t]*(?P<value>\S[^\r\n]*?)[ \t]*$")
 _IPV4 = re.compile(r"(?<![\w.])(?P<value>(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?![\w]|\.\d)")
@@ -210,6 +211,8 @@ class Redactor:
                 self.add("secret", match.group("value"))
         for match in _TOKEN_SHAPES.finditer(text):
             self.add("secret", match.group("value") or match.group("bearer"))
+        for match in _HOST_ASSIGNMENT.finditer(text):
+            self.add_host(match.group("value"))
         for match in _SERIAL_LINE.finditer(text):
             self.add("serial", match.group("value"))
         if ips:

@@ -11,6 +11,7 @@ import os
 from ascenv import __version__, cli, errors, lockfile, serde
 from ascenv.diff import Node, fleet, pair
 from ascenv.model import Snapshot
+from ascenv.report import GZIP_MAGIC, load_bundle
 
 NAME = "diff"
 ORDER = 35
@@ -18,7 +19,7 @@ HELP = "compare snapshots and locks: two side by side, or a fleet grouped by sta
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("inputs", nargs="+", metavar="FILE", help="snapshots (ascenv snapshot -o FILE) and locks (ascenv lock -o FILE)")
+    parser.add_argument("inputs", nargs="+", metavar="FILE", help="snapshots (ascenv snapshot -o FILE), locks (ascenv lock -o FILE) and report bundles (ascenv report)")
     cli.add_format_option(parser, ("human", "json", "markdown"))
 
 
@@ -49,14 +50,18 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
 
 
 def load_node(path: str, name: str, ctx: "cli.Context", reader: "_StackReader") -> Node:
-    """A snapshot (JSON) or a lock (TOML), told apart by content, as a Lock."""
+    """A snapshot (JSON), a lock (TOML) or a report bundle (.tar.gz), told apart by content, as a Lock."""
     from ascenv.commands.lock import read_lock
 
     try:
         with open(path, "rb") as fh:
-            first = fh.read(64).lstrip()[:1]
+            head = fh.read(64)
     except OSError as exc:
         raise errors.InputError(f"cannot read {name}: {exc.strerror}") from None
+    first = head.lstrip()[:1]
+    if head.startswith(GZIP_MAGIC) or name.endswith((".tar.gz", ".tgz")):  # an `ascenv report` bundle
+        snapshot = load_bundle(path, name)
+        return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name))
     if first == b"{":
         snapshot = reader.snapshot(path, name)
         return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name))
