@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 import traceback
 from dataclasses import dataclass
@@ -14,15 +15,53 @@ from ascenv import __version__, errors, proc
 from ascenv.output import Output
 
 
-def _command_modules() -> list:
+@dataclass(frozen=True)
+class CommandSpec:
+    """What ``ascenv --help`` shows of a command, without importing it."""
+
+    module: str  # ascenv.commands.<file>
+    name: str
+    order: int
+    help: str
+
+
+_HEADER = re.compile(r"^(NAME|ORDER|HELP) = (.+)$", re.M)
+
+
+def command_specs() -> list[CommandSpec]:
     """Every module in ascenv/commands/ with NAME, HELP, ORDER, add_arguments(parser) and
-    run(args, ctx) -> exit code; ORDER sorts `ascenv --help`."""
+    run(args, ctx) -> exit code; ORDER sorts `ascenv --help`.
+
+    NAME, ORDER and HELP are read from each module's source (top-level literal assignments), so
+    that a run imports only the command it runs: importing all of them cost more than half of
+    `ascenv doctor`'s start-up (issue #3 item 5). A module whose values are not plain literals is
+    imported to read them."""
+    import ast
     import pkgutil
 
     from ascenv import commands
 
-    modules = [importlib.import_module(f"ascenv.commands.{m.name}") for m in pkgutil.iter_modules(commands.__path__)]
-    return sorted((m for m in modules if hasattr(m, "NAME")), key=lambda m: (m.ORDER, m.NAME))
+    specs = []
+    for info in pkgutil.iter_modules(commands.__path__):
+        module = f"ascenv.commands.{info.name}"
+        values: dict = {}
+        try:
+            with open(os.path.join(getattr(info.module_finder, "path", ""), info.name + ".py"), encoding="utf-8") as handle:
+                text = handle.read()
+        except OSError:  # installed without sources
+            text = ""
+        for key, literal in _HEADER.findall(text):
+            try:
+                values.setdefault(key, ast.literal_eval(literal.strip()))
+            except (ValueError, SyntaxError):
+                pass
+        if set(values) != {"NAME", "ORDER", "HELP"}:
+            loaded = importlib.import_module(module)
+            if not hasattr(loaded, "NAME"):
+                continue
+            values = {"NAME": loaded.NAME, "ORDER": loaded.ORDER, "HELP": loaded.HELP}
+        specs.append(CommandSpec(module, values["NAME"], values["ORDER"], values["HELP"]))
+    return sorted(specs, key=lambda c: (c.order, c.name))
 
 
 @dataclass(frozen=True)
@@ -35,7 +74,9 @@ class Context:
     cwd: str = "."
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
+    """The full parser. With ``argv``, only the command it names is imported and gets its
+    arguments; the others are listed with their help line only (``ascenv --help`` is unchanged)."""
     parser = argparse.ArgumentParser(
         prog="ascenv",
         description="Audit, lock and reproducibly build the Huawei Ascend NPU software stack.",
@@ -43,15 +84,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ascenv {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _command_modules():
-        command = sub.add_parser(module.NAME, help=module.HELP, description=module.__doc__)
+    # The top-level options take no value: the first other word names the command.
+    chosen = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    for spec in command_specs():
+        if argv is not None and spec.name != chosen:
+            sub.add_parser(spec.name, help=spec.help)
+            continue
+        module = importlib.import_module(spec.module)
+        command = sub.add_parser(spec.name, help=spec.help, description=module.__doc__)
         module.add_arguments(command)
         command.set_defaults(_module=module)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad usage, 0 on --help
