@@ -22,10 +22,11 @@ import ipaddress
 import json
 import re
 import tarfile
+import zlib
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
-from ascenv import errors, lockfile, serde
+from ascenv import __version__, errors, lockfile, serde
 from ascenv.model import Finding, Snapshot
 
 BUNDLE_SCHEMA = 1
@@ -362,7 +363,7 @@ def assemble(inputs: Inputs) -> Bundle:
             "schema": BUNDLE_SCHEMA,
             "kind": "ascenv-report",
             "created": inputs.created,
-            "ascenv_version": inputs.snapshot.ascenv_version,
+            "ascenv_version": __version__,  # of the report; snapshot.json says which ascenv probed
             "snapshot_schema": inputs.snapshot.schema,
             "redacted": inputs.redact,
             "redactions": counts,
@@ -455,7 +456,7 @@ def read_bundle(data: bytes, source: str) -> tuple[dict[str, bytes], dict]:
                     raise errors.InputError(f"{source}: member {info.name} is {info.size} bytes, more than a report holds", hint=hint)
                 handle = tar.extractfile(info)
                 members[info.name] = handle.read() if handle else b""
-    except (tarfile.TarError, OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
         raise errors.InputError(f"{source} is not a readable report bundle (truncated or not a tar.gz): {exc}", hint=hint) from None
     if MANIFEST not in members:
         raise errors.InputError(f"{source} has no {MANIFEST}: it is not an ascenv report bundle", hint=hint)

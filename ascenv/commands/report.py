@@ -196,7 +196,9 @@ def write_atomic(path: str, data: bytes, *, mode: int) -> None:
             fh.write(data)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise errors.UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise

@@ -7,6 +7,7 @@ from typing import Sequence
 
 from rich.markup import escape
 
+from ascenv import __version__
 from ascenv.model import Finding, Snapshot
 from ascenv.output import Output
 from ascenv.output import doctor
@@ -62,7 +63,7 @@ def markdown(
     redacted: bool,
     redactions: dict[str, int],
 ) -> str:
-    lines = ["## ascenv report", "", f"Made {created} by ascenv {snap.ascenv_version or '?'}: `{commands[0]}`", ""]
+    lines = ["## ascenv report", "", f"Made {created} by ascenv {__version__}: `{commands[0]}`", ""]
     if not redacted:
         lines += ["**Not redacted** (`--no-redact`): host names, user names, IP addresses and serial numbers are as read.", ""]
     elif redactions:

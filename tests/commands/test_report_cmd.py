@@ -192,6 +192,12 @@ def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
     assert sorted(os.listdir(out_dir)) == ["r.tar.gz"] and (out_dir / "r.tar.gz").read_bytes() == b"previous bundle"
 
 
+def test_unwritable_output_is_a_clear_error(tmp_path):
+    host = build_host("a2-cann800", tmp_path)
+    code, _, err = make_report(host, tmp_path, output="no/such/dir/r.tar.gz")
+    assert code == 2 and "cannot write" in err and "no/such/dir/r.tar.gz" in err
+
+
 # --- bundles as `ascenv diff` inputs ---------------------------------------------------------------
 
 
