@@ -150,13 +150,13 @@ class Redactor:
             self._ids[key] = f"<{kind}-{1 + sum(1 for k, _ in self._ids if k == kind)}>"
         return self._ids[key]
 
-    def add(self, kind: str, value: str, *, everywhere: bool = True) -> str:
-        """Learn ``value``; ``everywhere=False`` only replaces it where it is found by name."""
+    def add(self, kind: str, value: str) -> str:
+        """Learn ``value``; a common word (``_COMMON``) is only replaced where its name says what it is."""
         value = value.strip()
         if not value or _PLACEHOLDER.fullmatch(value):
             return value
         placeholder = self._placeholder(kind, value)
-        if everywhere and value.lower() not in _COMMON:
+        if value.lower() not in _COMMON:
             self._by_value.setdefault(value, placeholder)
             self._pattern = None
         return placeholder
