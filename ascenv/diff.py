@@ -16,6 +16,7 @@ from ascenv.lockfile import LAYERS, Change, Lock, drift
 class Node:
     name: str  # what the user passed (a file path)
     lock: Lock
+    images_known: bool = True  # False for a snapshot: it records no image pins, which is not "none"
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,13 @@ def pair(a: Node, b: Node) -> tuple[Change, ...]:
     """What differs from ``a`` to ``b``, layer by layer (empty when the stacks are identical)."""
     if a.lock.input_hash == b.lock.input_hash:
         return ()
-    return drift(a.lock, b.lock)
+    return _comparable(drift(a.lock, b.lock), a, b)
+
+
+def _comparable(changes: tuple[Change, ...], a: Node, b: Node) -> tuple[Change, ...]:
+    if a.images_known and b.images_known:
+        return changes
+    return tuple(c for c in changes if c.layer != "images")
 
 
 def fleet(nodes: list[Node]) -> tuple[Group, ...]:
@@ -50,7 +57,7 @@ def fleet(nodes: list[Node]) -> tuple[Group, ...]:
         if group is reference:
             groups.append(Group(names, group[0].lock.input_hash, reference=True))
             continue
-        changes = drift(reference[0].lock, group[0].lock)
+        changes = _comparable(drift(reference[0].lock, group[0].lock), reference[0], group[0])
         layers = tuple(layer for layer in LAYERS if any(c.layer == layer for c in changes))
         groups.append(Group(names, group[0].lock.input_hash, reference=False, layers=layers, changes=changes))
     return tuple(sorted(groups, key=lambda g: (g.reference, len(g.nodes), g.nodes[0])))

@@ -61,10 +61,10 @@ def load_node(path: str, name: str, ctx: "cli.Context", reader: "_StackReader") 
     first = head.lstrip()[:1]
     if head.startswith(GZIP_MAGIC) or name.endswith((".tar.gz", ".tgz")):  # an `ascenv report` bundle
         snapshot = load_bundle(path, name)
-        return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name))
+        return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False)
     if first == b"{":
         snapshot = reader.snapshot(path, name)
-        return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name))
+        return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False)
     lock, warnings = read_lock(path, name)
     for warning in warnings:
         ctx.out.warn(warning)

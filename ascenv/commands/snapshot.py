@@ -27,7 +27,9 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     if args.output:
         import json
 
-        _write_atomic(args.output, json.dumps(data, indent=2) + "\n")
+        import os
+
+        _write_atomic(os.path.join(ctx.cwd, args.output), json.dumps(data, indent=2) + "\n")
     if args.format == "json":
         ctx.out.json(data)
     else:
