@@ -72,6 +72,7 @@ class Context:
     out: Output
     run: proc.Runner = proc.run
     cwd: str = "."
+    cache_dir: Optional[str] = None  # ascenv's own cache (main() sets it; tests leave it off)
 
 
 def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
@@ -109,7 +110,7 @@ def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None)
         return errors.EXIT_USAGE
     fmt = getattr(args, "format", "human")
     if ctx is None:
-        ctx = Context(environ=dict(os.environ), out=Output(fmt), cwd=os.getcwd())
+        ctx = Context(environ=dict(os.environ), out=Output(fmt), cwd=os.getcwd(), cache_dir=_cache_dir(os.environ))
     elif ctx.out.format != fmt:
         ctx.out.format = fmt
     try:
@@ -130,6 +131,13 @@ def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None)
         if args.debug:
             traceback.print_exc()
         return errors.EXIT_INTERNAL
+
+
+def _cache_dir(environ: Mapping[str, str]) -> Optional[str]:
+    from ascenv.cache.roots import ascenv_cache_dir
+
+    home = os.path.expanduser("~")
+    return ascenv_cache_dir(environ, home=home, cwd=os.getcwd()) if home.startswith("/") else None
 
 
 def add_format_option(parser: argparse.ArgumentParser, choices: Sequence[str] = ("human", "json")) -> None:

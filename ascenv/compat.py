@@ -9,7 +9,6 @@ so a finding can cite its source and soften INFERRED/CONFLICT facts.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import sys
 from dataclasses import dataclass
@@ -30,11 +29,6 @@ from ascenv.versions import (
     split_local,
     torch_release,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 hosts only
-    import tomli as tomllib
 
 SCHEMA = 1
 FILES = ("cann.toml", "torch_npu.toml", "hardware.toml")
@@ -492,7 +486,61 @@ def load(directory: Optional[Path] = None) -> Matrix:
     return matrix
 
 
+def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> Matrix:
+    """``load()``, kept as a pickle in ``cache_dir`` (the user's ascenv cache) between runs:
+    parsing and validating the TOML is a third of ``ascenv doctor``'s start-up (issue #3 item 5).
+
+    The cache is keyed by the bytes of the data files and of the modules defining the rows, so
+    an edited file or a new ascenv rebuilds it; it is read only if this user owns it and nobody
+    else can write it (a pickle runs code when loaded). Any problem means: parse the TOML."""
+    import contextlib
+    import hashlib
+    import os
+    import pickle
+    import stat
+
+    directory = Path(directory) if directory is not None else paths.data_dir("compat")
+    if not cache_dir:
+        return load(directory)
+    digest = hashlib.sha256(sys.version.encode())
+    try:
+        for file in [*(directory / name for name in FILES), Path(__file__), Path(sys.modules[AscendVersion.__module__].__file__ or "")]:
+            digest.update(file.read_bytes())
+    except OSError:
+        return load(directory)
+    key = digest.hexdigest()
+    path = os.path.join(cache_dir, "compat-matrix.pickle")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(handle.fileno())
+            if info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                cached_key, matrix = pickle.load(handle)
+                if cached_key == key and isinstance(matrix, Matrix):
+                    return matrix
+    except Exception:  # noqa: BLE001 - missing, truncated or foreign cache: rebuild it
+        pass
+    matrix = load(directory)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(cache_dir, mode=0o700, exist_ok=True)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            pickle.dump((key, matrix), handle, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except (OSError, pickle.PicklingError):  # a read-only home: no cache, same answers
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+    return matrix
+
+
 def _read(directory: Path, name: str) -> "_Reader":
+    # imported here: a cached matrix (load_cached) needs no TOML parser at start-up
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 hosts only
+        import tomli as tomllib
+
     label = f"{directory.name}/{name}"
     try:
         with open(directory / name, "rb") as handle:
@@ -630,6 +678,8 @@ class _Reader:
         unknown = sorted(set(self.data) - self.seen)
         if unknown:
             key = unknown[0]
+            import difflib  # only on this error path: importing it costs start-up time
+
             close = difflib.get_close_matches(key, sorted(self.seen), n=1)
             hint = f"; perhaps you meant {close[0]!r}?" if close else f"; expected one of {', '.join(sorted(self.seen))}"
             raise self.fail(key, "unknown key" + hint)

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
-import packaging.specifiers
 import packaging.version
 
 from ascenv.errors import AscenvError, InputError
@@ -353,6 +352,8 @@ def torch_release(text: str) -> str:
 def specifier_contains(specifier: str, version: str, *, prereleases: bool) -> bool:
     """``SpecifierSet(specifier).contains(version)`` with pre-release handling stated by the
     caller; bad input raises InvalidVersion instead of quietly returning False."""
+    import packaging.specifiers  # here, not at the top: it costs doctor's start-up (issue #3 item 5)
+
     try:
         spec = packaging.specifiers.SpecifierSet(specifier)
     except packaging.specifiers.InvalidSpecifier:

@@ -4,6 +4,7 @@ compatibility matrix; say what is wrong and print the fix."""
 from __future__ import annotations
 
 import argparse
+from typing import Optional
 
 from ascenv import cli, errors, serde
 from ascenv.checks import run_checks
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         snapshot = load_snapshot(args.from_file)
     else:
         snapshot = collect(Root(args.root), ctx.environ, ctx.run, python=args.python)
-    findings = run_checks(snapshot, load_matrix())
+    findings = run_checks(snapshot, load_matrix(ctx.cache_dir))
     code = exit_code(findings, strict=args.strict)
     if args.format == "json":
         ctx.out.json(report_json(snapshot, findings, code))
@@ -44,13 +45,13 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     return code
 
 
-def load_matrix() -> object:
+def load_matrix(cache_dir: Optional[str] = None) -> object:
     """The compat matrix when the data ships with this ascenv (checks without it skip)."""
     try:
         from ascenv import compat
     except ImportError:
         return None
-    return compat.load()
+    return compat.load_cached(cache_dir)
 
 
 def exit_code(findings: list[Finding], *, strict: bool) -> int:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from typing import IO, Any, Iterator, Optional
+from typing import IO, TYPE_CHECKING, Any, Iterator, Optional
 
-from rich.console import Console
-from rich.markup import escape
+if TYPE_CHECKING:
+    from rich.console import Console
 
 FORMATS = ("human", "json", "markdown")
 
@@ -32,9 +32,24 @@ class Output:
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
         self.interactive = self.stderr.isatty() and sys.stdin.isatty() if interactive is None else interactive
-        no_color = None if color is None else not color
-        self.console = Console(file=self.stdout, highlight=False, soft_wrap=True, no_color=no_color)
-        self.err_console = Console(file=self.stderr, highlight=False, soft_wrap=True, no_color=no_color)
+        self._no_color = None if color is None else not color
+        self._consoles: dict = {}
+
+    # rich is imported on first use: JSON output never needs it (doctor start-up, issue #3 item 5)
+    @property
+    def console(self) -> "Console":
+        return self._console("stdout")
+
+    @property
+    def err_console(self) -> "Console":
+        return self._console("stderr")
+
+    def _console(self, stream: str) -> "Console":
+        if stream not in self._consoles:
+            from rich.console import Console
+
+            self._consoles[stream] = Console(file=getattr(self, stream), highlight=False, soft_wrap=True, no_color=self._no_color)
+        return self._consoles[stream]
 
     # machine output ----------------------------------------------------------------------------
     def json(self, payload: Any) -> None:
@@ -46,21 +61,21 @@ class Output:
 
     # messages to stderr ---------------------------------------------------------------------------
     def message(self, text: str) -> None:
-        self.err_console.print(escape(text))
+        self.err_console.print(_escape(text))
 
     def warn(self, text: str) -> None:
-        self.err_console.print(f"[yellow]warning:[/] {escape(text)}")
+        self.err_console.print(f"[yellow]warning:[/] {_escape(text)}")
 
     def error(self, text: str, hint: Optional[str] = None) -> None:
-        self.err_console.print(f"[bold red]error:[/] {escape(text)}")
+        self.err_console.print(f"[bold red]error:[/] {_escape(text)}")
         if hint:
-            self.err_console.print(f"[cyan]hint:[/] {escape(hint)}")
+            self.err_console.print(f"[cyan]hint:[/] {_escape(hint)}")
 
     def confirm(self, question: str) -> bool:
         """Ask on stderr; never asks (answers no) when not interactive."""
         if not self.interactive:
             return False
-        self.err_console.print(f"{escape(question)} [y/N] ", end="")
+        self.err_console.print(f"{_escape(question)} [y/N] ", end="")
         answer = sys.stdin.readline().strip().lower()
         return answer in ("y", "yes")
 
@@ -75,6 +90,12 @@ class Output:
         with RichProgress(console=self.err_console, transient=True) as bar:
             task = bar.add_task(description, total=total)
             yield Progress(bar, task)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
 
 
 class Progress:
