@@ -67,6 +67,7 @@ class ImageInfo:
     repo_digests: tuple[str, ...] = ()
     labels: dict[str, str] = field(default_factory=dict)
     size: int = 0
+    tagged_at: str = ""  # when the engine last tagged it (on load or pull): RFC 3339, sortable
 
 
 def _api_tuple(version: str) -> tuple[int, ...]:
@@ -174,6 +175,7 @@ def _image_info(image: Any) -> ImageInfo:
         repo_digests=tuple(attrs.get("RepoDigests") or ()),
         labels=dict((attrs.get("Config") or {}).get("Labels") or {}),
         size=int(attrs.get("Size") or 0),
+        tagged_at=str((attrs.get("Metadata") or {}).get("LastTagTime") or ""),
     )
 
 
@@ -203,7 +205,11 @@ class Engine:
     def load(self, archive: Path) -> list[str]:
         """``docker load`` an archive; returns the IDs or names the engine reports."""
         with open(archive, "rb") as fh:
-            return [image.id for image in self.client.images.load(fh)]
+            loaded = self.client.images.load(fh)
+        for image in loaded:  # re-tag: the engine then records when (``tagged_at``), load does not
+            for tag in image.tags:
+                image.tag(*tag.rsplit(":", 1))
+        return [image.id for image in loaded]
 
     def pull(self, ref: str) -> ImageInfo:
         """Pull ``repository:tag`` or ``repository@sha256:…``; ImageNotAvailable when it cannot."""

@@ -60,8 +60,8 @@ def _packages(info: ImageInfo) -> dict[str, str]:
 
 
 def _recipe_images(recipe: Recipe, engine: Engine) -> list[ImageInfo]:
-    """Images built from this recipe, those of the current recipe text first."""
-    found = engine.images({RECIPE_LABEL: recipe.name})
+    """Images built from this recipe: of the current recipe text first, then the newest loaded."""
+    found = sorted(engine.images({RECIPE_LABEL: recipe.name}), key=lambda i: i.tagged_at, reverse=True)
     return sorted(found, key=lambda i: i.labels.get(bootstrap.RECIPE_SHA_LABEL) != recipe.sha256)
 
 
@@ -195,7 +195,7 @@ def make_pin(recipe: Recipe, engine: Engine, host: Host) -> Pin:
             raise ImageNotAvailable(f"the engine reports no registry digest for {reg.repository}:{reg.tag} (RepoDigests: {list(info.repo_digests)})")
         return Pin("registry", recipe.sha256, engine.arch, ref=digests[0], tag=reg.tag)
     current = [i for i in _recipe_images(recipe, engine) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256]
-    if len(current) == 1:  # one image of this exact recipe: pin it; several (mirror drift): rebuild
+    if current:  # the image of this recipe loaded last, i.e. the one just built
         info = current[0]
     else:
         archive = bootstrap_image(recipe, engine, host)

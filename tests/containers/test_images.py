@@ -1,0 +1,121 @@
+"""ascenv image build | ls | verify | pin against the real engine and the session's two builds."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ascenv import cli, errors
+from ascenv.containers.pins import load_pins, save_pins
+from ascenv.output import Output
+
+from tests.containers.conftest import BUILDER, CONTAINERS
+
+REPO = Path(__file__).resolve().parents[2]
+WRONG = "sha256:" + "0" * 64
+
+
+def image_cli(argv, tmp_path, pins: Path):
+    out, err = io.StringIO(), io.StringIO()
+    environ = {**os.environ, "HOME": str(tmp_path), "ASCENV_CACHE_DIR": str(tmp_path / "cache")}
+    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False))
+    code = cli.main(["image", *argv, "--pins", str(pins)], ctx=ctx)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def pins(tmp_path, built):
+    """A pins file holding the session's build, as `ascenv image pin` writes it."""
+    path = tmp_path / "pins.toml"
+    code, _, err = image_cli(["pin", BUILDER], tmp_path, path)
+    assert code == 0, err
+    return path
+
+
+@pytest.mark.engine
+def test_two_builds_give_the_same_image_id(built):
+    assert not built.first.reused and not built.second.reused
+    assert built.first.image_id == built.second.image_id
+    assert built.first.image_id.startswith("sha256:") and built.first.tag == f"ascenv/{BUILDER}:{built.first.image_id[7:19]}"
+    assert built.first.packages["cmake"] == "3.25.1-1" and built.first.packages["make"] == "4.3-4.1"
+    debs = list((built.cache / "images" / BUILDER / "debs").iterdir())
+    assert debs and all(p.name.endswith(".deb") for p in debs)  # the second build read these
+    assert [p.name for p in (built.cache / "images").iterdir()] == [BUILDER]  # no work dir left
+
+
+@pytest.mark.engine
+def test_pin_then_verify_then_reuse(built, pins, tmp_path):
+    pin = load_pins(pins)[BUILDER]
+    assert pin.image_id == built.first.image_id and pin.packages == built.first.packages
+    code, out, _ = image_cli(["verify", BUILDER], tmp_path, pins)
+    assert code == 0 and f"ok {BUILDER}: the present image is the pinned {built.first.image_id}" in out
+    start = time.monotonic()
+    code, out, _ = image_cli(["build", BUILDER, "--format", "json"], tmp_path, pins)
+    assert code == 0 and time.monotonic() - start < 5  # a digest check, not a bootstrap
+    assert json.loads(out)["reused"] is True and json.loads(out)["image_id"] == built.first.image_id
+
+
+@pytest.mark.engine
+def test_wrong_digest_in_the_pin_fails_verify_and_names_the_difference(built, pins, tmp_path):
+    text = pins.read_text().replace(built.first.image_id, WRONG)
+    text = text.replace('cmake = "3.25.1-1"', 'cmake = "3.25.0-1"')
+    pins.write_text(text)
+    code, out, _ = image_cli(["verify", BUILDER], tmp_path, pins)
+    assert code == errors.EXIT_FINDINGS
+    assert f"drifted {BUILDER}: pinned {WRONG}, present {built.first.image_id}" in out
+    assert "cmake: pinned 3.25.0-1, present 3.25.1-1" in out
+    code, out, _ = image_cli(["verify", BUILDER, "--format", "json"], tmp_path, pins)
+    data = json.loads(out)
+    assert (data["state"], data["pinned"], data["present"]) == ("drifted", WRONG, built.first.image_id)
+    assert data["changes"] == [{"name": "cmake", "pinned": "3.25.0-1", "present": "3.25.1-1"}]
+
+
+@pytest.mark.engine
+def test_ls_shows_each_state(built, pins, tmp_path):
+    code, out, _ = image_cli(["ls", "--format", "json"], tmp_path, pins)
+    states = {i["name"]: i["state"] for i in json.loads(out)["images"]}
+    assert code == 0 and states == {BUILDER: "ok", "cann-8.1.rc1-910b": "unpinned"}
+    current = load_pins(pins)
+    save_pins(pins, {BUILDER: current[BUILDER].__class__(**{**current[BUILDER].__dict__, "image_id": WRONG})})
+    code, out, _ = image_cli(["ls", "--format", "json"], tmp_path, pins)
+    assert {i["name"]: i["state"] for i in json.loads(out)["images"]}[BUILDER] == "drifted"
+
+
+def test_unpinned_registry_image_is_refused_before_the_engine(tmp_path):
+    environ = {"HOME": str(tmp_path), "DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
+    out, err = io.StringIO(), io.StringIO()
+    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False))
+    code = cli.main(["image", "build", "cann-8.1.rc1-910b", "--pins", str(tmp_path / "pins.toml")], ctx=ctx)
+    assert code == errors.EXIT_USAGE
+    assert "cann-8.1.rc1-910b (quay.io/ascend/cann:8.1.rc1-910b-ubuntu22.04-py3.10) has no pinned digest" in err.getvalue()
+    assert "ascenv image pin cann-8.1.rc1-910b" in err.getvalue()
+
+
+@pytest.mark.engine
+def test_interrupted_bootstrap_leaves_no_work_dir_or_mount(built, tmp_path):
+    cache = tmp_path / "cache"
+    env = {**os.environ, "HOME": str(tmp_path), "ASCENV_CACHE_DIR": str(cache)}
+    argv = [sys.executable, "-m", "ascenv", "image", "build", BUILDER, "--force", "--pins", str(tmp_path / "pins.toml")]
+    with subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+        try:
+            for _ in range(600):  # wait until mmdebstrap is writing the root filesystem
+                if list(cache.glob("images/build-*/rootfs/usr")):
+                    break
+                time.sleep(0.1)
+            assert list(cache.glob("images/build-*/rootfs/usr")), "the bootstrap never started"
+            proc.send_signal(signal.SIGTERM)
+            _, stderr = proc.communicate(timeout=120)
+        finally:
+            proc.kill()
+    assert proc.returncode == errors.EXIT_INTERRUPTED, stderr
+    assert "Traceback" not in stderr
+    assert list(cache.glob("images/build-*")) == []
+    assert str(cache) not in Path("/proc/mounts").read_text()
