@@ -4,14 +4,16 @@ compatibility matrix; say what is wrong and print the fix."""
 from __future__ import annotations
 
 import argparse
-from typing import Optional
+from typing import Callable, Optional, TypeVar
 
 from ascenv import cli, errors, serde
-from ascenv.checks import run_checks
+from ascenv.checks import load_checks, run_checks
 from ascenv.commands.snapshot import load_snapshot, snapshot_to_json
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.probe import collect
 from ascenv.probe.fs import Root
+
+T = TypeVar("T")
 
 NAME = "doctor"
 ORDER = 10
@@ -27,11 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+    # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
+    # target Python (start-up time, issue #3 item 5); errors surface here as before.
+    matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
     if args.from_file:
         snapshot = load_snapshot(args.from_file)
     else:
         snapshot = collect(Root(args.root), ctx.environ, ctx.run, python=args.python)
-    findings = run_checks(snapshot, load_matrix(ctx.cache_dir))
+    findings = run_checks(snapshot, matrix())
     code = exit_code(findings, strict=args.strict)
     if args.format == "json":
         ctx.out.json(report_json(snapshot, findings, code))
@@ -52,6 +57,31 @@ def load_matrix(cache_dir: Optional[str] = None) -> object:
     except ImportError:
         return None
     return compat.load_cached(cache_dir)
+
+
+def _in_background(work: Callable[[], T]) -> Callable[[], T]:
+    """Start ``work`` on a thread; the returned function waits for it and returns its result or
+    raises its exception."""
+    import threading
+
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by join()
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="ascenv-matrix", daemon=True)
+    thread.start()
+
+    def join() -> T:
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    return join
 
 
 def exit_code(findings: list[Finding], *, strict: bool) -> int:
