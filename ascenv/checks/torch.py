@@ -55,9 +55,17 @@ github:Ascend/pytorch tags v6.0.rc1 … v26.1.0-pytorch2.12.0.)
 def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     packages = snap.python.packages
     torch, npu = packages.get("torch"), packages.get("torch-npu")
-    if not torch or not npu:
+    if not npu:
         return
     evidence = _evidence(_dist(snap, "torch"), _dist(snap, "torch-npu"))
+    if not torch:
+        rows = matrix.torch_npu(npu) if matrix is not None else ()
+        yield finding(
+            "ASC-TORCH-PAIR", Severity.ERROR, f"torch_npu {npu} without torch",
+            found=f"torch_npu {npu}, no torch distribution", expected="the torch release torch_npu was built for",
+            evidence=evidence, fix=f"pip install {rows[0].torch_requirement(_arch(snap))}" if rows else "pip install torch==<the X.Y.Z of torch_npu>",
+        )
+        return
     try:
         wanted, have = torch_release(npu), torch_release(torch)
     except InvalidVersion as exc:

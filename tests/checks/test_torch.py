@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ascenv import model
-from tests.checks.helpers import a2_host, findings_of, severities, shipped_matrix, with_install, with_packages
+from tests.checks.helpers import a2_host, findings_of, replace, severities, shipped_matrix, with_install, with_packages
 
 
 def dist(name, version, *tags):
@@ -47,6 +47,12 @@ def test_rc_post_and_local_labels_mean_the_same_release():
         assert severities(torch_host(npu=npu), "ASC-TORCH-PAIR") == ["ok"], npu
 
 
+def test_torch_npu_without_torch_names_the_torch_to_install():
+    snap = with_packages(a2_host(), dist("torch_npu", "2.1.0.post10"), arch="x86_64")
+    (f,) = findings_of(snap, "ASC-TORCH-PAIR", shipped_matrix())
+    assert f.severity is model.Severity.ERROR and f.fix == "pip install torch==2.1.0+cpu"
+
+
 def test_odd_versions_are_not_comparable():
     (f,) = findings_of(torch_host(torch="nightly"), "ASC-TORCH-PAIR", shipped_matrix())
     assert f.severity is model.Severity.INFO and "not comparable" in f.title
@@ -74,11 +80,8 @@ def test_outside_the_window_suggests_a_fitting_release_or_the_validated_cann():
 
 def test_no_active_cann_or_no_matrix_no_verdict():
     assert findings_of(torch_host(), "ASC-TORCH-CANN") == []
-    several = torch_host()
-    several = with_install(several, version="8.0.0")
-    from tests.checks.helpers import replace
-
-    two = replace(several, cann__installs=several.cann.installs * 2, cann__active=None)
+    one = torch_host()
+    two = replace(one, cann__installs=one.cann.installs * 2, cann__active=None)
     assert findings_of(two, "ASC-TORCH-CANN", shipped_matrix()) == []
 
 
