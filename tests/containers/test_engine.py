@@ -5,7 +5,6 @@ session builds once."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import socket
 import subprocess

@@ -17,7 +17,7 @@ from ascenv import cli, errors
 from ascenv.containers.pins import load_pins, save_pins
 from ascenv.output import Output
 
-from tests.containers.conftest import BUILDER, CONTAINERS
+from tests.containers.conftest import BUILDER
 
 REPO = Path(__file__).resolve().parents[2]
 WRONG = "sha256:" + "0" * 64
