@@ -6,6 +6,7 @@ Parsers are pure functions beside thin readers; ``collect`` is the only entry po
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import datetime
 import posixpath
@@ -40,8 +41,13 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
             return fallback
 
     path = environ.get("PATH")
-    host = guarded("host", lambda: probe_host(root), HostInfo())
-    npu = guarded("npu-smi", lambda: probe_npu(run, path), NpuInfo())
+    # The two probes that wait on subprocesses (the target interpreter, npu-smi's queries) run
+    # side by side: together they are most of a probe's wall time.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        python_probe = pool.submit(guarded, "python", lambda: probe_python(run, python, path, environ), PythonInfo())
+        host = guarded("host", lambda: probe_host(root), HostInfo())
+        npu = guarded("npu-smi", lambda: probe_npu(run, path), NpuInfo())
+        py = python_probe.result()
     driver = guarded("driver", lambda: probe_driver(root), DriverInfo())
     firmware = guarded("firmware", lambda: probe_firmware(root), FirmwareInfo())
     firmware = _firmware_from_board(firmware, npu)
@@ -49,7 +55,6 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
     cann = guarded("cann", lambda: probe_cann(root, environ, environ.get("HOME")), CannInfo())
     devices = guarded("devices", lambda: probe_devices(root), Devices())
     env = guarded("env", lambda: probe_env(environ, root, [i.path for i in cann.installs]), EnvInfo())
-    py = guarded("python", lambda: probe_python(run, python, path, environ), PythonInfo())
     opp = environ.get("ASCEND_OPP_PATH") or (posixpath.join(cann.active, "opp") if cann.active else None)
     vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), ((), VendorConfig()))
     return Snapshot(
