@@ -43,7 +43,9 @@ def duplicates(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     for dist in snap.python.distributions:
         seen[normalize_name(dist.name)].append(dist)
     for name, dists in sorted(seen.items()):
-        if len(dists) > 1:
+        # Distro packages sometimes ship a dist-info and an egg-info of one release side by side
+        # (Debian's python3-cryptography): same version, same place, nothing to fix.
+        if len({(d.version, d.location) for d in dists}) > 1:
             yield finding(
                 "ASC-PY-DUPLICATE", Severity.WARN, f"{name} is installed {len(dists)} times",
                 found="; ".join(f"{d.version} in {d.location}" for d in dists),

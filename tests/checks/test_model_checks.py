@@ -120,6 +120,12 @@ def test_duplicate_dist_info():
     assert "2.1.0.post10 in /a" in f.found and "2.1.0.post8 in /b" in f.found
 
 
+def test_same_release_twice_in_one_directory_is_not_a_duplicate():
+    # /usr/lib/python3/dist-packages on Debian 12: cryptography-38.0.4.dist-info + cryptography.egg-info
+    dists = (model.Distribution("cryptography", "38.0.4", "/usr/lib/python3/dist-packages"),) * 2
+    assert findings_of(a2_host(python__distributions=dists), "ASC-PY-DUPLICATE") == []
+
+
 def test_cuda_torch_and_torch_without_npu():
     dists = (model.Distribution("torch", "2.1.0+cu121", "/s"), model.Distribution("nvidia-cublas-cu12", "12.1.3.1", "/s"))
     snap = a2_host(python__distributions=dists, host=model.HostInfo(arch="x86_64"))
