@@ -24,3 +24,41 @@ def test_every_command_has_help_and_is_in_readme():
     for name, command in sub.choices.items():
         assert f"ascenv {name}" in text, f"README does not mention `ascenv {name}`"
         assert command.description, f"{name} has no description"
+
+
+def _ctx():
+    import io
+
+    from ascenv.output import Output
+
+    err = io.StringIO()
+    return cli.Context(environ={}, out=Output(stdout=io.StringIO(), stderr=err, interactive=False, color=False)), err
+
+
+def test_a_bug_is_exit_3_with_a_pointer_not_a_traceback(monkeypatch):
+    import ascenv.commands.explain as explain
+
+    def broken(args, ctx):
+        raise ZeroDivisionError("simulated bug")
+
+    monkeypatch.setattr(explain, "run", broken)
+    ctx, err = _ctx()
+    assert cli.main(["explain"], ctx=ctx) == errors.EXIT_INTERNAL
+    assert "unexpected error: ZeroDivisionError: simulated bug" in err.getvalue()
+    assert "--debug" in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+def test_ctrl_c_is_exit_130(monkeypatch):
+    import ascenv.commands.explain as explain
+
+    def interrupted(args, ctx):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(explain, "run", interrupted)
+    ctx, err = _ctx()
+    assert cli.main(["explain"], ctx=ctx) == errors.EXIT_INTERRUPTED
+    assert "interrupted" in err.getvalue()
+
+
+def test_bad_usage_is_exit_2(capsys):
+    assert cli.main(["doctor", "--format", "yaml"]) == errors.EXIT_USAGE
