@@ -493,7 +493,6 @@ def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> M
     The cache is keyed by the bytes of the data files and of the modules defining the rows, so
     an edited file or a new ascenv rebuilds it; it is read only if this user owns it and nobody
     else can write it (a pickle runs code when loaded). Any problem means: parse the TOML."""
-    import contextlib
     import hashlib
     import os
     import pickle
@@ -521,16 +520,13 @@ def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> M
     except Exception:  # noqa: BLE001 - missing, truncated or foreign cache: rebuild it
         pass
     matrix = load(directory)
-    temporary = f"{path}.{os.getpid()}.tmp"
+    from ascenv.fsutil import write_atomic
+
     try:
         os.makedirs(cache_dir, mode=0o700, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            pickle.dump((key, matrix), handle, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)
+        write_atomic(path, pickle.dumps((key, matrix), protocol=pickle.HIGHEST_PROTOCOL), mode=0o600)
     except (OSError, pickle.PicklingError):  # a read-only home: no cache, same answers
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        pass
     return matrix
 
 

@@ -39,6 +39,7 @@ from typing import Iterable, Iterator, Optional
 
 from ascenv import serde
 from ascenv.errors import InputError, UsageError
+from ascenv.fsutil import write_atomic
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -230,7 +231,7 @@ class Store:
         (self.root / LOCKS).mkdir(exist_ok=True)
         tag = self.root / "CACHEDIR.TAG"  # https://bford.info/cachedir/ ; clean-cache needs it too
         if not tag.exists():
-            tag.write_text(CACHEDIR_TAG)
+            write_atomic(tag, CACHEDIR_TAG)  # never half a tag for a concurrent reader
 
     @contextlib.contextmanager
     def lock(self, name: str = "store") -> Iterator[None]:

@@ -7,14 +7,13 @@ The package's --check option is never used: it runs the installer (see the READM
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Mapping, Optional
 
 from ascenv import cli, errors, proc
 from ascenv.commands.build import add_store_option, store_dir
+from ascenv.fsutil import write_atomic
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
 from ascenv.store import MANIFEST, Entry, Store
 
@@ -111,10 +110,6 @@ def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
         directory = vendors_dir / vendor
         if not directory.is_dir():
             raise InstallFailed(f"the installer reported success but {directory} does not exist")
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ascenv-manifest-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, directory / VENDOR_MANIFEST)
+        write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
         written.append(directory / VENDOR_MANIFEST)
     return written

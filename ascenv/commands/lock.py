@@ -109,8 +109,8 @@ def read_lock(path: str, shown: str) -> tuple[Lock, list[str]]:
 
 
 def write_lock(path: str, lock: Lock) -> None:
-    """Atomically (a temp file renamed over the target): a reader never sees half a lock."""
-    from ascenv.commands.snapshot import _write_atomic
+    """Atomically (a temp file renamed over the target): a reader never sees half a lock; 0644,
+    a lock is meant to be committed and shared."""
+    from ascenv.fsutil import write_atomic
 
-    _write_atomic(path, lockfile.dumps_lock(lock))
-    os.chmod(path, 0o644)  # mkstemp makes 0600; a lock is meant to be committed and shared
+    write_atomic(path, lockfile.dumps_lock(lock), mode=0o644)

@@ -182,23 +182,11 @@ def summary(bundle: report.Bundle, data: bytes, path: str) -> dict:
 
 
 def write_atomic(path: str, data: bytes, *, mode: int) -> None:
-    """Temp file in the target's directory, then os.replace: a reader (or a Ctrl-C) never leaves
-    half a bundle behind."""
-    import tempfile
+    """``fsutil.write_atomic`` (a reader, or a Ctrl-C, never leaves half a bundle behind); an
+    unwritable output is a usage error."""
+    from ascenv import fsutil
 
-    directory = os.path.dirname(os.path.abspath(path))
     try:
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ascenv-report-", suffix=".tmp")
+        fsutil.write_atomic(path, data, mode=mode)
     except OSError as exc:
-        raise errors.UsageError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise errors.UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
+        raise errors.UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

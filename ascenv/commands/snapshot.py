@@ -26,10 +26,12 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     data = snapshot_to_json(snapshot)
     if args.output:
         import json
-
         import os
 
-        _write_atomic(os.path.join(ctx.cwd, args.output), json.dumps(data, indent=2) + "\n")
+        from ascenv.fsutil import write_atomic
+
+        # 0600 as before: a snapshot names serial numbers and home paths (report redacts them)
+        write_atomic(os.path.join(ctx.cwd, args.output), json.dumps(data, indent=2) + "\n", mode=0o600)
     if args.format == "json":
         ctx.out.json(data)
     else:
@@ -71,18 +73,3 @@ def load_snapshot(path: str) -> Snapshot:
         raise errors.InputError(f"{path} is not a JSON snapshot: {exc}") from None
     return snapshot_from_json(data, path)
 
-
-def _write_atomic(path: str, text: str) -> None:
-    import os
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".ascenv-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise

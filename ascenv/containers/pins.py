@@ -5,9 +5,7 @@ Only ``ascenv image pin`` writes it (an explicit update); everything else compar
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -15,6 +13,7 @@ from typing import Optional
 from ascenv import serde
 from ascenv.containers.recipe import parse_data, read_toml
 from ascenv.errors import DataFileError
+from ascenv.fsutil import write_atomic
 
 SCHEMA = 1
 PINS_FILE = "pins.toml"
@@ -89,15 +88,7 @@ def save_pins(path: Path, pins: dict[str, Pin]) -> None:
         images[name] = {k: v for k, v in data.items() if v not in (None, {})}
     text = "# Written by `ascenv image pin NAME`; do not edit by hand.\n" + tomli_w.dumps({"schema": SCHEMA, "images": images})
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pins-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text)  # 0644: pins.toml is committed (mkstemp's 0600 leaked in before)
 
 
 def package_changes(pinned: dict[str, str], present: dict[str, str]) -> list[PackageChange]:
