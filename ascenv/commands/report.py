@@ -60,7 +60,9 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         lock_origin=lock_origin,
         created=created,
         command=command_line(args),
-        captures=tuple(recorder.captures),
+        # The probes run the target interpreter beside npu-smi (two threads): order by program,
+        # keeping each program's own calls in the order they ran, so the bundle is deterministic.
+        captures=tuple(sorted(recorder.captures, key=lambda c: c.argv[0])),
         files=raw_files(root, snapshot) if root is not None else (),
         redact=args.redact,
         known=known_values(ctx.environ),
