@@ -28,8 +28,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 from ascenv import proc, store
-from ascenv.build_container import StepResult, run_step
-from ascenv.containers.engine import Engine, ImageNotAvailable, Mount
+from ascenv.containers.engine import Engine, ImageNotAvailable, Mount, RunResult
 from ascenv.containers.recipe import parse_data, read_toml
 from ascenv.errors import BuildFailed, DataFileError, NotReproducible, UsageError
 
@@ -39,7 +38,8 @@ SRC, OUT, WORK = "/ascenv/src", "/ascenv/out", "/ascenv/work"
 PLACEHOLDERS = {"src": SRC, "out": OUT, "work": WORK}
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-LABEL_OP, LABEL_KEY = "ascenv.op", "ascenv.build-key"
+LABEL_OP, LABEL_KEY, PURPOSE_LABEL = "ascenv.op", "ascenv.build-key", "ascenv.purpose"
+TOOLCHAIN_FILE = "toolchain.txt"  # in {work}: what TOOLCHAIN_PROBE printed
 # Asked inside the container, one "name: first line of --version" per tool found; CANN's compiler
 # version from compiler/version.info ("Version=7.7.0.1.238", see
 # ../shared/research/operator-build-and-caches.md §2.4) under $ASCEND_HOME_PATH or the default path.
@@ -52,6 +52,9 @@ for f in "${ASCEND_HOME_PATH:-/usr/local/Ascend/ascend-toolkit/latest}/compiler/
 done
 [ -r /etc/os-release ] && echo "os: $(. /etc/os-release && echo "$PRETTY_NAME")"
 """
+# The build's argv, after the probe has written its answers into {work} (passed in the
+# environment, so it needs no quoting; "$@" is the build argv).
+PROBE_THEN_BUILD = f'sh -c "$ASCENV_TOOLCHAIN_PROBE" > {WORK}/{TOOLCHAIN_FILE} 2>/dev/null; unset ASCENV_TOOLCHAIN_PROBE; exec "$@"'
 
 
 # the recipe ----------------------------------------------------------------------------------
@@ -307,33 +310,33 @@ def build(
 
 
 def _run(request: Request, p: Plan, engine: Engine, st: store.Store, stage: Path, src: Path,
-         on_log: Optional[Callable[[str], None]]) -> tuple[StepResult, datetime.datetime]:
+         on_log: Optional[Callable[[str], None]]) -> tuple[RunResult, str, datetime.datetime]:
     for sub in ("out", "work/home", "work/tmp", "meta", "entry/outputs", "entry/logs", "entry/bench"):
         (stage / sub).mkdir(parents=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     target = request.recipe.targets[request.target]
-    result = run_step(
-        engine, request.image.image_id, expand(target.build),
+    result = engine.run(
+        request.image.image_id, ["sh", "-c", PROBE_THEN_BUILD, "ascenv-build", *expand(target.build)],
         meta=stage / "meta",
         mounts=[Mount(str(src), SRC, read_only=True), Mount(str(stage / "out"), OUT, read_only=False),
                 Mount(str(stage / "work"), WORK, read_only=False)],
-        env=container_env(request),
-        labels={LABEL_OP: request.recipe.name, LABEL_KEY: p.key},
+        env={**container_env(request), "ASCENV_TOOLCHAIN_PROBE": TOOLCHAIN_PROBE},
+        labels={LABEL_OP: request.recipe.name, LABEL_KEY: p.key, PURPOSE_LABEL: "build"},
         workdir=SRC,
         timeout=request.timeout,
-        toolchain_probe=TOOLCHAIN_PROBE,
         on_log=on_log,
     )
-    (stage / "entry" / "logs" / "build.log").write_text(result.log, encoding="utf-8")
+    (stage / "entry" / "logs" / "build.log").write_text(result.logs, encoding="utf-8")
     if not result.ok:
-        saved = _keep_failed_log(st, request.recipe.name, p.key, result.log)
+        saved = _keep_failed_log(st, request.recipe.name, p.key, result.logs)
         what = f"timed out after {request.timeout:.0f} s" if result.timed_out else (
             f"exited {result.exit_code}" if result.exit_code is not None else "was killed")
-        tail = "\n".join(result.log.rstrip().splitlines()[-20:])
+        tail = "\n".join(result.logs.rstrip().splitlines()[-20:])
         raise BuildFailed(f"the build of {request.recipe.name} ({request.target}) {what} in {request.image.name}; last lines:\n{tail}",
                           hint=f"the whole log is in {saved}; nothing was stored")
     _collect_outputs(target.outputs, stage / "out", stage / "entry" / "outputs")
-    return result, started
+    probe = stage / "work" / TOOLCHAIN_FILE
+    return result, probe.read_text(encoding="utf-8", errors="replace") if probe.is_file() else "", started
 
 
 def _keep_failed_log(st: store.Store, op: str, key: str, log: str) -> Path:
@@ -359,8 +362,8 @@ def _collect_outputs(patterns: tuple[str, ...], out: Path, dest: Path) -> None:
             target.chmod(target.stat().st_mode & 0o555)
 
 
-def _manifest(request: Request, p: Plan, run: tuple[StepResult, datetime.datetime], entry: Path, total: float) -> store.Manifest:
-    result, started = run
+def _manifest(request: Request, p: Plan, run: tuple[RunResult, str, datetime.datetime], entry: Path, total: float) -> store.Manifest:
+    result, toolchain, started = run
     target = request.recipe.targets[request.target]
     return store.Manifest(
         schema=store.SCHEMA,
@@ -376,13 +379,13 @@ def _manifest(request: Request, p: Plan, run: tuple[StepResult, datetime.datetim
         recipe_digest=p.recipe_digest,
         command=tuple(expand(target.build)),
         env=container_env(request),
-        toolchain=store.Toolchain(request.image.name, request.image.ref, request.image.image_id, parse_toolchain(result.toolchain)),
+        toolchain=store.Toolchain(request.image.name, request.image.ref, request.image.image_id, parse_toolchain(toolchain)),
         host=dict(request.host()),
         timings=store.Timings(
             started=_iso(started),
-            finished=_iso(started + datetime.timedelta(seconds=result.seconds)),
+            finished=_iso(started + datetime.timedelta(seconds=result.duration)),
             hash_seconds=round(p.hash_seconds, 3),
-            build_seconds=round(result.seconds, 3),
+            build_seconds=round(result.duration, 3),
             total_seconds=round(total, 3),
         ),
         inputs=p.inputs,

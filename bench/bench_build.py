@@ -81,7 +81,8 @@ def main() -> int:
     args = parser.parse_args()
     engine = connect(os.environ)
     sys.path.insert(0, str(ROOT))
-    from tests.test_builder import make_project, pinned_builder_image
+    from tests.engine_fixtures import pinned_builder_image
+    from tests.test_builder import make_project
 
     failures = []
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp_name:

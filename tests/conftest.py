@@ -12,6 +12,8 @@ from ascenv.probe import fs
 CORPUS = Path(__file__).parent / "data" / "corpus"  # copies of ../shared/corpus (public captures)
 SHARED = Path(__file__).resolve().parents[2] / "shared"  # reference-only material, may be absent
 
+pytest_plugins = ["tests.engine_fixtures"]  # engine, builder_image, built: one set for the suite
+
 
 class YouForgotToChooseARoot(AssertionError):
     """A test built a Root over the live file system without the live_host marker."""

@@ -13,7 +13,7 @@ from typing import Iterator
 import pytest
 
 from ascenv import builder, proc, store
-from ascenv.errors import BuildFailed, DataFileError, EngineError
+from ascenv.errors import BuildFailed, DataFileError
 from ascenv.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -21,47 +21,8 @@ KERNEL = REPO / "kernels" / "add_custom"
 IMAGE = "builder-bookworm"
 
 
-# fixtures shared with tests/commands/test_build_cmd.py and bench/bench_build.py ----------------
-
-
-@pytest.fixture(scope="session")
-def engine():
-    from ascenv.containers.engine import connect
-
-    try:
-        return connect(os.environ)
-    except EngineError as exc:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI=true and the Docker engine is not usable: {exc.message}")
-        pytest.skip(f"no usable Docker engine: {exc.message}")
-
-
-def pinned_builder_image(engine, cache: Path) -> str:
-    """The builder-bookworm image ID: the pinned one when present, else one the engine holds for the
-    current recipe, else bootstrapped once (mmdebstrap, needs root and a Debian mirror)."""
-    from ascenv.containers import RECIPE_LABEL, bootstrap, images
-    from ascenv.containers.pins import load_pins
-    from ascenv.containers.recipe import load_recipe
-
-    recipe = load_recipe(REPO / "containers", IMAGE)
-    pin = load_pins(REPO / "containers" / "pins.toml").get(IMAGE)
-    if pin is not None and pin.image_id and engine.image(pin.image_id) is not None:
-        return pin.image_id
-    present = [i for i in engine.images({RECIPE_LABEL: IMAGE}) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256]
-    if present:
-        return present[0].id
-    outcome = images.build(recipe, pin, engine, images.Host(environ=dict(os.environ), cache=cache))
-    return outcome.image_id
-
-
-@pytest.fixture(scope="session")
-def builder_image(engine, tmp_path_factory: pytest.TempPathFactory) -> str:
-    try:
-        return pinned_builder_image(engine, tmp_path_factory.mktemp("image-cache"))
-    except Exception as exc:  # noqa: BLE001 - any failure to obtain the image
-        if os.environ.get("CI") == "true":
-            raise
-        pytest.skip(f"cannot obtain the {IMAGE} image here: {exc}")
+# helpers shared with tests/commands/test_build_cmd.py and bench/bench_build.py (the engine and
+# builder_image fixtures are in tests/engine_fixtures.py) ------------------------------------------
 
 
 def make_project(root: Path, image_id: str) -> Path:
@@ -322,10 +283,9 @@ def test_a_build_killed_with_sigkill_leaves_no_entry_and_no_container(project: P
     recipe_file.write_text(recipe_file.read_text().replace(
         'build = ["make", "-C", "{src}/cpu", "OUT={out}", "OBJ={work}/obj"]', 'build = ["sh", "-c", "sleep 300"]'))
     child = _spawn(project)
-    from ascenv.build_container import PURPOSE_LABEL
 
     def running() -> list:
-        return engine.containers({builder.LABEL_OP: "add_custom", PURPOSE_LABEL: "build"})
+        return engine.containers({builder.LABEL_OP: "add_custom", builder.PURPOSE_LABEL: "build"})
 
     mine = []
     try:

@@ -3,9 +3,20 @@ the rest of ascenv works where it is missing).
 
 ``connect(environ)`` is the preflight: it tells apart the four ways an engine can be unusable —
 SDK missing, daemon unreachable, socket permission denied, engine too old — each its own
-``EngineError`` (and exit code). ``Engine.run`` is what builds use: no network, read-only sources,
-the caller's uid:gid, a timeout, ``ascenv.*`` labels, and the container removed on every exit
-path (Ctrl-C and SIGTERM included).
+``EngineError`` (and exit code). ``Engine.run`` is how ascenv runs every container: no network,
+read-only sources, the caller's uid:gid, a timeout, ``ascenv.*`` labels, and the container dies
+with ascenv and is removed on every exit path, ascenv's own SIGKILL included:
+
+- ``finally`` removes it by name on return, exception, Ctrl-C and SIGTERM (``sigterm_as_interrupt``);
+- ``AutoRemove``: the engine deletes it as soon as its main process exits;
+- a stdin tie (the ``docker run -i --rm`` idiom): its stdin is attached to ascenv with
+  ``StdinOnce``; when ascenv dies the kernel closes the socket, the engine closes the container's
+  stdin, and a watchdog in the container's shell sees end-of-file and kills the command. PID 1
+  exits, the engine removes the container.
+
+The command writes its log and exit status into a bind-mounted directory (``META``), so neither
+is lost when the container is removed the instant it exits; the log is streamed to the caller by
+following that file.
 """
 
 from __future__ import annotations
@@ -14,7 +25,9 @@ import contextlib
 import errno
 import gc
 import os
+import shutil
 import signal
+import tempfile
 import threading
 import time
 import uuid
@@ -32,6 +45,20 @@ MIN_API = "1.41"
 DEFAULT_HOST = "unix:///var/run/docker.sock"
 CONTAINER_LABEL = "ascenv.container"  # the container's own name, on every container ascenv runs
 DEFAULT_TIMEOUT = 3600.0
+META = "/ascenv/meta"  # inside the container: log, status
+
+# $1.. is the command. fd 3 keeps the real stdin: background jobs of a non-interactive shell
+# get /dev/null as stdin (POSIX 2.9.3, "Asynchronous Lists"), so the watchdog reads fd 3.
+WRAPPER = """umask 022
+exec 3<&0
+"$@" > {meta}/log 2>&1 &
+child=$!
+( while read -r _ <&3; do :; done; kill -KILL "$child" 2>/dev/null ) 3<&3 &
+wait "$child"
+code=$?
+echo "$code" > {meta}/status
+exit "$code"
+""".format(meta=META)
 
 
 class ImageNotAvailable(AscenvError):
@@ -250,13 +277,17 @@ class Engine:
         timeout: float = DEFAULT_TIMEOUT,
         labels: Optional[Mapping[str, str]] = None,
         on_log: Optional[Callable[[str], None]] = None,
+        meta: Optional[Path] = None,
     ) -> RunResult:
-        """Run ``command`` in a new container of ``image`` and remove it, whatever happens.
+        """Run ``command`` in a new container of ``image`` that dies with ascenv and is removed
+        whatever happens, SIGKILL of ascenv included (see ``WRAPPER``).
 
         ``user`` defaults to the caller's ``uid:gid`` so files written to mounts are the caller's.
         ``labels`` keys must start with ``ascenv.``; ``ascenv.managed`` and ``ascenv.container``
-        are added. ``on_log`` receives output as it arrives. At ``timeout`` seconds the container
-        is killed and the result says ``timed_out``.
+        are added. ``on_log`` receives output (stdout and stderr interleaved) as it arrives. At
+        ``timeout`` seconds the container is killed and the result says ``timed_out``. ``meta``:
+        an empty host directory for the log and exit status (mounted at ``META``); by default a
+        temporary one, removed afterwards.
         """
         import docker.errors
         import docker.types
@@ -267,48 +298,101 @@ class Engine:
             raise ValueError(f"container labels must start with {LABEL_PREFIX!r}: {bad}")
         name = f"ascenv-{uuid.uuid4().hex[:16]}"
         all_labels = {**(labels or {}), MANAGED_LABEL: "true", CONTAINER_LABEL: name}
+        api = self.client.api
         start = time.monotonic()
         chunks: list[str] = []
-        with sigterm_as_interrupt():
+        sock = None
+        code: Optional[int] = None
+        timed_out = False
+        with contextlib.ExitStack() as cleanup, sigterm_as_interrupt():
+            if meta is None:
+                meta = Path(tempfile.mkdtemp(prefix="ascenv-run-"))
+                cleanup.callback(shutil.rmtree, meta, ignore_errors=True)
+            if user is not None:
+                os.chmod(meta, 0o777)  # another uid writes the log and status
+            done = threading.Event()
+            follower = threading.Thread(target=_follow, args=(meta / "log", done, chunks, on_log), daemon=True)
+            binds = [docker.types.Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in mounts]
+            binds.append(docker.types.Mount(META, str(meta), type="bind", read_only=False))
             try:
-                container = self.client.containers.create(
-                    image,
-                    command=list(command),
-                    name=name,
-                    labels=all_labels,
-                    working_dir=workdir,
-                    environment=dict(env or {}),
-                    user=user or f"{os.getuid()}:{os.getgid()}",
-                    network_mode="none" if network_disabled else None,
-                    mounts=[docker.types.Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in mounts],
-                    detach=True,
-                )
-                pump = threading.Thread(target=_pump_logs, args=(container, chunks, on_log), daemon=True)
-                container.start()
-                pump.start()
                 try:
-                    code: Optional[int] = int(container.wait(timeout=timeout)["StatusCode"])
-                    timed_out = False
+                    api.create_container(
+                        image,
+                        command=["/bin/sh", "-c", WRAPPER, "ascenv-run", *command],
+                        name=name,
+                        user=user or f"{os.getuid()}:{os.getgid()}",
+                        environment=dict(env or {}),
+                        working_dir=workdir,
+                        labels=all_labels,
+                        stdin_open=True,
+                        detach=False,  # with stdin_open this sets StdinOnce (docker.types.ContainerConfig)
+                        host_config=api.create_host_config(auto_remove=True, network_mode="none" if network_disabled else None, mounts=binds),
+                    )
+                except docker.errors.ImageNotFound:
+                    raise ImageNotAvailable(f"image {image} is not present in the engine at {self.host}", hint="build or load it first: ascenv image build NAME") from None
+                sock = api.attach_socket(name, params={"stdin": 1, "stream": 1})
+                api.start(name)
+                follower.start()
+                try:
+                    # The engine's own exit status survives a kill from outside (137), which the
+                    # status file does not; the file is for a run over before this call got there.
+                    code = int(api.wait(name, timeout=timeout, condition="removed")["StatusCode"])
+                except docker.errors.NotFound:
+                    pass
                 except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-                    with contextlib.suppress(docker.errors.APIError):
-                        container.kill()
-                    code, timed_out = None, True
-                pump.join(timeout=10)
-                return RunResult(code, timed_out, "".join(chunks), time.monotonic() - start, name)
-            except docker.errors.ImageNotFound:
-                raise ImageNotAvailable(f"image {image} is not present in the engine at {self.host}", hint="build or load it first: ascenv image build NAME") from None
+                    timed_out = True
             finally:
+                done.set()
+                if sock is not None:
+                    _close(sock)
                 # By name, so a container created just before an interrupt is removed too.
-                with contextlib.suppress(docker.errors.NotFound):
-                    self.client.api.remove_container(name, force=True)
+                with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                    api.remove_container(name, force=True)
+                if follower.is_alive():
+                    follower.join(timeout=10)
+            if code is None and not timed_out:
+                status = _read(meta / "status").strip()
+                code = int(status) if status.isdigit() else None
+        return RunResult(None if timed_out else code, timed_out, "".join(chunks), time.monotonic() - start, name)
 
 
-def _pump_logs(container: Any, chunks: list, on_log: Optional[Callable[[str], None]]) -> None:
+def _close(sock: Any) -> None:
+    """Close the attach socket for real: the SDK hands out a SocketIO over the HTTP response's
+    socket, and the file descriptor goes only when every wrapper is closed."""
+    for closer in (getattr(getattr(sock, "_response", None), "close", None), getattr(getattr(sock, "_sock", None), "close", None), sock.close):
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                closer()
+
+
+def _read(path: Path) -> str:
     try:
-        for chunk in container.logs(stream=True, follow=True):
-            text = chunk.decode("utf-8", errors="replace")
-            chunks.append(text)
-            if on_log is not None:
-                on_log(text)
-    except Exception:  # noqa: BLE001 - the stream ends with an error when the container goes away
-        return
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _follow(path: Path, done: threading.Event, chunks: list, on_log: Optional[Callable[[str], None]]) -> None:
+    """``tail -f`` of the log file until ``done``, then the rest."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    fh = None
+    try:
+        while True:
+            finished = done.is_set()
+            if fh is None and path.exists():
+                fh = open(path, "rb")
+            data = fh.read() if fh is not None else b""
+            if data:
+                text = decoder.decode(data)
+                chunks.append(text)
+                if on_log is not None:
+                    on_log(text)
+            if finished and not data:
+                break
+            if not data:
+                time.sleep(0.05)
+    finally:
+        if fh is not None:
+            fh.close()

@@ -17,7 +17,7 @@ from ascenv import cli, errors, lockfile, store
 from ascenv.output import Output
 from ascenv.probe.fs import Root
 from ascenv.probe.vendors import probe_vendors
-from tests.test_builder import builder_image, engine, make_project  # noqa: F401 - session fixtures
+from tests.test_builder import make_project
 from tests.test_store import add_entry
 
 

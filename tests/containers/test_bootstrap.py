@@ -15,7 +15,7 @@ from ascenv.containers.recipe import load_recipe
 from ascenv.errors import InputError
 
 from tests.conftest import load_capture
-from tests.containers.conftest import CONTAINERS
+from tests.engine_fixtures import CONTAINERS
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "containers"
 # The layout of a Debian 12 host's /etc/apt/sources.list.d/debian.sources, mirror host replaced.

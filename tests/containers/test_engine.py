@@ -1,6 +1,6 @@
 """The preflight and Engine.run. The preflight tests need no engine: they point DOCKER_HOST at
-sockets where none answers, or none may be used; the run tests use the engine and the image the
-session builds once."""
+sockets where none answers, or none may be used; the run tests use the engine and the builder
+image (tests/engine_fixtures.py)."""
 
 from __future__ import annotations
 
@@ -108,9 +108,9 @@ def test_sdk_missing_is_exit_4(monkeypatch):
     assert info.value.exit_code == 4 and "pip install 'docker>=7'" in info.value.hint
 
 
-# --- with the engine and the image the session builds ----------------------------------------
+# --- with the engine and the builder image --------------------------------------------------
 @pytest.mark.engine
-def test_run_has_no_network_read_only_sources_and_the_callers_ids(engine, built, tmp_path):
+def test_run_has_no_network_read_only_sources_and_the_callers_ids(engine, builder_image, tmp_path):
     src, out = tmp_path / "src", tmp_path / "out"
     src.mkdir()
     out.mkdir()
@@ -118,7 +118,7 @@ def test_run_has_no_network_read_only_sources_and_the_callers_ids(engine, built,
     os.chmod(out, 0o777)
     logs = []
     result = engine.run(
-        built.first.image_id,
+        builder_image,
         ["sh", "-c", "cat /src/a.txt; id -u; id -g; touch /src/x 2>/dev/null || echo read-only; "
          "cat /sys/class/net/*/operstate 2>/dev/null | wc -l; ls /sys/class/net; echo made > /out/made.txt"],
         mounts=[Mount(str(src), "/src"), Mount(str(out), "/out", read_only=False)],
@@ -135,16 +135,16 @@ def test_run_has_no_network_read_only_sources_and_the_callers_ids(engine, built,
 
 
 @pytest.mark.engine
-def test_timeout_kills_and_removes(engine, built):
+def test_timeout_kills_and_removes(engine, builder_image):
     start = time.monotonic()
-    result = engine.run(built.first.image_id, ["sleep", "60"], timeout=2, labels={"ascenv.test": "timeout"})
+    result = engine.run(builder_image, ["sleep", "60"], timeout=2, labels={"ascenv.test": "timeout"})
     assert result.timed_out and result.exit_code is None and not result.ok
     assert time.monotonic() - start < 30
     assert engine.containers({engine_mod.CONTAINER_LABEL: result.container}) == []
 
 
 @pytest.mark.engine
-def test_container_killed_from_outside_is_removed(engine, built):
+def test_container_killed_from_outside_is_removed(engine, builder_image):
     import threading
 
     tag = uuid.uuid4().hex
@@ -159,7 +159,7 @@ def test_container_killed_from_outside_is_removed(engine, built):
 
     killer = threading.Thread(target=kill_when_running)
     killer.start()
-    result = engine.run(built.first.image_id, ["sleep", "60"], timeout=120, labels={"ascenv.test-id": tag})
+    result = engine.run(builder_image, ["sleep", "60"], timeout=120, labels={"ascenv.test-id": tag})
     killer.join()
     assert result.exit_code == 137 and not result.timed_out  # SIGKILL
     assert engine.containers({"ascenv.test-id": tag}) == []
@@ -167,7 +167,7 @@ def test_container_killed_from_outside_is_removed(engine, built):
 
 @pytest.mark.engine
 @pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
-def test_caller_interrupted_mid_run_leaves_no_container(engine, built, signame):
+def test_caller_interrupted_mid_run_leaves_no_container(engine, builder_image, signame):
     import signal
 
     tag = uuid.uuid4().hex
@@ -176,7 +176,7 @@ def test_caller_interrupted_mid_run_leaves_no_container(engine, built, signame):
         "e = engine.connect(dict(os.environ))\n"
         "e.run(sys.argv[1], ['sleep', '120'], timeout=300, labels={'ascenv.test-id': sys.argv[2]})\n"
     )
-    with subprocess.Popen([sys.executable, "-c", code, built.first.image_id, tag], cwd=REPO, stderr=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen([sys.executable, "-c", code, builder_image, tag], cwd=REPO, stderr=subprocess.PIPE, text=True) as proc:
         try:
             for _ in range(300):
                 if engine.containers({"ascenv.test-id": tag}):

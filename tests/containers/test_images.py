@@ -17,7 +17,7 @@ from ascenv import cli, errors
 from ascenv.containers.pins import load_pins, save_pins
 from ascenv.output import Output
 
-from tests.containers.conftest import BUILDER
+from tests.engine_fixtures import BUILDER
 
 REPO = Path(__file__).resolve().parents[2]
 WRONG = "sha256:" + "0" * 64
@@ -100,7 +100,7 @@ def test_unpinned_registry_image_is_refused_before_the_engine(tmp_path):
 
 
 @pytest.mark.engine
-def test_interrupted_bootstrap_leaves_no_work_dir_or_mount(built, tmp_path):
+def test_interrupted_bootstrap_leaves_no_work_dir_or_mount(bootstraps, tmp_path):
     cache = tmp_path / "cache"
     env = {**os.environ, "HOME": str(tmp_path), "ASCENV_CACHE_DIR": str(cache)}
     argv = [sys.executable, "-m", "ascenv", "image", "build", BUILDER, "--force", "--pins", str(tmp_path / "pins.toml")]

@@ -6,7 +6,7 @@ from ascenv.containers.pins import Pin, PackageChange, load_pins, package_change
 from ascenv.containers.recipe import load_recipe
 from ascenv.errors import DataFileError
 
-from tests.containers.conftest import CONTAINERS
+from tests.engine_fixtures import CONTAINERS
 
 ID = "sha256:" + "ab" * 32
 

@@ -8,7 +8,7 @@ from ascenv.containers.recipe import load_recipe, recipe_names
 from ascenv.errors import DataFileError, UsageError
 
 from tests.conftest import SHARED
-from tests.containers.conftest import CONTAINERS
+from tests.engine_fixtures import CONTAINERS
 
 GOOD = """schema = 1
 description = "test"

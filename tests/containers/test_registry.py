@@ -11,7 +11,7 @@ from ascenv.containers.engine import ImageInfo, ImageNotAvailable
 from ascenv.containers.pins import Pin
 from ascenv.containers.recipe import load_recipe
 
-from tests.containers.conftest import CONTAINERS
+from tests.engine_fixtures import CONTAINERS
 
 NAME = "cann-8.1.rc1-910b"
 REPO = "quay.io/ascend/cann"
