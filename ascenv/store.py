@@ -130,6 +130,13 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class GcPlan:
+    remove: tuple[Entry, ...]
+    kept_referenced: tuple[Entry, ...]
+    dead_tmp: tuple[Path, ...]  # staging directories below .tmp/ of processes that are gone
+
+
+@dataclass(frozen=True)
 class GcResult:
     removed: tuple[Entry, ...]
     kept_referenced: tuple[Entry, ...]
@@ -325,38 +332,66 @@ class Store:
         problems += [f"outputs/{path}: not in the manifest" for path in sorted(set(present) - set(listed))]
         return problems
 
-    def gc(self, keep: int, referenced: Iterable[str] = (), alive=None) -> GcResult:
-        """Keep the ``keep`` newest builds of each op and target, and every build whose manifest
-        digest (sha256 of manifest.toml) or key is in ``referenced``; delete the others, and the
-        staging directories of processes that are gone."""
+    def gc_plan(self, keep: int, referenced: Iterable[str] = (), alive=None) -> GcPlan:
+        """What ``gc`` removes, without removing (nor creating) anything."""
         if keep < 0:
             raise UsageError(f"--keep must be 0 or more, found {keep}")
         wanted = set(referenced)
         alive = alive or _pid_alive
-        removed, kept_ref, swept, freed = [], [], [], 0
+        remove, kept_ref = [], []
+        seen: dict[tuple[str, str], int] = {}
+        for entry in self.entries():  # newest first
+            group = (entry.op, entry.manifest.target if entry.manifest else "?")
+            seen[group] = seen.get(group, 0) + 1
+            if seen[group] <= keep:
+                continue
+            (kept_ref if self._referenced(entry, wanted) else remove).append(entry)
+        tmp = self.root / TMP
+        dead = [p for p in sorted(tmp.iterdir() if tmp.is_dir() else ()) if _dead_staging(p, alive)]
+        return GcPlan(tuple(remove), tuple(kept_ref), tuple(dead))
+
+    def gc(self, keep: int, referenced: Iterable[str] = (), alive=None) -> GcResult:
+        """Keep the ``keep`` newest builds of each op and target, and every build whose manifest
+        digest (sha256 of manifest.toml) or key is in ``referenced``; delete the others, and the
+        staging directories of processes that are gone."""
+        freed = 0
         with self.lock():
-            seen: dict[tuple[str, str], int] = {}
-            for entry in self.entries():  # newest first
-                group = (entry.op, entry.manifest.target if entry.manifest else "?")
-                seen[group] = seen.get(group, 0) + 1
-                if seen[group] <= keep:
-                    continue
-                if entry.key in wanted or entry.manifest_sha256 in wanted:
-                    kept_ref.append(entry)
-                    continue
+            plan = self.gc_plan(keep, referenced, alive)
+            for entry in plan.remove:
                 freed += _size(entry.path)
                 self._delete(entry.path)
-                removed.append(entry)
-            for path in sorted((self.root / TMP).iterdir()):
-                pid = _pid_of(path.name)
-                if pid is None or not alive(pid):
-                    freed += _size(path)
-                    _remove(path)
-                    swept.append(path.name)
+            for path in plan.dead_tmp:
+                freed += _size(path)
+                _remove(path)
             for op_dir in self.root.iterdir():
                 if op_dir.is_dir() and not op_dir.name.startswith(".") and not any(op_dir.iterdir()):
                     op_dir.rmdir()
-        return GcResult(tuple(removed), tuple(kept_ref), tuple(swept), freed)
+        return GcResult(plan.remove, plan.kept_referenced, tuple(p.name for p in plan.dead_tmp), freed)
+
+    def discard(self, path: Path, referenced: Iterable[str] = (), alive=None) -> Optional[str]:
+        """Remove one thing ``gc_plan`` listed, if it still qualifies under the lock: a build no
+        lock references, or a staging directory whose process is gone. Why not, or None."""
+        path = Path(path)
+        with self.lock():
+            if path.parent == self.root / TMP:
+                if not _dead_staging(path, alive or _pid_alive):
+                    return "its process is running again"
+                _remove(path)
+                return None
+            op, key = path.parent.name, path.name
+            entry = self.get(op, key) if path.parent.parent == self.root else None
+            if entry is None:
+                return None if not path.exists() else "not a build in the store"
+            if self._referenced(entry, set(referenced)):
+                return "a lock references it"
+            self._delete(entry.path)
+            with contextlib.suppress(OSError):
+                path.parent.rmdir()  # the op's last build
+        return None
+
+    @staticmethod
+    def _referenced(entry: Entry, wanted: set) -> bool:
+        return entry.key in wanted or entry.manifest_sha256 in wanted
 
     def _delete(self, path: Path) -> None:
         """Rename out of sight first, so no reader ever sees half an entry."""
@@ -369,6 +404,11 @@ def _pid_of(name: str) -> Optional[int]:
     """Staging directories are named ``<label>.pid<pid>.<random>``."""
     found = re.search(r"\.pid(\d+)\.", name)
     return int(found.group(1)) if found else None
+
+
+def _dead_staging(path: Path, alive) -> bool:  # type: ignore[no-untyped-def]
+    pid = _pid_of(path.name)
+    return pid is None or not alive(pid)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Protocol, Sequence
 
 CACHE_SCHEMA = 1
 
@@ -31,7 +31,7 @@ KINDS: dict[str, Kind] = {
         Kind("atrace", "trace logs", False),
         Kind("dump", "graph, exception and printf dumps", False),
         Kind("profiling", "profiling output", False),
-        Kind("ascenv-store", "ascenv's own store and build debris (needs CACHEDIR.TAG)", False),
+        Kind("ascenv-store", "ascenv's own store and build debris (needs CACHEDIR.TAG): old builds, dead staging", False),
         Kind("container", "containers and images labelled ascenv.*", False),
         Kind("aoe-bank", "AOE tuning knowledge bank (user results)", False, protected=True),
     )
@@ -80,6 +80,7 @@ class CacheEntry:
     protected: Optional[str] = None  # why it is never planned
     in_use: Optional[str] = None  # why it is skipped now (NPU process running, open files)
     errors: tuple[str, ...] = ()  # unreadable directories, file systems not crossed
+    owner: Optional[str] = None  # removed through its owner, not by path: "engine", "store"
 
     @property
     def freeable(self) -> int:
@@ -116,6 +117,17 @@ class CacheReport:
     warnings: tuple[str, ...] = ()
     scanned_at: float = 0.0
     seconds: float = 0.0  # wall time of the scan
+
+
+class EntryOwner(Protocol):
+    """What lists and removes entries that are not plain paths (``CacheEntry.owner``): the
+    container engine (``cache.containers``), the build store (``cache.build_store``)."""
+
+    def entries(self) -> Sequence[CacheEntry]:
+        """Its entries, each with ``owner`` set."""
+
+    def remove(self, entry: CacheEntry) -> Optional[str]:
+        """Remove one; an error message, or None when it is gone."""
 
 
 def display_path(path: str) -> str:

@@ -208,17 +208,20 @@ def execute(
     remove_other: Optional[Callable[[CacheEntry], Optional[str]]] = None,
 ) -> Outcome:
     """Remove exactly the planned entries (no re-scan between the confirmation and the delete).
-    ``remove_other`` removes entries that are not paths (labelled containers and images)."""
+    ``remove_other`` removes the entries that have an ``owner`` (labelled containers and images,
+    builds in the store): an error message, or None when it is gone."""
     results = []
     stamp = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).isoformat() if now is not None else None
     log = _open_journal(journal) if journal else None
     try:
         for entry in plan.entries:
-            if entry.kind == "container":
+            if entry.owner is not None or entry.kind == "container":
                 result = EntryResult(entry.path, entry.kind)
-                problem = remove_other(entry) if remove_other else "no container engine to remove it with"
+                problem = remove_other(entry) if remove_other else f"nothing to remove it with ({entry.owner or 'no engine'})"
                 if problem:
-                    result.errors.append(f"{entry.path}: {problem}")
+                    result.errors.append(f"{display_path(entry.path)}: {problem}")
+                else:
+                    result.freed, result.removed_files = entry.freeable, entry.freeable_files
             else:
                 result = remove_entry(entry, uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
             results.append(result)

@@ -73,9 +73,11 @@ def assess(
                 serves = not vendor.compute_units or unit is None or unit in vendor.compute_units
                 if serves and vendor.installed_at is not None and entry.oldest < vendor.installed_at:
                     reasons.append(f"holds kernels compiled before vendor {vendor.name} was (re)installed ({_date(vendor.installed_at)})")
-        in_use = None
+        in_use = entry.in_use  # what its owner already knows (a running container, ...)
         users = sorted({pid for path, pid in busy if is_within(path, entry.path)})
-        if users:
+        if in_use:
+            pass
+        elif users:
             in_use = "open or used as working directory by pid " + ", ".join(map(str, users))
         elif npu_pids and kind is not None and kind.serves_operators:
             in_use = "NPU processes are running (pid " + ", ".join(map(str, sorted(npu_pids))) + ") and may compile into it"

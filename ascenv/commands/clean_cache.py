@@ -1,10 +1,12 @@
 """Find every Ascend compile cache (kernel_cache/<soc>, kernel_meta/, fusion_result.json, logs,
-dumps, profiling output, AOE work directories, ascenv's own store), show what each holds and
-whether it is stale, and delete the ones you choose, safely.
+dumps, profiling output, AOE work directories, ascenv's own store and build debris, containers and
+images labelled ascenv.*), show what each holds and whether it is stale, and delete the ones you
+choose, safely.
 
 `ascenv clean-cache ls` lists; `ascenv clean-cache --dry-run` shows the plan ("would free ...");
 `ascenv clean-cache` shows the plan, asks, deletes and appends to a journal. AOE tuning banks,
-installed operator packages and CANN itself are never deleted."""
+installed operator packages, CANN itself, pinned images and builds a lock references are never
+deleted."""
 
 from __future__ import annotations
 
@@ -13,16 +15,19 @@ import datetime
 import os
 import posixpath
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Optional
 
-from ascenv import cli, errors
-from ascenv.cache.containers import LabelledObjects
-from ascenv.cache.entry import CACHE_SCHEMA, KINDS, CacheEntry, display_path
+from ascenv import cli, errors, paths
+from ascenv.cache import build_store, containers
+from ascenv.cache.entry import CACHE_SCHEMA, KINDS, CacheEntry, EntryOwner, display_path
 from ascenv.cache.execute import Outcome, execute
 from ascenv.cache.machine import MachineFacts, gather_machine_facts
 from ascenv.cache.plan import Filters, Plan, assess, make_plan, matches, parse_age
 from ascenv.cache.roots import ascenv_state_dir, resolve_roots
 from ascenv.cache.scan import find_named_dirs, scan
+from ascenv.commands.build import add_store_option, containers_dir, store_dir
 
 NAME = "clean-cache"
 ORDER = 80
@@ -30,9 +35,7 @@ HELP = "list Ascend compile caches and debris, and delete them safely"
 SEARCHED_NAMES = {"kernel_meta": "kernel-meta", "aoe_workspace": "aoe-workspace"}
 JOURNAL = "clean-cache.jsonl"
 
-# The seam for containers and images labelled ascenv.* (see ascenv/cache/containers.py): None
-# until the container engine can list and remove them.
-labelled_objects: Optional[LabelledObjects] = None
+ENGINE_TIMEOUT = 10  # seconds: an engine that does not answer must not hold up the scan
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--one-file-system", action=argparse.BooleanOptionalAction, default=True,
                         help="stay on each cache's file system (default: yes)")
     parser.add_argument("--recent", default="10m", metavar="AGE", help="keep files changed within AGE (default 10m)")
+    parser.add_argument("--keep-builds", type=int, default=3, metavar="N",
+                        help="ascenv-store: keep the N newest builds of each operator and target (default 3), as `ascenv store gc --keep N`")
+    parser.add_argument("--lock", action="append", default=[], metavar="FILE",
+                        help="ascenv-store: never delete a build this lock references (repeatable; ascenv.lock is read when present)")
+    add_store_option(parser)
     cli.add_format_option(parser)
 
 
@@ -71,13 +79,13 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         ctx.out.warn(note)
 
     started = time.monotonic()
+    owners, notes = _owners(args, ctx, filters, uid, recent_cutoff)
     report = scan_machine(ctx.environ, home=home, cwd=cwd, search_paths=args.path, facts=facts, uid=uid,
-                          recent_cutoff=recent_cutoff, one_file_system=args.one_file_system)
+                          recent_cutoff=recent_cutoff, one_file_system=args.one_file_system, owners=owners)
+    report = replace(report, warnings=report.warnings + notes)
     seconds = time.monotonic() - started
     for warning in report.warnings:
         ctx.out.warn(warning)
-    if labelled_objects is None and filters.kinds and "container" in filters.kinds:
-        ctx.out.warn("containers and images labelled ascenv.* are not listed yet (no container engine wired to clean-cache)")
     listed = [e for e in report.entries if matches(e, filters, now, listing=True)]
 
     if args.action == "ls":
@@ -108,7 +116,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         return errors.EXIT_OK
     journal = posixpath.join(ascenv_state_dir(ctx.environ, home=home, cwd=cwd), JOURNAL)
     outcome = execute(plan, uid=uid, recent_cutoff=recent_cutoff, one_file_system=args.one_file_system,
-                      journal=journal, remove_other=labelled_objects.remove if labelled_objects else None)
+                      journal=journal, remove_other=lambda e: owners[e.owner].remove(e))
     if args.format == "json":
         ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal))
     else:
@@ -118,9 +126,42 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     return errors.EXIT_OK
 
 
+def _owners(args: argparse.Namespace, ctx: "cli.Context", filters: Filters, uid: Optional[int],
+            recent_cutoff: float) -> tuple[dict[str, EntryOwner], tuple[str, ...]]:
+    """What lists and removes the entries that are not plain paths: the build store and the
+    container engine, each asked only when its kind is wanted; notes say what could not be asked."""
+    owners: dict[str, EntryOwner] = {}
+    notes: list[str] = []
+    wanted = (lambda kind: filters.kinds is None or kind in filters.kinds)
+    if wanted("ascenv-store"):
+        from ascenv.commands.store import referenced_builds
+        from ascenv.store import Store
+
+        st = Store(store_dir(args, ctx))
+        if st.root.is_dir():
+            owners[build_store.OWNER] = build_store.StoreDebris(
+                st, keep=args.keep_builds, referenced=referenced_builds(args.lock, ctx.cwd), uid=uid,
+                recent_cutoff=recent_cutoff, one_file_system=args.one_file_system)
+    if wanted("container"):
+        from ascenv.containers.engine import connect
+        from ascenv.containers.pins import PINS_FILE
+
+        try:
+            engine = connect(ctx.environ, timeout=ENGINE_TIMEOUT)
+        except errors.EngineError as exc:
+            notes.append(f"containers and images labelled ascenv.* not listed: {exc.message}")
+        else:
+            pins = {containers_dir(Path(ctx.cwd)) / PINS_FILE, paths.data_dir("containers") / PINS_FILE}
+            pinned, unreadable = containers.pinned_refs(sorted(p for p in pins if p.exists()))
+            notes += unreadable
+            owners[containers.OWNER] = containers.EngineObjects(engine, pinned, recent_cutoff, pins_unreadable=bool(unreadable))
+    return owners, tuple(notes)
+
+
 def scan_machine(environ, *, home: str, cwd: str, search_paths, facts: MachineFacts, uid: Optional[int],
-                 recent_cutoff: float, one_file_system: bool):
-    """Resolve the roots, look below --path for kernel_meta/aoe_workspace, scan, judge."""
+                 recent_cutoff: float, one_file_system: bool, owners: Optional[dict[str, EntryOwner]] = None):
+    """Resolve the roots, look below --path for kernel_meta/aoe_workspace, scan, add what the
+    owners (engine, store) list, judge."""
     def roots(discovered=()):
         return resolve_roots(environ, home=home, cwd=cwd, search_paths=search_paths, discovered=discovered,
                              protected_paths=facts.protected, realpath=os.path.realpath)
@@ -129,10 +170,14 @@ def scan_machine(environ, *, home: str, cwd: str, search_paths, facts: MachineFa
     tops = [r.path for r in first if r.kind == "search"]
     found = find_named_dirs(tops, SEARCHED_NAMES, one_file_system=one_file_system) if tops else []
     report = scan(roots(found), uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
-    if labelled_objects is not None:
-        from dataclasses import replace
-
-        report = replace(report, entries=report.entries + tuple(labelled_objects.entries()))
+    owned: list[CacheEntry] = []
+    notes: list[str] = []
+    for name, owner in (owners or {}).items():
+        try:
+            owned += owner.entries()
+        except Exception as exc:  # noqa: BLE001 - an engine or store failing mid-listing must not stop the scan
+            notes.append(f"{name}: listing failed ({type(exc).__name__}: {exc}); its entries are not shown")
+    report = replace(report, entries=report.entries + tuple(owned), warnings=report.warnings + tuple(notes))
     return assess(report, canns=facts.canns, vendors=facts.vendors, npu_pids=facts.npu_pids, busy=facts.busy)
 
 

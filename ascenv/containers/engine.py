@@ -97,6 +97,16 @@ class ImageInfo:
     tagged_at: str = ""  # when the engine last tagged it (on load or pull): RFC 3339, sortable
 
 
+@dataclass(frozen=True)
+class ContainerInfo:
+    name: str
+    state: str  # created, running, paused, restarting, removing, exited, dead
+    image: str  # the image ID it was created from
+    created: float  # seconds since 1970
+    size: int = 0  # bytes it wrote (SizeRw)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
 def _api_tuple(version: str) -> tuple[int, ...]:
     try:
         return tuple(int(p) for p in version.split("."))
@@ -258,11 +268,35 @@ class Engine:
         with contextlib.suppress(docker.errors.NotFound):
             self.client.images.remove(ref, force=True)
 
+    def images_labelled(self, prefix: str) -> list[ImageInfo]:
+        """Images carrying at least one label whose key starts with ``prefix`` (the engine
+        filters by exact keys only)."""
+        return [i for i in self.images({}) if any(k.startswith(prefix) for k in i.labels)]
+
     # containers ------------------------------------------------------------------------------
     def containers(self, labels: Mapping[str, str]) -> list[str]:
         """Names of all containers (running or not) carrying these labels."""
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
         return sorted(c.name for c in self.client.containers.list(all=True, filters=filters))
+
+    def container_infos(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
+        """All containers (running or not) carrying these labels (``{key: ""}``: the key, any value)."""
+        filters = {"label": [f"{k}={v}" if v else k for k, v in labels.items()]}
+        found = self.client.api.containers(all=True, filters=filters, size=True)
+        return sorted((ContainerInfo(str(c["Names"][0]).lstrip("/"), str(c.get("State", "")), str(c.get("ImageID", "")),
+                                     float(c.get("Created") or 0), int(c.get("SizeRw") or 0), dict(c.get("Labels") or {}))
+                       for c in found), key=lambda c: c.name)
+
+    def image_users(self, image_id: str) -> list[str]:
+        """Names of the containers (running or not) created from this image."""
+        return sorted(c.name for c in self.client.containers.list(all=True, filters={"ancestor": image_id}))
+
+    def remove_container(self, name: str) -> None:
+        """Remove a container that is not running (the engine refuses a running one)."""
+        import docker.errors
+
+        with contextlib.suppress(docker.errors.NotFound):
+            self.client.api.remove_container(name)
 
     def run(
         self,

@@ -35,10 +35,12 @@ def home(tmp_path, monkeypatch):
     return home
 
 
-def run(home, *argv, interactive=False):
+def run(home, *argv, interactive=False, environ=None, cwd=None):
     out, err = io.StringIO(), io.StringIO()
-    ctx = cli.Context(environ={"HOME": str(home)}, out=Output(stdout=out, stderr=err, interactive=interactive),
-                      cwd=str(home / "proj"))
+    # no engine unless a test gives one: the machine's engine holds other sessions' containers
+    environ = {"HOME": str(home), "DOCKER_HOST": f"unix://{home}/no-engine.sock", **(environ or {})}
+    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=interactive),
+                      cwd=str(cwd or home / "proj"))
     # every file here was just written (ctime now): keep nothing for being recent
     code = cli.main(["clean-cache", "--recent", "0s", *argv], ctx=ctx)
     return code, out.getvalue(), err.getvalue()
@@ -108,3 +110,145 @@ def test_filters_on_the_command_line(home):
     assert json.loads(out)["plan"]["entries"] == []
     code, _, err = run(home, "--dry-run", "--older-than", "soon")
     assert code == errors.EXIT_USAGE and "90s, 30m" in err
+
+
+# ascenv's build store ----------------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.fixture
+def build_store(home):
+    """Three builds of add_custom (a lock references the oldest), a staging directory of a dead
+    process and one of this live process, in the project's default store."""
+    from dataclasses import replace
+
+    from ascenv import lockfile
+    from ascenv.store import TMP, Store
+    from tests.test_store import add_entry
+
+    st = Store(home / "proj/.ascenv/store")
+    old, middle, new = (add_entry(st, "add_custom", k * 64, finished=f"2026-01-0{i}T00:00:00Z") for i, k in ((1, "a"), (2, "b"), (3, "c")))
+    vendor = lockfile.LockedVendor("customize", "/opp/vendors/customize", 0, manifest_digest=old.manifest_sha256)
+    lock = lockfile.Lock(vendors=(vendor,))
+    (home / "proj/ascenv.lock").write_text(lockfile.dumps_lock(replace(lock, input_hash=lockfile.input_hash(lock))))
+    dead = st.root / TMP / f"build-add_custom.pid{_dead_pid()}.x1"
+    live = st.root / TMP / f"build-add_custom.pid{os.getpid()}.x2"
+    for d in (dead, live):
+        (d / "out").mkdir(parents=True)
+        (d / "out/partial.o").write_bytes(b"half")
+    return st, old, middle, new, dead, live
+
+
+def test_store_debris_is_listed_and_removed_through_the_store(home, build_store):
+    st, old, middle, new, dead, live = build_store
+    code, out, err = run(home, "ls", "--kind", "ascenv-store", "--keep-builds", "1", "--format", "json")
+    assert code == 0, err
+    listed = {e["path"]: e for e in json.loads(out)["entries"]}
+    assert set(listed) == {str(dead), str(middle.path)}  # not the newest (kept), the oldest (locked), the live staging
+    assert listed[str(dead)]["files"] == 1 and listed[str(dead)]["source"].endswith("staging of a process that is gone")
+    assert listed[str(middle.path)]["source"].endswith("beyond the 1 newest builds of add_custom")
+
+    code, out, err = run(home, "--yes", "--kind", "ascenv-store", "--keep-builds", "1", "--format", "json")
+    assert code == 0 and json.loads(out)["result"]["errors"] == [], err
+    assert [e.key for e in st.entries()] == [new.key, old.key]
+    assert st.verify(st.get("add_custom", old.key)) == [] and not dead.exists() and live.exists()
+    code, out, _ = run(home, "--yes", "--kind", "ascenv-store", "--keep-builds", "1", "--format", "json")
+    assert json.loads(out)["plan"]["entries"] == []
+
+
+def test_store_debris_with_recent_files_waits(home, build_store):
+    st, old, middle, new, dead, live = build_store
+    code, out, _ = run(home, "--dry-run", "--kind", "ascenv-store", "--keep-builds", "1", "--recent", "1h", "--format", "json")
+    plan = json.loads(out)["plan"]
+    assert plan["entries"] == []
+    assert {s["path"]: s["reason"] for s in plan["skipped"]} == {
+        p: "in use: holds files changed in the last minutes or another user's" for p in (str(dead), str(middle.path))}
+
+
+def test_a_lock_named_on_the_command_line_protects_its_build(home, build_store, tmp_path):
+    st, old, middle, new, dead, live = build_store
+    (home / "proj/ascenv.lock").rename(tmp_path / "elsewhere.lock")
+    code, out, _ = run(home, "ls", "--kind", "ascenv-store", "--keep-builds", "1", "--format", "json")
+    assert {e["path"] for e in json.loads(out)["entries"]} == {str(dead), str(middle.path), str(old.path)}
+    code, out, _ = run(home, "ls", "--kind", "ascenv-store", "--keep-builds", "1", "--format", "json", "--lock", str(tmp_path / "elsewhere.lock"))
+    assert {e["path"] for e in json.loads(out)["entries"]} == {str(dead), str(middle.path)}
+
+
+# containers and images labelled ascenv.* ---------------------------------------------------------
+
+
+def test_without_an_engine_the_scan_runs_and_says_so(home):
+    code, out, err = run(home, "ls", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and {e["kind"] for e in data["entries"]} == {"kernel-cache", "log", "aoe-bank"}
+    note = f"containers and images labelled ascenv.* not listed: no Docker engine answers at unix://{home}/no-engine.sock (No such file or directory)"
+    assert data["warnings"] == [note] and note in err
+    code, out, _ = run(home, "--dry-run", "--kind", "container", "--format", "json")
+    assert code == 0 and json.loads(out)["plan"]["entries"] == []
+
+
+@pytest.mark.engine
+def test_stopped_container_and_unpinned_image_are_removed_a_pinned_image_is_not(home, engine, builder_image, monkeypatch):
+    import functools
+    import uuid
+
+    from ascenv.cache import containers
+    from ascenv.containers import MANAGED_LABEL
+    from ascenv.containers.pins import Pin, save_pins
+
+    scope = {"ascenv.test-id": uuid.uuid4().hex}  # other sessions share this engine: touch only ours
+    monkeypatch.setattr(containers, "EngineObjects", functools.partial(containers.EngineObjects, scope=scope))
+    stopped = engine.client.containers.create(builder_image, ["true"], labels={MANAGED_LABEL: "true", **scope}, network_disabled=True)
+    images = []
+    try:
+        stopped.start()
+        assert stopped.wait(timeout=60)["StatusCode"] == 0
+        for name in ("unpinned", "pinned"):
+            images.append(stopped.commit(repository=f"ascenv-test/{name}", tag=scope["ascenv.test-id"], conf={"Labels": {**scope, "ascenv.test": name}}))
+        unpinned, pinned = (i.id for i in images)
+        assert unpinned != pinned
+        save_pins(home / "proj/containers/pins.toml", {"test": Pin("bootstrap", "0" * 64, "amd64", image_id=pinned)})
+        docker = {"DOCKER_HOST": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")}
+
+        code, out, err = run(home, "--dry-run", "--kind", "container", "--recent", "10m", "--format", "json", environ=docker)
+        skipped = {s["path"]: s["reason"] for s in json.loads(out)["plan"]["skipped"]}
+        assert code == 0 and json.loads(out)["plan"]["entries"] == [], err
+        assert skipped == {f"container:{stopped.name}": "in use: created in the last minutes (a build may be starting it)",
+                           f"image:{unpinned}": "in use: created in the last minutes (a build may be starting it)",
+                           f"image:{pinned}": "never deleted: pinned in containers/pins.toml"}
+
+        code, out, err = run(home, "--yes", "--kind", "container", "--format", "json", environ=docker)
+        data = json.loads(out)
+        assert code == 0 and data["result"]["errors"] == [], err
+        assert data["plan"]["entries"] == [f"container:{stopped.name}", f"image:{unpinned}"]
+        assert engine.containers(scope) == [] and engine.image(unpinned) is None
+        assert engine.image(pinned) is not None
+        code, out, _ = run(home, "--yes", "--kind", "container", "--format", "json", environ=docker)
+        assert json.loads(out)["plan"]["entries"] == []
+    finally:
+        for image in images:
+            engine.remove_image(image.id)
+        if engine.containers(scope):
+            engine.client.api.remove_container(stopped.id, force=True)
+
+
+@pytest.mark.engine
+def test_the_shipped_pinned_builder_image_is_never_planned(home, engine, builder_image):
+    from ascenv.containers.pins import load_pins
+    from ascenv.paths import data_dir
+
+    if load_pins(data_dir("containers") / "pins.toml")["builder-bookworm"].image_id != builder_image:
+        pytest.skip("the engine holds another builder-bookworm than the pinned one")
+    docker = {"DOCKER_HOST": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")}
+    code, out, err = run(home, "--dry-run", "--kind", "container", "--format", "json", environ=docker)
+    plan = json.loads(out)["plan"]
+    assert code == 0 and f"image:{builder_image}" not in plan["entries"], err
+    assert {s["path"]: s["reason"] for s in plan["skipped"]}[f"image:{builder_image}"] == "never deleted: pinned in containers/pins.toml"
