@@ -86,15 +86,9 @@ class _StackReader:
         import json
         from dataclasses import replace
 
-        from ascenv.commands.snapshot import snapshot_from_json
+        from ascenv.commands.snapshot import read_snapshot_json, snapshot_from_json
 
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except OSError as exc:
-            raise errors.InputError(f"cannot read snapshot {name}: {exc.strerror}") from None
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise errors.InputError(f"{name} is not a JSON snapshot: {exc}") from None
+        data = read_snapshot_json(path, name)
         if not isinstance(data, dict):
             return snapshot_from_json(data, name)  # raises, naming what was found
         head = {k: data[k] for k in ("schema", "created") if k in data}

@@ -61,15 +61,19 @@ def snapshot_from_json(data: object, source: str) -> Snapshot:
         raise errors.InputError(f"{source}: {exc}", hint="regenerate it with `ascenv snapshot -o FILE`") from None
 
 
-def load_snapshot(path: str) -> Snapshot:
+def read_snapshot_json(path: str, name: str) -> object:
+    """The parsed JSON of a snapshot file, or an InputError naming ``name``."""
     import json
 
     try:
         with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
+            return json.load(fh)
     except OSError as exc:
-        raise errors.InputError(f"cannot read snapshot {path}: {exc.strerror}") from None
+        raise errors.InputError(f"cannot read snapshot {name}: {exc.strerror}") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise errors.InputError(f"{path} is not a JSON snapshot: {exc}") from None
-    return snapshot_from_json(data, path)
+        raise errors.InputError(f"{name} is not a JSON snapshot: {exc}") from None
+
+
+def load_snapshot(path: str) -> Snapshot:
+    return snapshot_from_json(read_snapshot_json(path, path), path)
 
