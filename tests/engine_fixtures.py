@@ -54,9 +54,11 @@ class Bootstraps:
         self.cache = cache
         self.recipe = load_recipe(CONTAINERS, BUILDER)
         self._done: list[images.BuildOutcome] = []
+        self.events: list[list[str]] = []  # what each bootstrap told the user, in order
 
     def _next(self) -> images.BuildOutcome:
-        host = images.Host(environ=dict(os.environ), cache=self.cache)
+        self.events.append([])
+        host = images.Host(environ=dict(os.environ), cache=self.cache, on_event=self.events[-1].append)
         self._done.append(images.build(self.recipe, None, self.engine, host))
         return self._done[-1]
 
@@ -80,12 +82,13 @@ class Built:
     first: images.BuildOutcome  # from an empty .deb cache
     second: images.BuildOutcome  # from the cache the first build filled
     cache: Path
+    first_events: list[str]  # the progress the first bootstrap reported
 
 
 @pytest.fixture(scope="session")
 def built(bootstraps: Bootstraps) -> Built:
     """builder-bookworm bootstrapped twice, for the tests that compare or pin fresh builds."""
-    return Built(bootstraps.first(), bootstraps.second(), bootstraps.cache)
+    return Built(bootstraps.first(), bootstraps.second(), bootstraps.cache, bootstraps.events[0])
 
 
 def present_builder_image(engine: engine_mod.Engine) -> Optional[str]:

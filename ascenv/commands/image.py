@@ -68,7 +68,8 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         images.require_pin(recipe, pin)  # refuse before asking anything of the engine
     engine = engine_mod.connect(ctx.environ)
     home = ctx.environ.get("HOME") or os.path.expanduser("~")
-    host = images.Host(environ=ctx.environ, cache=Path(ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)), run=ctx.run)
+    host = images.Host(environ=ctx.environ, cache=Path(ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)), run=ctx.run,
+                       on_event=ctx.out.message)
 
     if args.image_command == "verify":
         if pin is not None and pin.architecture != engine.arch:

@@ -9,7 +9,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from ascenv import proc
 from ascenv.containers import RECIPE_LABEL, bootstrap
@@ -101,12 +101,14 @@ class Host:
     etc_apt: Path = Path("/etc/apt")
     run: proc.Runner = proc.run
     is_root: bool = field(default_factory=lambda: os.geteuid() == 0)
+    # Told each step of a bootstrap or pull: mmdebstrap alone runs for minutes with no output.
+    on_event: Callable[[str], None] = lambda _: None
 
 
 def build(recipe: Recipe, pin: Optional[Pin], engine: Engine, host: Host, *, force: bool = False, save: Optional[Path] = None) -> BuildOutcome:
     start = time.monotonic()
     if recipe.kind == "registry":
-        return _obtain_registry_image(recipe, pin, engine, start)
+        return _obtain_registry_image(recipe, pin, engine, host, start)
     if pin is not None and not force and save is None and pin.recipe_sha256 == recipe.sha256:
         present = engine.image(pin.image_id or "")
         if present is not None:  # the ID is the content hash: present means identical
@@ -134,10 +136,13 @@ def require_pin(recipe: Recipe, pin: Optional[Pin]) -> None:
         )
 
 
-def _obtain_registry_image(recipe: Recipe, pin: Optional[Pin], engine: Engine, start: float) -> BuildOutcome:
+def _obtain_registry_image(recipe: Recipe, pin: Optional[Pin], engine: Engine, host: Host, start: float) -> BuildOutcome:
     require_pin(recipe, pin)
     assert pin is not None and pin.ref is not None
-    info = engine.image(pin.ref) or engine.pull(pin.ref)
+    info = engine.image(pin.ref)
+    if info is None:
+        host.on_event(f"pulling {pin.ref}")
+        info = engine.pull(pin.ref)
     return BuildOutcome(recipe.name, info.id, pin.ref, False, time.monotonic() - start, info.size, {}, (), True)
 
 
@@ -159,9 +164,13 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
         work = Path(tempfile.mkdtemp(prefix=f"build-{recipe.name}-", dir=images_dir))
         try:
             rootfs = work / "rootfs"
+            host.on_event(f"bootstrapping {recipe.name}: mmdebstrap {boot.suite}/{boot.variant} for {arch}, "
+                          f"{len(boot.packages)} packages from {source.uri} (minutes when the .deb cache is cold)")
             bootstrap.run_mmdebstrap(boot, source, rootfs, images_dir / recipe.name / "debs", arch, host.environ, host.run)
+            host.on_event("writing the image archive")
             archive = bootstrap.write_image_archive(rootfs, save or work / "image.tar", recipe, arch)
             remove_tree(rootfs)
+            host.on_event(f"loading {archive.image_id[:19]} into the engine")
             loaded = engine.load(archive.path)
             if archive.image_id not in loaded:
                 raise bootstrap.BootstrapFailed(f"the engine loaded {loaded} from {archive.path}, expected {archive.image_id}")
@@ -189,6 +198,7 @@ def make_pin(recipe: Recipe, engine: Engine, host: Host) -> Pin:
     if recipe.kind == "registry":
         reg = recipe.registry
         assert reg is not None
+        host.on_event(f"pulling {reg.repository}:{reg.tag} to read its digest")
         info = engine.pull(f"{reg.repository}:{reg.tag}")
         digests = [d for d in info.repo_digests if d.startswith(reg.repository + "@")]
         if not digests:

@@ -60,12 +60,14 @@ def test_status_by_digest(recipe):
 def test_build_uses_the_digest_and_pulls_only_when_absent(recipe, tmp_path):
     present = ImageInfo("sha256:" + "a" * 64)
     engine = FakeEngine({f"{REPO}@{D1}": present})
-    host = images.Host(environ={}, cache=tmp_path)
+    events: list[str] = []
+    host = images.Host(environ={}, cache=tmp_path, on_event=events.append)
     assert images.build(recipe, pin_for(recipe, D1), engine, host).image_id == present.id
-    assert engine.pulled == []
-    engine.image = lambda ref: None  # absent: pulled, by digest
+    assert engine.pulled == [] and events == []
+    engine.image = lambda ref: None  # absent: pulled, by digest, and the user is told (a pull takes minutes)
     images.build(recipe, pin_for(recipe, D1), engine, host)
     assert engine.pulled == [f"{REPO}@{D1}"]
+    assert events == [f"pulling {REPO}@{D1}"]
 
 
 def test_pin_records_the_registry_digest_of_the_tag(recipe, tmp_path):
