@@ -382,12 +382,30 @@ class Engine:
                 # By name, so a container created just before an interrupt is removed too.
                 with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
                     api.remove_container(name, force=True)
+                _wait_gone(api, name)
                 if follower.is_alive():
                     follower.join(timeout=10)
             if code is None and not timed_out:
                 status = _read(meta / "status").strip()
                 code = int(status) if status.isdigit() else None
         return RunResult(None if timed_out else code, timed_out, "".join(chunks), time.monotonic() - start, name)
+
+
+def _wait_gone(api: Any, name: str, limit: float = 30.0) -> None:
+    """Return only once the engine has forgotten the container. A run over before ``wait`` got
+    there leaves AutoRemove's removal in progress (remove_container answers 409 meanwhile), and
+    "no container left behind" must hold when ``run`` returns, not a moment later."""
+    import docker
+
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            api.inspect_container(name)
+        except docker.errors.NotFound:
+            return
+        except docker.errors.APIError:
+            pass
+        time.sleep(0.05)
 
 
 def _close(sock: Any) -> None:
