@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Iterator
 
 from ascenv.checks import check, finding
@@ -34,11 +35,11 @@ def cann_found(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     if len(installs) > 1:
         winner = snap.cann.active
         listing = ", ".join(f"{i.version or '?'} ({i.path})" for i in installs)
+        # Which one to source is ASC-ENV-SOURCED's finding (with the exact command).
         yield finding(
             "ASC-CANN-FOUND", Severity.INFO, f"{len(installs)} CANN installations",
-            found=listing,
+            found=listing + (f"; active: {winner} (from {snap.cann.active_reason})" if winner else "; none active"),
             expected="one active install, chosen by the set_env.sh you source",
-            fix=f"active: {winner} ({snap.cann.active_reason})" if winner else "source the set_env.sh of the one you mean to use",
         )
     else:
         only = installs[0]
@@ -59,10 +60,12 @@ everything that goes through `latest` fails to find libraries (research/peers-an
 def cann_links(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     for link in snap.cann.links:
         if link.dangling:
-            others = [i for i in snap.cann.installs]
+            # Relink only to an install beside the link: ascend-toolkit/latest must not lead to
+            # an nnae or a cann-8.5 directory, nor a farm's latest/compiler to a whole install.
+            siblings = [i for i in snap.cann.installs if posixpath.dirname(i.path) == posixpath.dirname(link.path)]
             fix = (
-                f"ln -sfn {others[-1].path} {link.path}  # or reinstall the CANN it pointed to"
-                if others
+                f"ln -sfn {siblings[-1].path} {link.path}  # or reinstall the CANN it pointed to"
+                if siblings
                 else f"rm {link.path}  # and reinstall CANN"
             )
             yield finding(

@@ -6,6 +6,7 @@ import posixpath
 from typing import Any, Iterator, Optional
 
 from ascenv.checks import check, finding
+from ascenv.checks.env import set_env_line
 from ascenv.checks.facts import (
     accepted,
     active_install,
@@ -87,7 +88,7 @@ def vendor_abi(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
                 + f"; runtime accepts required_opp_abi_version {required} = {describe_ranges(ranges)}",
                 expected=f"a package built with a compiler inside {required}",
                 evidence=_evidence(vendor, compiler_file),
-                fix=f"rebuild and reinstall {vendor.name} after `source {install.set_env or install.path + '/set_env.sh'}` "
+                fix=f"rebuild and reinstall {vendor.name} after `{set_env_line(install)}` "
                 f"(compiler {install.compiler_version or 'of CANN ' + str(install.version)})"
                 + (f", or run it with CANN {origin}" if origin else ""),
             )

@@ -28,7 +28,10 @@ HwHiAiUser: a user outside that group gets permission errors (vllm-ascend#9490).
 """,
 )
 def device_nodes(snap: Snapshot, matrix: object) -> Iterator[Finding]:
-    if not has_npu_hardware(snap) and not snap.devices.in_container:
+    # npu-smi that runs and fails (mounted into a container without --device) shows NPUs are meant
+    # to be used here; a toolkit image on a CPU-only build host has no npu-smi and needs no nodes.
+    npu_smi_ran = any(e.kind != "not-found" for e in snap.npu.errors)
+    if not (has_npu_hardware(snap) or npu_smi_ran):
         return
     present = {n.path: n for n in snap.devices.nodes if n.exists}
     chips = sorted((p for p in present if _CHIP_NODE.match(p)), key=lambda p: int(p[len("/dev/davinci"):]))

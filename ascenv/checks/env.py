@@ -6,20 +6,23 @@ from typing import Iterator, Optional
 
 from ascenv.checks import check, finding
 from ascenv.model import CannInstall, Finding, Severity, Snapshot
+from ascenv.probe.cann import NOT_SOURCED
 
 SEARCH_VARIABLES = ("LD_LIBRARY_PATH", "PATH", "PYTHONPATH")
 
 
 def set_env_line(install: CannInstall) -> str:
-    script = install.set_env or _guess_set_env(install.path)
-    return f"source {script}"
-
-
-def _guess_set_env(path: str) -> str:
-    # set_env.sh sits one level above the version directory (ascend-toolkit/set_env.sh) in the
-    # legacy layout, inside it from 8.5 (cann-8.5.0/set_env.sh): research/formats-npu-smi.md §5.
-    parent = path.rsplit("/", 1)[0]
-    return f"{path}/set_env.sh" if path.rsplit("/", 1)[-1].startswith("cann") else f"{parent}/set_env.sh"
+    """The exact command that gives a shell the environment of ``install``."""
+    if install.set_env:
+        return f"source {install.set_env}"
+    parent, name = install.path.rsplit("/", 1)
+    if name.startswith("cann"):
+        # 8.5+: set_env.sh sits inside the version directory (cann-8.5.0/set_env.sh),
+        # research/formats-npu-smi.md §5.
+        return f"source {install.path}/set_env.sh"
+    # Legacy layout: the package directory's set_env.sh exports ASCEND_TOOLKIT_HOME=<dir>/latest
+    # (corpus version_files/set_env.sh_8.0.0_*), so it reaches this install only through `latest`.
+    return f"ln -sfn {install.path} {parent}/latest && source {parent}/set_env.sh"
 
 
 def _preferred(snap: Snapshot) -> Optional[CannInstall]:
@@ -46,9 +49,13 @@ def sourced(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     if snap.cann.active is None:
         target = _preferred(snap)
         assert target is not None
+        # active_reason says why: nothing sourced, or a variable leading to no install
+        # ("ASCEND_HOME_PATH=/opt/x does not lead to a CANN installation").
+        unset = snap.cann.active_reason in ("", NOT_SOURCED)
         yield finding(
-            "ASC-ENV-SOURCED", Severity.ERROR, "CANN is installed but set_env.sh is not sourced",
-            found="ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME are unset",
+            "ASC-ENV-SOURCED", Severity.ERROR,
+            "CANN is installed but set_env.sh is not sourced" if unset else "the CANN variables lead to no installed CANN",
+            found="ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME are unset" if unset else snap.cann.active_reason,
             expected=f"the environment of CANN {target.version or ''} at {target.path}".replace("  ", " "),
             fix=set_env_line(target),
         )
@@ -80,7 +87,9 @@ def search_paths(snap: Snapshot, matrix: object) -> Iterator[Finding]:
                 found="; ".join(cann_roots), expected=f"only {snap.cann.active or cann_roots[0]}",
                 fix="open a new shell and source one set_env.sh only (remove other `source …/set_env.sh` lines from ~/.bashrc)",
             )
-        dups = sorted({e.value for e in entries if e.duplicate and e.value})
+        # Only entries into a CANN install: a PATH that repeats ~/.cargo/bin is common, harmless
+        # and no sign of set_env.sh.
+        dups = sorted({e.value for e in entries if e.duplicate and e.value and e.cann_path})
         if dups:
             yield finding(
                 "ASC-ENV-PATHS", Severity.WARN, f"{variable} repeats {len(dups)} entr{'y' if len(dups) == 1 else 'ies'}",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ascenv import model
 from ascenv.checks import REGISTRY, load_checks
 from checks.helpers import TOOLKIT, a2_host, findings_of, replace, severities
@@ -53,6 +55,15 @@ def test_device_nodes_missing_in_container_lists_device_flags():
     assert "--device /dev/davinci_manager --device /dev/devmm_svm --device /dev/hisi_hdc" in f.fix
 
 
+def test_toolkit_container_on_a_cpu_host_needs_no_device_nodes():
+    not_found = model.ProbeError("npu-smi", "not-found", "npu-smi: command not found")
+    cpu_container = model.Snapshot(devices=model.Devices(in_container=True), npu=model.NpuInfo(errors=(not_found,)))
+    assert severities(cpu_container, "ASC-DEV-NODES") == []
+    occupied = model.ProbeError("npu-smi", "device-busy", "dcmi model initialized failed, because the device is used. ret is -8020", code="-8020")
+    mounted = replace(cpu_container, npu__errors=(occupied,))
+    assert severities(mounted, "ASC-DEV-NODES") == ["error"]
+
+
 def test_device_nodes_not_accessible():
     nodes = tuple(model.DeviceNode(p, True, p != "/dev/davinci0") for p in ("/dev/davinci0", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"))
     (f,) = findings_of(a2_host(devices__nodes=nodes), "ASC-DEV-NODES")
@@ -77,11 +88,44 @@ def test_dangling_latest_is_error_with_relink_fix():
     assert f.severity is model.Severity.ERROR and f.fix.startswith(f"ln -sfn {TOOLKIT} ")
 
 
+def test_dangling_link_is_relinked_only_to_an_install_beside_it():
+    cann85 = model.CannInstall(path="/usr/local/Ascend/cann-8.5.0", kind="cann")
+    toolkit_link = model.Link("/usr/local/Ascend/ascend-toolkit/latest", "8.2.RC1", None, True)
+    snap = a2_host(cann__installs=(cann85,), cann__links=(toolkit_link,))
+    (f,) = findings_of(snap, "ASC-CANN-LINK")
+    assert f.fix.startswith("rm /usr/local/Ascend/ascend-toolkit/latest ")
+    cann_link = model.Link("/usr/local/Ascend/cann", "cann-8.5.1", None, True)
+    (f,) = findings_of(replace(snap, cann__links=(cann_link,)), "ASC-CANN-LINK")
+    assert f.fix.startswith("ln -sfn /usr/local/Ascend/cann-8.5.0 /usr/local/Ascend/cann ")
+
+
 def test_not_sourced_prints_exact_source_line():
     snap = a2_host(cann__active=None, cann__active_reason="")
     (f,) = findings_of(snap, "ASC-ENV-SOURCED")
     assert f.severity is model.Severity.ERROR
     assert f.fix == "source /usr/local/Ascend/ascend-toolkit/set_env.sh"
+    assert f.title == "CANN is installed but set_env.sh is not sourced"
+
+
+def test_variable_leading_nowhere_is_named_not_called_unset():
+    reason = "ASCEND_HOME_PATH=/opt/cann does not lead to a CANN installation"
+    (f,) = findings_of(a2_host(cann__active=None, cann__active_reason=reason), "ASC-ENV-SOURCED")
+    assert f.severity is model.Severity.ERROR and f.found == reason
+    assert f.fix == "source /usr/local/Ascend/ascend-toolkit/set_env.sh"
+
+
+@pytest.mark.parametrize("install, fix", [
+    # legacy layout, no `latest` leading here: ascend-toolkit/set_env.sh would activate `latest`
+    (model.CannInstall(path="/usr/local/Ascend/ascend-toolkit/8.2.RC1", kind="toolkit"),
+     "ln -sfn /usr/local/Ascend/ascend-toolkit/8.2.RC1 /usr/local/Ascend/ascend-toolkit/latest"
+     " && source /usr/local/Ascend/ascend-toolkit/set_env.sh"),
+    # 8.5 layout: the script is inside the version directory
+    (model.CannInstall(path="/usr/local/Ascend/cann-8.5.0", kind="cann"), "source /usr/local/Ascend/cann-8.5.0/set_env.sh"),
+])
+def test_not_sourced_without_a_known_script(install, fix):
+    snap = a2_host(cann=model.CannInfo(installs=(install,), active=None, active_reason=""))
+    (f,) = findings_of(snap, "ASC-ENV-SOURCED")
+    assert f.fix == fix
 
 
 def test_paths_into_two_canns_and_duplicates():
@@ -94,6 +138,8 @@ def test_paths_into_two_canns_and_duplicates():
     assert severities(snap, "ASC-ENV-PATHS") == ["error", "warn"]
     clean = a2_host(env=model.EnvInfo(paths={"LD_LIBRARY_PATH": entries[:1]}))
     assert severities(clean, "ASC-ENV-PATHS") == []
+    outside_cann = (model.PathEntry("/root/.cargo/bin", True, False), model.PathEntry("/root/.cargo/bin", True, True))
+    assert severities(a2_host(env=model.EnvInfo(paths={"PATH": outside_cann})), "ASC-ENV-PATHS") == []
 
 
 def test_custom_opp_path_trailing_colon_and_missing_dir():

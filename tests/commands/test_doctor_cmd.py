@@ -44,7 +44,10 @@ def test_dangling_latest_and_unsourced_env_fail(tmp_path):
     assert {"ASC-CANN-LINK", "ASC-ENV-SOURCED"} <= set(ids(report, "error"))
     assert code == 1
     fix = next(f["fix"] for f in report["findings"] if f["id"] == "ASC-ENV-SOURCED")
-    assert fix.startswith("source /usr/local/Ascend/ascend-toolkit/") and fix.endswith("set_env.sh")
+    # ascend-toolkit/set_env.sh exports ASCEND_TOOLKIT_HOME=.../latest, and latest dangles: the
+    # fix must relink it to the newest install (8.2.RC1) before sourcing.
+    toolkit = "/usr/local/Ascend/ascend-toolkit"
+    assert fix == f"ln -sfn {toolkit}/8.2.RC1 {toolkit}/latest && source {toolkit}/set_env.sh"
 
 
 def test_container_without_devices_names_the_device_flags(tmp_path):
