@@ -9,10 +9,13 @@ import re
 import sys
 import traceback
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from ascenv import __version__, errors, proc
 from ascenv.output import Output
+
+if TYPE_CHECKING:
+    from ascenv.probe.fs import Root
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,18 @@ def _cache_dir(environ: Mapping[str, str]) -> Optional[str]:
 
     home = os.path.expanduser("~")
     return ascenv_cache_dir(environ, home=home, cwd=os.getcwd()) if home.startswith("/") else None
+
+
+def root_argument(ctx: Context, value: str) -> "Root":
+    """``--root DIR`` (relative to the command's cwd) as a ``Root``. A mistyped DIR must not be
+    audited as an empty machine ("no NPU, no CANN": a clean bill of health for nothing)."""
+    from ascenv.probe.fs import Root
+
+    directory = os.path.join(ctx.cwd, value)
+    if not os.path.isdir(directory):
+        what = "is not a directory" if os.path.exists(directory) else "does not exist"
+        raise errors.UsageError(f"--root {value} {what}", hint="pass the directory that holds the machine's file system (its /)")
+    return Root(directory)
 
 
 def add_format_option(parser: argparse.ArgumentParser, choices: Sequence[str] = ("human", "json")) -> None:

@@ -4,6 +4,7 @@ compatibility matrix; say what is wrong and print the fix."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Callable, Optional, TypeVar
 
 from ascenv import cli, errors, serde
@@ -11,7 +12,6 @@ from ascenv.checks import load_checks, run_checks
 from ascenv.commands.snapshot import load_snapshot, snapshot_to_json
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.probe import collect
-from ascenv.probe.fs import Root
 
 T = TypeVar("T")
 
@@ -33,9 +33,9 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     # target Python (start-up time, issue #3 item 5); errors surface here as before.
     matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
     if args.from_file:
-        snapshot = load_snapshot(args.from_file)
+        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
     else:
-        snapshot = collect(Root(args.root), ctx.environ, ctx.run, python=args.python)
+        snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
     findings = run_checks(snapshot, matrix())
     code = exit_code(findings, strict=args.strict)
     if args.format == "json":

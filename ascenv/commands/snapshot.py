@@ -7,7 +7,6 @@ import argparse
 from ascenv import cli, errors, serde
 from ascenv.model import Snapshot
 from ascenv.probe import collect
-from ascenv.probe.fs import Root
 
 NAME = "snapshot"
 ORDER = 20
@@ -22,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
-    snapshot = collect(Root(args.root), ctx.environ, ctx.run, python=args.python)
+    snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
     data = snapshot_to_json(snapshot)
     if args.output:
         import json
@@ -30,8 +29,11 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
 
         from ascenv.fsutil import write_atomic
 
-        # 0600 as before: a snapshot names serial numbers and home paths (report redacts them)
-        write_atomic(os.path.join(ctx.cwd, args.output), json.dumps(data, indent=2) + "\n", mode=0o600)
+        try:
+            # 0600: a snapshot names serial numbers and home paths (report redacts them)
+            write_atomic(os.path.join(ctx.cwd, args.output), json.dumps(data, indent=2) + "\n", mode=0o600)
+        except OSError as exc:
+            raise errors.UsageError(f"cannot write {args.output}: {exc.strerror or exc}", hint="-o takes a file path in a writable directory") from None
     if args.format == "json":
         ctx.out.json(data)
     else:

@@ -191,3 +191,35 @@ def test_310p_vendor_built_by_a_newer_cann_and_for_another_chip(tmp_path):
     skipped = found[("ASC-VENDOR-ABI", "error")]
     assert "8.2.0.0.201 (CANN 8.2.RC1)" in skipped["found"] and ">=6.3, <=7.7" in skipped["found"]
     assert found[("ASC-VENDOR-UNITS", "error")]["title"] == "vendor customize has no kernels for ascend310p"
+
+
+@pytest.mark.parametrize("command", ["doctor", "snapshot"])
+def test_root_that_is_no_directory_is_a_usage_error(command, tmp_path):
+    # a typo must not audit an empty tree as a machine without NPU or CANN
+    (tmp_path / "file").write_text("")
+    for root, why in ((tmp_path / "missing", "does not exist"), (tmp_path / "file", "is not a directory")):
+        code, out, err = run_cli([command, "--root", str(root), "--python", sys.executable], {})
+        assert code == 2 and out == ""
+        assert f"--root {root} {why}" in err and "Traceback" not in err
+
+
+def test_root_and_from_are_relative_to_the_command_cwd(tmp_path):
+    host = build_host("two-canns-dangling-latest", tmp_path)
+    environ = dict(host.environ, HOME="/root")
+
+    def run_in(cwd, argv):
+        out, err = io.StringIO(), io.StringIO()
+        ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False), cwd=str(cwd))
+        return cli.main(argv, ctx=ctx), out.getvalue()
+
+    code, _ = run_in(host.root.parent, ["snapshot", "--root", host.root.name, "--python", sys.executable, "-o", "snap.json", "--format", "json"])
+    assert code == 0
+    code, out = run_in(host.root.parent, ["doctor", "--from", "snap.json", "--format", "json"])
+    assert code == 1 and json.loads(out)["snapshot"]["root"] == str(host.root)
+
+
+def test_snapshot_to_an_unwritable_place_is_a_usage_error(tmp_path):
+    host = build_host("nonroot-home", tmp_path)
+    for target, why in ((tmp_path / "no" / "snap.json", "No such file or directory"), (tmp_path, "Is a directory")):
+        code, out, err = run_cli(["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", str(target)], host.environ)
+        assert code == 2 and f"cannot write {target}: {why}" in err
