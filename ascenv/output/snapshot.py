@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from rich.markup import escape
 from rich.table import Table
 
@@ -9,16 +11,22 @@ from ascenv.model import Snapshot
 from ascenv.output import Output
 
 
+def _text(value: Optional[object], missing: str = "?") -> str:
+    """A value read from the machine, safe for rich: a version.info is free text and a ``[/]``
+    in it would otherwise be read as markup and fail."""
+    return escape(str(value)) if value is not None else missing
+
+
 def render_snapshot(out: Output, snap: Snapshot) -> None:
     c = out.console
     h = snap.host
-    c.print(f"[bold]Host[/]  {escape(h.os_name or '?')}  kernel {h.kernel or '?'}  {h.arch or '?'}  glibc {h.glibc or '?'}")
-    c.print(f"[bold]Driver[/]  {snap.driver.version or 'not found'}   [bold]Firmware[/]  {snap.firmware.version or 'not found'}")
+    c.print(f"[bold]Host[/]  {_text(h.os_name)}  kernel {_text(h.kernel)}  {_text(h.arch)}  glibc {_text(h.glibc)}")
+    c.print(f"[bold]Driver[/]  {_text(snap.driver.version, 'not found')}   [bold]Firmware[/]  {_text(snap.firmware.version, 'not found')}")
     if snap.npu.chips:
-        table = Table("NPU", "Chip", "Name", "Health", "Bus-Id", "HBM MB", "Memory MB", title=f"npu-smi {snap.npu.npu_smi_version or ''}")
+        table = Table("NPU", "Chip", "Name", "Health", "Bus-Id", "HBM MB", "Memory MB", title=f"npu-smi {_text(snap.npu.npu_smi_version, '')}")
         for chip in snap.npu.chips:
             table.add_row(
-                str(chip.npu), str(chip.chip), escape(chip.name or "-"), chip.health or "-", chip.bus_id or "-",
+                str(chip.npu), str(chip.chip), _text(chip.name, "-"), _text(chip.health, "-"), _text(chip.bus_id, "-"),
                 _pair(chip.hbm_used_mb, chip.hbm_total_mb), _pair(chip.memory_used_mb, chip.memory_total_mb),
             )
         c.print(table)
@@ -27,14 +35,14 @@ def render_snapshot(out: Output, snap: Snapshot) -> None:
     if snap.cann.installs:
         for inst in snap.cann.installs:
             mark = "*" if inst.path == snap.cann.active else " "
-            c.print(f" {mark} CANN {escape(inst.version or '?')}  {inst.kind}  {escape(inst.path)}")
+            c.print(f" {mark} CANN {_text(inst.version)}  {_text(inst.kind)}  {escape(inst.path)}")
     else:
         c.print("[bold]CANN[/]  no installation found")
     py = snap.python
     if py.executable:
         pk = py.packages
         c.print(
-            f"[bold]Python[/]  {py.version} ({escape(py.executable)})  torch {pk.get('torch', '-')}  torch_npu {pk.get('torch-npu', '-')}"
+            f"[bold]Python[/]  {_text(py.version)} ({escape(py.executable)})  torch {_text(pk.get('torch'), '-')}  torch_npu {_text(pk.get('torch-npu'), '-')}"
         )
     for vendor in snap.vendors:
         c.print(f"[bold]Vendor[/]  {escape(vendor.name)}  {escape(vendor.path)}")
