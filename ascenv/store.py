@@ -431,19 +431,23 @@ def _size(path: Path) -> int:
 
 
 def _remove(path: Path) -> None:
-    """rmtree that also removes read-only files (store outputs are made read-only)."""
-
-    def retry(func, target, _exc):  # type: ignore[no-untyped-def]
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(target), 0o755)
-            os.chmod(target, 0o755)
-        func(target)
-
+    """rmtree that also removes read-only files and directories (store outputs are made read-only)."""
     if path.exists() or path.is_symlink():
         if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=retry)
+            shutil.rmtree(path, onexc=_unlock_and_retry)
         else:  # pragma: no cover
-            shutil.rmtree(path, onerror=retry)
+            shutil.rmtree(path, onerror=_unlock_and_retry)
+
+
+def _unlock_and_retry(func, target, _exc) -> None:  # type: ignore[no-untyped-def]
+    """Make the parent writable (unlinking needs that, not a writable file) and a directory
+    listable, then try again. Never chmod through a symlink: a build output linking to a file of
+    the user's outside the store must not get its mode changed on the way out."""
+    with contextlib.suppress(OSError):
+        os.chmod(os.path.dirname(target), 0o755)
+        if stat.S_ISDIR(os.lstat(target).st_mode):
+            os.chmod(target, 0o755)
+    func(target)
 
 
 def _fsync_dir(path: Path) -> None:

@@ -215,3 +215,19 @@ def test_gc_sweeps_staging_of_dead_processes_only(tmp_path: Path) -> None:
     result = st.gc(5, alive=lambda pid: pid == os.getpid())
     assert result.swept_tmp == ("build-add_custom.pid999999.abc",)
     assert alive.exists() and not dead.exists()
+
+
+def test_removing_a_read_only_entry_never_chmods_through_a_symlink(tmp_path: Path) -> None:
+    # As root no unlink fails with EACCES, so call the retry handler rmtree uses on that error
+    # directly: the link in a read-only directory goes, the file it names keeps its mode.
+    outside = tmp_path / "id_rsa"
+    outside.write_text("secret")
+    outside.chmod(0o600)
+    locked = tmp_path / "store" / "outputs"
+    locked.mkdir(parents=True)
+    (locked / "link").symlink_to(outside)
+    locked.chmod(0o555)
+    store._unlock_and_retry(os.unlink, str(locked / "link"), PermissionError())
+    assert not (locked / "link").is_symlink()
+    assert oct(outside.stat().st_mode & 0o777) == oct(0o600) and outside.read_text() == "secret"
+    assert oct(locked.stat().st_mode & 0o777) == oct(0o755)
