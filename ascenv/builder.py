@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 import re
 import shutil
 import time
@@ -348,9 +349,16 @@ def _keep_failed_log(st: store.Store, op: str, key: str, log: str) -> Path:
 
 def _collect_outputs(patterns: tuple[str, ...], out: Path, dest: Path) -> None:
     """Move the declared outputs (glob patterns under out/) into dest, read-only; everything
-    else the build left in out/ is dropped."""
+    else the build left in out/ is dropped. Only regular files that lie really below out/: glob
+    follows a directory symlink the build may have left (out/lib -> /usr/lib), and moving what
+    it reaches would take the host's files away."""
+    real_out = os.path.realpath(out)
+
+    def inside(path: Path) -> bool:
+        return os.path.realpath(path) == os.path.join(real_out, str(path.relative_to(out)))
+
     for pattern in patterns:
-        matched = sorted(p for p in out.glob(pattern) if p.is_file() and not p.is_symlink())
+        matched = sorted(p for p in out.glob(pattern) if p.is_file() and not p.is_symlink() and inside(p))
         if not matched:
             present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())[:10]
             raise BuildFailed(f"the build succeeded but produced no output matching {pattern!r} (found: {', '.join(present) or 'nothing'})",

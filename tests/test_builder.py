@@ -330,3 +330,21 @@ def _no_leftover_containers(request: pytest.FixtureRequest) -> Iterator[None]:
     engine = request.getfixturevalue("engine")
     leftovers = engine.containers({"ascenv.purpose": "build"})
     assert leftovers == [], f"containers left behind: {leftovers}"
+
+
+def test_outputs_reached_through_a_directory_symlink_are_never_moved(tmp_path: Path) -> None:
+    # A build that leaves out/lib -> <a host directory> must not make ascenv move the host's files
+    # into the store: only files really below out/ are outputs.
+    host_dir = tmp_path / "host"
+    host_dir.mkdir()
+    (host_dir / "libc.so").write_bytes(b"host file")
+    out, dest = tmp_path / "out", tmp_path / "dest"
+    (out / "real").mkdir(parents=True)
+    (out / "real" / "libop.so").write_bytes(b"built")
+    (out / "lib").symlink_to(host_dir)
+    with pytest.raises(BuildFailed, match=r"no output matching 'lib/\*\.so'"):
+        builder._collect_outputs(("lib/*.so",), out, dest)
+    assert (host_dir / "libc.so").read_bytes() == b"host file" and not dest.exists()
+    builder._collect_outputs(("*/*.so",), out, dest)
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == ["real/libop.so"]
+    assert (host_dir / "libc.so").read_bytes() == b"host file"
