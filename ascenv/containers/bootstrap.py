@@ -170,7 +170,9 @@ def run_mmdebstrap(boot: Bootstrap, source: AptSource, target: Path, debs: Path,
     prune_deb_cache(debs)
     if done.ok:
         return
-    if done.status == proc.NOT_FOUND:
+    # unshare itself missing is NOT_FOUND; unshare present but mmdebstrap missing is unshare's
+    # exit 127 ("failed to execute mmdebstrap"), which is no mirror problem either.
+    if done.status == proc.NOT_FOUND or done.returncode == 127:
         raise BootstrapFailed(f"cannot bootstrap: {done.stderr.strip()}", hint="install mmdebstrap and util-linux (apt-get install mmdebstrap util-linux)")
     tail = "\n".join(done.stderr.strip().splitlines()[-25:])
     raise BootstrapFailed(

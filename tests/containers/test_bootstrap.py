@@ -151,3 +151,38 @@ def test_archive_ids_are_content_hashes(tmp_path):
     assert manifest[0]["RepoTags"] == [f"ascenv/builder-bookworm:{archive.image_id[7:19]}"]
     again = bootstrap.write_image_archive(rootfs, tmp_path / "again.tar", recipe, "amd64")
     assert (tmp_path / "again.tar").read_bytes() == (tmp_path / "image.tar").read_bytes() and again.image_id == archive.image_id
+
+
+@pytest.mark.parametrize("status, code, stderr", [
+    ("not-found", None, "[Errno 2] No such file or directory: 'unshare'"),
+    ("exit", 127, "unshare: failed to execute mmdebstrap: No such file or directory"),  # unshare(1) exit code
+])
+def test_missing_mmdebstrap_or_unshare_says_what_to_install(tmp_path, status, code, stderr):
+    from ascenv import proc
+
+    boot = load_recipe(CONTAINERS, "builder-bookworm").bootstrap
+    source = AptSource("http://mirror.invalid/debian", ("bookworm",), ("main",), None, "test")
+
+    def run(argv, **_):
+        return proc.Completed(tuple(argv), status, code, "", stderr, 0.0)
+
+    with pytest.raises(bootstrap.BootstrapFailed) as info:
+        bootstrap.run_mmdebstrap(boot, source, tmp_path / "rootfs", tmp_path / "debs", "amd64", {}, run)
+    assert info.value.message == f"cannot bootstrap: {stderr}"
+    assert info.value.hint == "install mmdebstrap and util-linux (apt-get install mmdebstrap util-linux)"
+
+
+def test_a_failing_mmdebstrap_quotes_its_last_lines_and_the_mirror(tmp_path):
+    from ascenv import proc
+
+    boot = load_recipe(CONTAINERS, "builder-bookworm").bootstrap
+    source = AptSource("http://mirror.invalid/debian", ("bookworm",), ("main",), None, "test")
+    stderr = "E: Version '3.25.1-1' for 'cmake' was not found\nE: apt-get install failed"
+
+    def run(argv, **_):
+        return proc.Completed(tuple(argv), "exit", 1, "", stderr, 0.0)
+
+    with pytest.raises(bootstrap.BootstrapFailed) as info:
+        bootstrap.run_mmdebstrap(boot, source, tmp_path / "rootfs", tmp_path / "debs", "amd64", {}, run)
+    assert info.value.message == (f"mmdebstrap failed (exit, code 1) for suite 'bookworm' from http://mirror.invalid/debian:\n{stderr}")
+    assert "'Version … was not found'" in info.value.hint
