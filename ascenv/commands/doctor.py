@@ -36,6 +36,9 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
     else:
         snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+        if args.root != "/" and args.python is None and snapshot.python.executable:
+            # --root never executes anything under DIR: the Python judged is this shell's.
+            ctx.out.message(f"note: the Python checked is {snapshot.python.executable} from this shell's PATH, not one inside {args.root}; choose with --python")
     findings = run_checks(snapshot, matrix())
     code = exit_code(findings, strict=args.strict)
     if args.format == "json":

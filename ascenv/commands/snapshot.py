@@ -55,7 +55,9 @@ def snapshot_from_json(data: object, source: str) -> Snapshot:
         data = dict(data)
         if isinstance(data.get("python"), dict):
             data["python"] = {k: v for k, v in data["python"].items() if k != "packages"}
-        if data.get("schema") not in (None, 1):
+        if "schema" not in data:
+            raise errors.InputError(f"{source}: not an ascenv snapshot (it has no \"schema\" key)", hint="write one with `ascenv snapshot -o FILE`")
+        if data.get("schema") != 1:
             raise errors.InputError(f"{source}: snapshot schema {data.get('schema')!r} is not supported (this ascenv reads schema 1)")
     try:
         return serde.from_data(Snapshot, data)

@@ -90,6 +90,7 @@ def test_saved_snapshot_rechecks_offline_with_same_findings(tmp_path):
         ("{not json", "is not a JSON snapshot"),
         ('{"schema": 1, "npu": {"chips": [{"npu": "zero"}]}}', "npu.chips[0].npu: expected integer"),
         ('{"schema": 7}', "schema 7 is not supported"),
+        ("{}", "not an ascenv snapshot"),
     ],
 )
 def test_bad_snapshot_is_a_clear_error_exit_2(tmp_path, content, message):
