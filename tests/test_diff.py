@@ -1,13 +1,12 @@
-import io
 import json
 from dataclasses import replace
 
 from lock_samples import a2, a3, with_package
 
-from ascenv import cli, lockfile
+from ascenv import lockfile
 from ascenv.commands.snapshot import snapshot_to_json
 from ascenv.diff import Node, fleet, pair
-from ascenv.output import Output
+from tests.cli_helpers import run_cli
 
 
 def node(name, snap):
@@ -43,9 +42,7 @@ def test_fleet_of_identical_nodes_is_one_group():
 
 
 def run(tmp_path, *argv):
-    out = Output("human", stdout=io.StringIO(), stderr=io.StringIO(), interactive=False, color=False)
-    code = cli.main(list(argv), ctx=cli.Context(environ={}, out=out, cwd=str(tmp_path)))
-    return code, out.stdout.getvalue(), out.stderr.getvalue()
+    return run_cli(argv, {}, tmp_path)
 
 
 def save(tmp_path, name, snap):

@@ -1,17 +1,17 @@
 """ascenv clean-cache end to end, on a fake home; the machine facts are injected."""
 
-import io
 import json
 import os
 
 import pytest
 
-from ascenv import cli, errors
+from ascenv import errors
 from ascenv.cache.entry import CannRecord, VendorRecord
 from ascenv.cache.machine import MachineFacts
 from ascenv.commands import clean_cache
 from ascenv.output import Output
 from tests.cache.helpers import tree_digest, write
+from tests.cli_helpers import run_cli
 
 OLD = 1_000_000.0
 INSTALL = 2_000_000.0
@@ -36,14 +36,10 @@ def home(tmp_path, monkeypatch):
 
 
 def run(home, *argv, interactive=False, environ=None, cwd=None):
-    out, err = io.StringIO(), io.StringIO()
     # no engine unless a test gives one: the machine's engine holds other sessions' containers
     environ = {"HOME": str(home), "DOCKER_HOST": f"unix://{home}/no-engine.sock", **(environ or {})}
-    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=interactive),
-                      cwd=str(cwd or home / "proj"))
     # every file here was just written (ctime now): keep nothing for being recent
-    code = cli.main(["clean-cache", "--recent", "0s", *argv], ctx=ctx)
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(["clean-cache", "--recent", "0s", *argv], environ, cwd or home / "proj", interactive)
 
 
 def test_ls_json_schema(home):

@@ -5,7 +5,6 @@ package (a fake makeself `.run` that records how it was called: no CANN package 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 from dataclasses import replace
@@ -14,18 +13,15 @@ from pathlib import Path
 import pytest
 
 from ascenv import cli, errors, lockfile, store
-from ascenv.output import Output
 from ascenv.probe.fs import Root
 from ascenv.probe.vendors import probe_vendors
+from tests.cli_helpers import run_cli
 from tests.test_builder import make_project
 from tests.test_store import add_entry
 
 
 def ascenv(cwd: Path, *argv: str, environ=None) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    out = Output("human", stdout=io.StringIO(), stderr=io.StringIO(), interactive=False, color=False)
-    env = {"PATH": os.environ.get("PATH", ""), **(environ or {})}
-    code = cli.main(list(argv), ctx=cli.Context(environ=env, out=out, cwd=str(cwd)))
-    return code, out.stdout.getvalue(), out.stderr.getvalue()
+    return run_cli(argv, {"PATH": os.environ.get("PATH", ""), **(environ or {})}, cwd)
 
 
 @pytest.fixture

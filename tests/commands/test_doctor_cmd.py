@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 
 import pytest
 
-from ascenv import cli
-from ascenv.output import Output
+from tests.cli_helpers import run_cli
 from tests.conftest import SHARED
 from tests.fixture_hosts import build_host
-
-
-def run_cli(argv, environ):
-    out, err = io.StringIO(), io.StringIO()
-    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False))
-    code = cli.main(argv, ctx=ctx)
-    return code, out.getvalue(), err.getvalue()
 
 
 def doctor_json(name, tmp_path, *extra):
@@ -209,9 +200,7 @@ def test_root_and_from_are_relative_to_the_command_cwd(tmp_path):
     environ = dict(host.environ, HOME="/root")
 
     def run_in(cwd, argv):
-        out, err = io.StringIO(), io.StringIO()
-        ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False), cwd=str(cwd))
-        return cli.main(argv, ctx=ctx), out.getvalue()
+        return run_cli(argv, environ, cwd)[:2]
 
     code, _ = run_in(host.root.parent, ["snapshot", "--root", host.root.name, "--python", sys.executable, "-o", "snap.json", "--format", "json"])
     assert code == 0

@@ -1,4 +1,3 @@
-import io
 import json
 import os
 from dataclasses import replace
@@ -6,15 +5,13 @@ from dataclasses import replace
 import pytest
 from lock_samples import a2, a3, p310_x86, with_package
 
-from ascenv import cli, errors, lockfile
+from ascenv import errors, lockfile
 from ascenv.commands.snapshot import snapshot_to_json
-from ascenv.output import Output
+from tests.cli_helpers import run_cli
 
 
 def ascenv(tmp_path, *argv):
-    out = Output("human", stdout=io.StringIO(), stderr=io.StringIO(), interactive=False, color=False)
-    code = cli.main(list(argv), ctx=cli.Context(environ={}, out=out, cwd=str(tmp_path)))
-    return code, out.stdout.getvalue(), out.stderr.getvalue()
+    return run_cli(argv, {}, tmp_path)
 
 
 def save(tmp_path, name, snap):

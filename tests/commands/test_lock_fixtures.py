@@ -2,25 +2,21 @@
 
 from __future__ import annotations
 
-import io
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
-from ascenv import cli, errors
-from ascenv.output import Output
+from ascenv import errors
 from ascenv.probe import collect
 from ascenv.probe.fs import Root
+from tests.cli_helpers import run_cli
 from tests.fixture_hosts import HOST_NAMES, build_host
 
 
 def ascenv(host, tmp_path, *argv):
-    out = Output("human", stdout=io.StringIO(), stderr=io.StringIO(), interactive=False, color=False)
-    ctx = cli.Context(environ=dict(host.environ), out=out, cwd=str(tmp_path))
-    code = cli.main([*argv, "--root", str(host.root), "--python", sys.executable], ctx=ctx)
-    return code, out.stdout.getvalue(), out.stderr.getvalue()
+    return run_cli([*argv, "--root", str(host.root), "--python", sys.executable], dict(host.environ), tmp_path)
 
 
 def host_with_site(name, tmp_path, torch_npu="2.8.0"):

@@ -12,18 +12,11 @@ import tarfile
 
 import pytest
 
-from ascenv import cli, lockfile, report
-from ascenv.output import Output
+from ascenv import lockfile, report
+from tests.cli_helpers import run_cli
 from tests.fixture_hosts import HOST_NAMES, build_host, corpus_text
 
 EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
-
-
-def run_cli(argv, environ, cwd):
-    out, err = io.StringIO(), io.StringIO()
-    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False), cwd=str(cwd))
-    code = cli.main(argv, ctx=ctx)
-    return code, out.getvalue(), err.getvalue()
 
 
 def host_environ(host, **extra):

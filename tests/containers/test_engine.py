@@ -4,7 +4,6 @@ image (tests/engine_fixtures.py)."""
 
 from __future__ import annotations
 
-import io
 import os
 import socket
 import subprocess
@@ -15,18 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from ascenv import cli, errors
+from ascenv import errors
 from ascenv.containers import engine as engine_mod
 from ascenv.containers.engine import Mount
-from ascenv.output import Output
+from tests.cli_helpers import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def run_cli(argv, environ):
-    out, err = io.StringIO(), io.StringIO()
-    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False))
-    return cli.main(argv, ctx=ctx), out.getvalue(), err.getvalue()
 
 
 def test_no_daemon_is_unreachable_with_exit_5(tmp_path):

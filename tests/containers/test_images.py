@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -13,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from ascenv import cli, errors
+from ascenv import errors
 from ascenv.containers.pins import load_pins, save_pins
-from ascenv.output import Output
 
+from tests.cli_helpers import run_cli
 from tests.engine_fixtures import BUILDER
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,11 +23,8 @@ WRONG = "sha256:" + "0" * 64
 
 
 def image_cli(argv, tmp_path, pins: Path):
-    out, err = io.StringIO(), io.StringIO()
     environ = {**os.environ, "HOME": str(tmp_path), "ASCENV_CACHE_DIR": str(tmp_path / "cache")}
-    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False))
-    code = cli.main(["image", *argv, "--pins", str(pins)], ctx=ctx)
-    return code, out.getvalue(), err.getvalue()
+    return run_cli(["image", *argv, "--pins", str(pins)], environ)
 
 
 @pytest.fixture
@@ -95,12 +91,10 @@ def test_ls_shows_each_state(built, pins, tmp_path):
 
 def test_unpinned_registry_image_is_refused_before_the_engine(tmp_path):
     environ = {"HOME": str(tmp_path), "DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
-    out, err = io.StringIO(), io.StringIO()
-    ctx = cli.Context(environ=environ, out=Output(stdout=out, stderr=err, interactive=False, color=False))
-    code = cli.main(["image", "build", "cann-8.1.rc1-910b", "--pins", str(tmp_path / "pins.toml")], ctx=ctx)
+    code, _, err = run_cli(["image", "build", "cann-8.1.rc1-910b", "--pins", str(tmp_path / "pins.toml")], environ)
     assert code == errors.EXIT_USAGE
-    assert "cann-8.1.rc1-910b (quay.io/ascend/cann:8.1.rc1-910b-ubuntu22.04-py3.10) has no pinned digest" in err.getvalue()
-    assert "ascenv image pin cann-8.1.rc1-910b" in err.getvalue()
+    assert "cann-8.1.rc1-910b (quay.io/ascend/cann:8.1.rc1-910b-ubuntu22.04-py3.10) has no pinned digest" in err
+    assert "ascenv image pin cann-8.1.rc1-910b" in err
 
 
 @pytest.mark.engine
