@@ -91,6 +91,13 @@ def run(
     return done(OK if proc.returncode == 0 else EXIT, proc.returncode, proc.stdout, proc.stderr)
 
 
+def last_line(text: str) -> str:
+    """The last non-blank line of a command's output, stripped ("" when there is none): a tool's
+    own last words, the reason it gives for failing."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
 def _text(data: bytes | str | None) -> str:
     if data is None:
         return ""

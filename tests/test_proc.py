@@ -38,3 +38,9 @@ def test_os_error_is_data(tmp_path):
     script.chmod(0o644)
     done = proc.run([str(script)], timeout=5)
     assert done.status == proc.OS_ERROR
+
+
+def test_last_line_is_the_last_non_blank_line_stripped():
+    describe = "command: npu-smi info\nresult: exited 255\nstdout: (none)\nstderr:\n    dcmi model initialized failed, because the device is used. ret is -8020\n\n"
+    assert proc.last_line(describe) == "dcmi model initialized failed, because the device is used. ret is -8020"
+    assert proc.last_line(" \n\n") == ""

@@ -7,6 +7,7 @@ from typing import Iterator
 from ascenv.checks import check, finding
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.probe.devices import npu_functions  # pure: Ascend card ids out of all 0x19e5 functions
+from ascenv.proc import last_line
 
 
 def has_npu_hardware(snap: Snapshot) -> bool:
@@ -40,7 +41,7 @@ def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
             commands = sorted({e.source for e in errors if e.source})
             yield finding(
                 "ASC-NPU-SMI", Severity.WARN, f"npu-smi answered only in part ({len(errors)} failed quer{'y' if len(errors) == 1 else 'ies'})",
-                found=_last_line(errors[0].message) or errors[0].kind,
+                found=last_line(errors[0].message) or errors[0].kind,
                 evidence=tuple(commands[:3]), fix="run the failing command by hand as root to compare: " + (commands[0] if commands else "npu-smi info"),
             )
         return
@@ -65,12 +66,6 @@ def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         title = "npu-smi not found" if missing else f"npu-smi failed{f' ({error.code})' if error.code else ''}"
         found = error.message if not error.meaning else f"{error.message} — {error.meaning}"
         yield finding("ASC-NPU-SMI", severity, title, found=found, evidence=(error.source,) if error.source else (), fix=fix)
-
-
-def _last_line(message: str) -> str:
-    """The tool's own last words: a ProbeError message may hold a whole `proc.Completed.describe()`."""
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
 
 
 def _fix_for_code(code: object) -> str:

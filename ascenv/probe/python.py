@@ -45,9 +45,9 @@ def probe_python(
     if done.status == proc.TIMEOUT:
         return _failed(target, "timeout", f"{target} did not answer within {TIMEOUT:.0f} s", source)
     if done.status == proc.OS_ERROR:
-        return _failed(target, "os-error", f"{target} could not be started: {_last_line(done.stderr)}", source)
+        return _failed(target, "os-error", f"{target} could not be started: {proc.last_line(done.stderr)}", source)
     if done.status == proc.EXIT:
-        message = f"{target} exited {done.returncode}: {_last_line(done.stderr) or '(no stderr)'}"
+        message = f"{target} exited {done.returncode}: {proc.last_line(done.stderr) or '(no stderr)'}"
         return _failed(target, "exit-status", message, source)
     return parse_target_output(done.stdout, target, source)
 
@@ -57,7 +57,7 @@ def parse_target_output(text: str, executable: str, source: str = "") -> PythonI
     try:
         data = json.loads(text)
     except ValueError:
-        found = _last_line(text) or "nothing"
+        found = proc.last_line(text) or "nothing"
         return _failed(executable, "parse", f"expected JSON from {executable}, found: {found[:200]}", source)
     if not isinstance(data, dict):
         return _failed(executable, "parse", f"expected a JSON object, found {type(data).__name__}", source)
@@ -80,11 +80,6 @@ def parse_target_output(text: str, executable: str, source: str = "") -> PythonI
 
 def _failed(executable: str, kind: str, message: str, source: str = "") -> PythonInfo:
     return PythonInfo(executable=executable, errors=(ProbeError("python", kind, message, source),))
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    return lines[-1] if lines else ""
 
 
 def _text(value: object) -> Optional[str]:
