@@ -1,4 +1,4 @@
-"""ascenv.fsutil.write_atomic: all or nothing, the mode asked for, no temp file left."""
+"""ascenv.fsutil.write_atomic and atomic_path: all or nothing, the mode asked for, no temp file left."""
 
 from __future__ import annotations
 
@@ -54,3 +54,17 @@ def test_a_failure_leaves_the_old_file_and_no_temp_file(tmp_path: Path, monkeypa
 def test_a_missing_directory_is_an_oserror(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         fsutil.write_atomic(tmp_path / "no" / "x", b"")
+
+
+def test_atomic_path_renames_what_the_block_wrote_or_removes_it(tmp_path: Path) -> None:
+    target = tmp_path / "image.tar"
+    with fsutil.atomic_path(target, mode=0o600) as tmp:
+        Path(tmp).write_bytes(b"archive")
+        assert not target.exists() and Path(tmp).parent == tmp_path
+    assert target.read_bytes() == b"archive" and target.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(KeyboardInterrupt):
+        with fsutil.atomic_path(target) as tmp:
+            Path(tmp).write_bytes(b"half")
+            raise KeyboardInterrupt
+    assert target.read_bytes() == b"archive"
+    assert [p.name for p in tmp_path.iterdir()] == ["image.tar"]

@@ -47,8 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
-    directory = Path(args.containers) if args.containers else paths.data_dir("containers")
-    pins_path = Path(args.pins) if args.pins else directory / PINS_FILE
+    directory = Path(ctx.cwd, args.containers) if args.containers else paths.data_dir("containers")
+    pins_path = Path(ctx.cwd, args.pins) if args.pins else directory / PINS_FILE
     pins = load_pins(pins_path)
     from ascenv.output import image as render
 
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         return errors.EXIT_OK if state.state == images.OK else errors.EXIT_FINDINGS
 
     if args.image_command == "build":
-        outcome = images.build(recipe, pin, engine, host, force=args.force, save=Path(args.save) if args.save else None)
+        outcome = images.build(recipe, pin, engine, host, force=args.force, save=Path(ctx.cwd, args.save) if args.save else None)
         if args.format == "json":
             ctx.out.json({"schema": 1, **serde.to_data(outcome)})
         else:

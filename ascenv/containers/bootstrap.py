@@ -301,13 +301,14 @@ def parse_packages_label(value: str) -> dict[str, str]:
     return dict(item.split("=", 1) for item in value.split() if "=" in item)
 
 
-def write_image_archive(rootfs: Path, archive: Path, recipe: Recipe, arch: str) -> ImageArchive:
-    """rootfs -> a ``docker load``-able archive with one layer; returns its IDs and packages."""
+def write_image_archive(rootfs: Path, archive: Path, recipe: Recipe, arch: str, scratch: Optional[Path] = None) -> ImageArchive:
+    """rootfs -> a ``docker load``-able archive with one layer; returns its IDs and packages.
+    The layer is first written to a file in ``scratch`` (default: beside ``archive``)."""
     boot = recipe.bootstrap
     assert boot is not None
     status = rootfs / "var/lib/dpkg/status"
     packages = installed_packages(status.read_text(errors="replace"), arch) if status.is_file() else {}
-    layer = archive.with_name(archive.name + ".layer")
+    layer = (scratch or archive.parent) / (archive.name + ".layer")
     try:
         with open(layer, "wb") as raw:
             writer = _HashingWriter(raw)

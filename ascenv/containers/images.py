@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Mapping, Optional
 
@@ -17,6 +17,7 @@ from ascenv.containers.engine import Engine, ImageInfo, ImageNotAvailable, sigte
 from ascenv.containers.pins import PackageChange, Pin, package_changes
 from ascenv.containers.recipe import Recipe
 from ascenv.errors import AscenvError, EXIT_USAGE
+from ascenv.fsutil import atomic_path
 
 OK = "ok"  # pinned, and exactly the pinned image is present
 DRIFTED = "drifted"  # pinned, and an image of this recipe is present, but not the pinned one
@@ -167,16 +168,26 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
             host.on_event(f"bootstrapping {recipe.name}: mmdebstrap {boot.suite}/{boot.variant} for {arch}, "
                           f"{len(boot.packages)} packages from {source.uri} (minutes when the .deb cache is cold)")
             bootstrap.run_mmdebstrap(boot, source, rootfs, images_dir / recipe.name / "debs", arch, host.environ, host.run)
-            host.on_event("writing the image archive")
-            archive = bootstrap.write_image_archive(rootfs, save or work / "image.tar", recipe, arch)
-            remove_tree(rootfs)
-            host.on_event(f"loading {archive.image_id[:19]} into the engine")
-            loaded = engine.load(archive.path)
-            if archive.image_id not in loaded:
-                raise bootstrap.BootstrapFailed(f"the engine loaded {loaded} from {archive.path}, expected {archive.image_id}")
-            return archive
+            if save is None:
+                return _write_and_load(rootfs, work / "image.tar", recipe, arch, engine, host)
+            # the saved archive appears whole, and only once the engine took it
+            with atomic_path(save) as tmp:
+                archive = _write_and_load(rootfs, Path(tmp), recipe, arch, engine, host)
+            return replace(archive, path=save)
         finally:
             remove_tree(work)
+
+
+def _write_and_load(rootfs: Path, path: Path, recipe: Recipe, arch: str, engine: Engine, host: Host) -> bootstrap.ImageArchive:
+    work = rootfs.parent  # the layer is written there, never beside a --save path
+    host.on_event("writing the image archive")
+    archive = bootstrap.write_image_archive(rootfs, path, recipe, arch, scratch=work)
+    remove_tree(rootfs)
+    host.on_event(f"loading {archive.image_id[:19]} into the engine")
+    loaded = engine.load(archive.path)
+    if archive.image_id not in loaded:
+        raise bootstrap.BootstrapFailed(f"the engine loaded {loaded} from {archive.path}, expected {archive.image_id}")
+    return archive
 
 
 def remove_tree(path: Path) -> None:

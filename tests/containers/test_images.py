@@ -1,4 +1,5 @@
-"""ascenv image build | ls | verify | pin against the real engine and the session's two builds."""
+"""ascenv image build | ls | verify | pin against the real engine and the session's two builds; build
+--save with mmdebstrap and the engine faked."""
 
 from __future__ import annotations
 
@@ -7,16 +8,21 @@ import os
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
 import pytest
 
 from ascenv import errors
-from ascenv.containers.pins import load_pins, save_pins
+from ascenv.containers import bootstrap, images
+from ascenv.containers import engine as engine_mod
+from ascenv.containers.bootstrap import AptSource
+from ascenv.containers.pins import Pin, load_pins, save_pins
+from ascenv.containers.recipe import load_recipe
 
 from tests.cli_helpers import run_cli
-from tests.engine_fixtures import BUILDER
+from tests.engine_fixtures import BUILDER, CONTAINERS
 
 REPO = Path(__file__).resolve().parents[2]
 WRONG = "sha256:" + "0" * 64
@@ -117,3 +123,69 @@ def test_interrupted_bootstrap_leaves_no_work_dir_or_mount(bootstraps, tmp_path)
     assert "Traceback" not in stderr
     assert list(cache.glob("images/build-*")) == []
     assert str(cache) not in Path("/proc/mounts").read_text()
+
+
+# --save, with mmdebstrap and the engine faked: no root, no daemon ---------------------------------
+class LoadingEngine:
+    """``load`` records what the --save directory holds meanwhile; ``answer`` is the ID it reports."""
+
+    def __init__(self, watched: Path, answer=None):
+        self.watched, self.answer, self.seen = watched, answer, None
+
+    def load(self, archive: Path) -> list[str]:
+        self.seen = sorted(p.name for p in self.watched.iterdir())
+        with tarfile.open(archive) as tar:
+            config = json.load(tar.extractfile("manifest.json"))[0]["Config"]
+        return [self.answer or "sha256:" + config[: -len(".json")]]
+
+
+def fake_bootstrap(tmp_path, monkeypatch):
+    def mmdebstrap(boot, source, target, *_):
+        (target / "etc").mkdir(parents=True)
+        (target / "etc/hostname").write_text("builder\n")
+
+    monkeypatch.setattr(bootstrap, "run_mmdebstrap", mmdebstrap)
+    monkeypatch.setattr(bootstrap, "host_architecture", lambda run: "amd64")
+    monkeypatch.setattr(bootstrap, "read_host_sources", lambda etc_apt: [AptSource("http://mirror.invalid/debian", ("bookworm",), ("main",), None, "test")])
+    return images.Host(environ={}, cache=tmp_path / "cache", is_root=True)
+
+
+def test_save_appears_whole_after_the_load_and_nothing_else_beside_it(tmp_path, monkeypatch):
+    host = fake_bootstrap(tmp_path, monkeypatch)
+    save = tmp_path / "out" / "builder.tar"
+    save.parent.mkdir()
+    engine = LoadingEngine(save.parent)
+    archive = images.bootstrap_image(load_recipe(CONTAINERS, BUILDER), engine, host, save)
+    (temp,) = engine.seen  # while the engine loaded it, the archive was still a temp file
+    assert temp.startswith(".ascenv-builder.tar.") and temp.endswith(".tmp")
+    assert sorted(p.name for p in save.parent.iterdir()) == ["builder.tar"]  # no builder.tar.layer either
+    assert archive.path == save
+    with tarfile.open(save) as tar:
+        assert json.load(tar.extractfile("manifest.json"))[0]["RepoTags"] == [archive.tag]
+
+
+def test_a_failed_build_leaves_the_previous_saved_archive_alone(tmp_path, monkeypatch):
+    host = fake_bootstrap(tmp_path, monkeypatch)
+    save = tmp_path / "builder.tar"
+    save.write_bytes(b"yesterday's archive")
+    with pytest.raises(bootstrap.BootstrapFailed):
+        images.bootstrap_image(load_recipe(CONTAINERS, BUILDER), LoadingEngine(tmp_path, WRONG), host, save)
+    assert save.read_bytes() == b"yesterday's archive"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["builder.tar", "cache"]
+
+
+def test_save_and_pins_are_relative_to_the_command_cwd(tmp_path, monkeypatch):
+    seen = {}
+
+    def build(recipe, pin, engine, host, *, force=False, save=None):
+        seen["save"], seen["pin"] = save, pin
+        return images.BuildOutcome(recipe.name, WRONG, "t", False, 0.0, 0)
+
+    monkeypatch.setattr(engine_mod, "connect", lambda environ: object())
+    monkeypatch.setattr(images, "build", build)
+    (tmp_path / "work").mkdir()
+    save_pins(tmp_path / "work" / "pins.toml", {BUILDER: Pin("bootstrap", "0" * 64, "amd64", image_id=WRONG)})
+    code, out, err = run_cli(["image", "build", BUILDER, "--save", "b.tar", "--pins", "pins.toml", "--format", "json"],
+                             {"HOME": str(tmp_path)}, tmp_path / "work")
+    assert code == 0, err
+    assert seen["save"] == tmp_path / "work" / "b.tar" and seen["pin"].image_id == WRONG
