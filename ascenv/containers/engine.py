@@ -338,6 +338,7 @@ class Engine:
         sock = None
         code: Optional[int] = None
         timed_out = False
+        lost: Optional[Exception] = None  # the engine stopped answering mid-run
         with contextlib.ExitStack() as cleanup, sigterm_as_interrupt():
             if meta is None:
                 meta = Path(tempfile.mkdtemp(prefix="ascenv-run-"))
@@ -373,22 +374,46 @@ class Engine:
                     code = int(api.wait(name, timeout=timeout, condition="removed")["StatusCode"])
                 except docker.errors.NotFound:
                     pass
-                except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                except requests.exceptions.ReadTimeout:
                     timed_out = True
+                except requests.exceptions.ConnectionError as exc:
+                    # docker-py raises wait()'s read timeout as ConnectionError(ReadTimeoutError)
+                    # (https://github.com/docker/docker-py/issues/1966), as it does for a daemon
+                    # that died mid-run: only an engine that still answers means the timeout.
+                    if _answers(api):
+                        timed_out = True
+                    else:
+                        lost = exc
             finally:
                 done.set()
                 if sock is not None:
                     _close(sock)
-                # By name, so a container created just before an interrupt is removed too.
-                with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-                    api.remove_container(name, force=True)
-                _wait_gone(api, name)
+                if lost is None:  # a gone engine can remove nothing: each request would fail
+                    # By name, so a container created just before an interrupt is removed too.
+                    with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                        api.remove_container(name, force=True)
+                    _wait_gone(api, name)
                 if follower.is_alive():
                     follower.join(timeout=10)
+            if lost is not None:
+                raise EngineUnreachable(
+                    f"the Docker engine at {self.host} stopped answering {time.monotonic() - start:.0f} s into the run "
+                    f"(container {name} of {image}): {str(lost).splitlines()[0][:200]}",
+                    hint=f"see why it stopped (journalctl -u docker); once it runs again, remove what is left: docker rm -f {name}",
+                )
             if code is None and not timed_out:
                 status = _read(meta / "status").strip()
                 code = int(status) if status.isdigit() else None
         return RunResult(None if timed_out else code, timed_out, "".join(chunks), time.monotonic() - start, name)
+
+
+def _answers(api: Any) -> bool:
+    """Whether the engine answers a ping (a dead socket fails at once; a hung engine within the
+    client's timeout)."""
+    try:
+        return bool(api.ping())
+    except Exception:  # noqa: BLE001 - whatever the failure, the engine did not answer
+        return False
 
 
 def _wait_gone(api: Any, name: str, limit: float = 30.0) -> None:

@@ -1,9 +1,10 @@
 """The preflight and Engine.run. The preflight tests need no engine: they point DOCKER_HOST at
 sockets where none answers, or none may be used; the run tests use the engine and the builder
-image (tests/engine_fixtures.py)."""
+image (tests/engine_fixtures.py), except the lost-engine ones (a fake client: the daemon is shared)."""
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import subprocess
@@ -12,7 +13,9 @@ import time
 import uuid
 from pathlib import Path
 
+import docker.errors
 import pytest
+import requests.exceptions
 
 from ascenv import errors
 from ascenv.containers import engine as engine_mod
@@ -191,3 +194,67 @@ def test_labels_must_be_ascenvs():
     e = engine_mod.Engine(NoClient(), host="unix:///x", server_version="0", arch="amd64")
     with pytest.raises(ValueError, match="must start with 'ascenv.'"):
         e.run("img", ["true"], labels={"purpose": "x"})
+
+
+class LostEngineApi:
+    """The low-level client of an engine whose ``wait`` fails with the ConnectionError docker-py
+    raises both for a daemon that went away and for its own read timeout on a unix socket;
+    ``alive`` says which it was: whether the engine still answers afterwards."""
+
+    def __init__(self, alive: bool):
+        self.alive, self.waited, self.removed = alive, False, []
+
+    def _gone(self, what):
+        if self.waited and not self.alive:
+            raise requests.exceptions.ConnectionError(f"('Connection aborted.', FileNotFoundError(2, 'No such file or directory')) on {what}")
+
+    def create_host_config(self, **kwargs):
+        return kwargs
+
+    def create_container(self, image, **kwargs):
+        pass
+
+    def attach_socket(self, name, params):
+        return io.BytesIO()
+
+    def start(self, name):
+        pass
+
+    def wait(self, name, timeout, condition):
+        self.waited = True
+        raise requests.exceptions.ConnectionError("('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))")
+
+    def ping(self):
+        self._gone("ping")
+        return True
+
+    def remove_container(self, name, force=False):
+        self._gone("remove")
+        self.removed.append(name)
+
+    def inspect_container(self, name):
+        self._gone("inspect")
+        raise docker.errors.NotFound("gone")
+
+
+def lost_engine(alive: bool):
+    class Client:
+        api = LostEngineApi(alive)
+
+    return engine_mod.Engine(Client(), host="unix:///run/docker.sock", server_version="27.5.1", arch="amd64")
+
+
+def test_engine_gone_mid_run_is_unreachable_not_a_timeout():
+    engine = lost_engine(alive=False)
+    with pytest.raises(errors.EngineUnreachable) as info:
+        engine.run("img", ["make"], timeout=3600)
+    assert info.value.message.startswith("the Docker engine at unix:///run/docker.sock stopped answering")
+    assert "timed out" not in info.value.message and "docker rm -f ascenv-" in info.value.hint
+    assert info.value.exit_code == errors.EXIT_ENGINE_UNREACHABLE
+
+
+def test_connection_error_from_an_engine_that_still_answers_is_the_timeout():
+    engine = lost_engine(alive=True)
+    result = engine.run("img", ["make"], timeout=3600)
+    assert result.timed_out and result.exit_code is None
+    assert engine.client.api.removed == [result.container]  # killed and removed as after any timeout
