@@ -7,7 +7,6 @@ import importlib
 import os
 import re
 import sys
-import traceback
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
@@ -121,7 +120,7 @@ def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None)
     except errors.AscenvError as exc:
         ctx.out.error(exc.message, exc.hint)
         if args.debug:
-            traceback.print_exc()
+            _print_traceback()
         return exc.exit_code
     except KeyboardInterrupt:
         ctx.out.error("interrupted")
@@ -132,8 +131,14 @@ def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None)
             "this is a bug in ascenv; rerun with --debug and report the traceback",
         )
         if args.debug:
-            traceback.print_exc()
+            _print_traceback()
         return errors.EXIT_INTERNAL
+
+
+def _print_traceback() -> None:
+    import traceback  # only for --debug after an error: not worth its import on every run
+
+    traceback.print_exc()
 
 
 def _cache_dir(environ: Mapping[str, str]) -> Optional[str]:

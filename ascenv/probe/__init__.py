@@ -6,10 +6,10 @@ Parsers are pure functions beside thin readers; ``collect`` is the only entry po
 
 from __future__ import annotations
 
-import concurrent.futures
 import dataclasses
-import datetime
 import posixpath
+import threading
+import time
 from typing import Callable, Mapping, Optional, TypeVar
 
 from ascenv import __version__, proc
@@ -33,21 +33,22 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
     failures: list[ProbeError] = []
 
     def guarded(name: str, probe: Callable[[], T], fallback: T) -> T:
-        # A bug in one probe must not cost the user the rest of the report.
-        try:
-            return probe()
-        except Exception as exc:  # noqa: BLE001
-            failures.append(ProbeError(name, "internal", f"the {name} probe failed: {type(exc).__name__}: {exc}"))
-            return fallback
+        return _guarded(failures, name, probe, fallback)
 
     path = environ.get("PATH")
-    # The two probes that wait on subprocesses (the target interpreter, npu-smi's queries) run
-    # side by side: together they are most of a probe's wall time.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        python_probe = pool.submit(guarded, "python", lambda: probe_python(run, python, path, environ), PythonInfo())
-        host = guarded("host", lambda: probe_host(root), HostInfo())
-        npu = guarded("npu-smi", lambda: probe_npu(run, path), NpuInfo())
-        py = python_probe.result()
+    # The target interpreter is a subprocess of tens of milliseconds: it runs on a thread while
+    # this one does every other probe (npu-smi's queries, then the file reads), and is joined
+    # last (start-up time, issue #3 item 5). Its failure, if any, is listed where it always was.
+    python_result: list[PythonInfo] = []
+    python_failures: list[ProbeError] = []
+    python_thread = threading.Thread(
+        target=lambda: python_result.append(_guarded(python_failures, "python", lambda: probe_python(run, python, path, environ), PythonInfo())),
+        name="ascenv-python-probe",
+    )
+    python_thread.start()
+    host = guarded("host", lambda: probe_host(root), HostInfo())
+    npu = guarded("npu-smi", lambda: probe_npu(run, path), NpuInfo())
+    python_failed_at = len(failures)
     driver = guarded("driver", lambda: probe_driver(root), DriverInfo())
     firmware = guarded("firmware", lambda: probe_firmware(root), FirmwareInfo())
     firmware = _firmware_from_board(firmware, npu)
@@ -57,8 +58,11 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
     env = guarded("env", lambda: probe_env(environ, root, [i.path for i in cann.installs]), EnvInfo())
     opp = environ.get("ASCEND_OPP_PATH") or (posixpath.join(cann.active, "opp") if cann.active else None)
     vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), ((), VendorConfig()))
+    python_thread.join()
+    py = python_result[0]
+    failures[python_failed_at:python_failed_at] = python_failures  # before the file probes', as before
     return Snapshot(
-        created=datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat(),
+        created=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # ISO 8601 UTC (datetime costs an import)
         root=str(root.directory),
         ascenv_version=__version__,
         host=host,
@@ -74,6 +78,15 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
         vendor_config=vendor_config,
         errors=tuple(failures),
     )
+
+
+def _guarded(failures: list[ProbeError], name: str, probe: Callable[[], T], fallback: T) -> T:
+    # A bug in one probe must not cost the user the rest of the report.
+    try:
+        return probe()
+    except Exception as exc:  # noqa: BLE001
+        failures.append(ProbeError(name, "internal", f"the {name} probe failed: {type(exc).__name__}: {exc}"))
+        return fallback
 
 
 def _firmware_from_board(firmware: FirmwareInfo, npu: NpuInfo) -> FirmwareInfo:

@@ -9,12 +9,16 @@ host running ascenv. Nothing under the root is ever executed.
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
+import stat
 from pathlib import Path
 from typing import Iterator, Optional
 
 _MAX_LINKS = 40  # as the kernel's ELOOP limit
+# lstat errors meaning "no such entry" (those pathlib's is_symlink() ignores; others propagate)
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
 class Root:
@@ -27,8 +31,15 @@ class Root:
 
     def host_path(self, path: str) -> Path:
         """Where the machine path ``path`` lies on this host (no symlink resolution)."""
+        return Path(self._host(path))
+
+    def _host(self, path: str) -> str:
+        # host_path() as a string: resolve() maps every component of every path read, and
+        # building a Path each time was most of the file probes' time (issue #3 item 5).
         path = posixpath.normpath("/" + path.lstrip("/"))
-        return self.directory / path.lstrip("/") if path != "/" else self.directory
+        if path == "/":
+            return str(self.directory)
+        return posixpath.join(str(self.directory), path.lstrip("/"))
 
     def resolve(self, path: str) -> Optional[str]:
         """The machine path with every symlink resolved inside the root; None if it dangles/loops."""
@@ -41,8 +52,16 @@ class Root:
                 resolved = posixpath.dirname(resolved)
                 continue
             candidate = posixpath.join(resolved, part)
-            host = self.host_path(candidate)
-            if host.is_symlink():
+            host = self._host(candidate)
+            try:
+                mode = os.lstat(host).st_mode
+            except ValueError:  # a NUL byte in the path
+                return None
+            except OSError as exc:
+                if exc.errno in _ABSENT:
+                    return None
+                raise
+            if stat.S_ISLNK(mode):
                 hops += 1
                 if hops > _MAX_LINKS:
                     return None
@@ -51,8 +70,6 @@ class Root:
                 parts = [p for p in target.split("/") if p and p != "."] + parts
                 resolved = base
                 continue
-            if not os.path.lexists(host):
-                return None
             resolved = candidate
         return resolved
 

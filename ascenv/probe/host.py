@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import shlex
 from typing import Optional
 
@@ -31,6 +30,8 @@ def probe_host(root: Root) -> HostInfo:
     text = root.read_text("/etc/os-release") or root.read_text("/usr/lib/os-release") or ""
     release = parse_os_release(text)
     if root.is_host:
+        import platform  # only the live machine's: an image's root never needs it
+
         kernel: Optional[str] = platform.release()
         arch: Optional[str] = platform.machine()
         lib, libc_version = platform.libc_ver()
@@ -70,4 +71,6 @@ def _cpu_model(root: Root) -> Optional[str]:
         key, _, value = line.partition(":")
         if key.strip() in ("model name", "Model", "CPU part") and value.strip():
             return value.strip()
+    import platform
+
     return platform.processor() or None

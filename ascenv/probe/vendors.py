@@ -10,7 +10,6 @@ A vendor directory that ``config.ini`` does not name is never searched; it is li
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 from typing import Mapping, Optional
 
@@ -107,8 +106,14 @@ def _vendor(root: Root, name: str, path: str, origin: str, priority: int) -> Ven
         version_info=parse_key_values(text) if text is not None else {},
         compute_units=compute_units(root, path),
         manifest=manifest if data is not None else None,
-        manifest_digest=hashlib.sha256(data).hexdigest() if data is not None else None,
+        manifest_digest=_sha256(data) if data is not None else None,
     )
+
+
+def _sha256(data: bytes) -> str:
+    import hashlib  # imported on use: most vendors have no manifest, and start-up time counts
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def compute_units(root: Root, vendor_path: str) -> tuple[str, ...]:
