@@ -4,7 +4,9 @@ paths ``container:<name>`` / ``image:<id>``, removed through the engine (``owner
 - a container carrying ``ascenv.managed`` that is not running is removable; a running one is
   listed as in use;
 - an image carrying any ``ascenv.*`` label is removable unless it is pinned (its ID, or one of its
-  registry digests, is in a pins.toml): pinned images are listed as protected, never planned;
+  registry digests, is in a pins.toml) or its ``ascenv.recipe`` label names a recipe pinned by ID
+  in a pins file named with ``--pins`` (another project's: a rebuild there may not be pinned
+  yet, or was pinned on another machine): these are listed as protected, never planned;
   an image still used by a container is not removed (the engine is asked again at delete time);
 - anything created or tagged after ``recent_cutoff`` is left for a later run, like recent files:
   a build may be starting it right now.
@@ -19,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 from ascenv.cache.entry import CacheEntry
-from ascenv.containers import LABEL_PREFIX, MANAGED_LABEL
+from ascenv.containers import LABEL_PREFIX, MANAGED_LABEL, RECIPE_LABEL
 
 if TYPE_CHECKING:
     from ascenv.containers.engine import Engine
@@ -46,6 +48,24 @@ def pinned_refs(pins_files: Iterable[Path]) -> tuple[frozenset[str], tuple[str, 
     return frozenset(refs), tuple(notes)
 
 
+def pinned_recipes(pins_files: Iterable[Path]) -> dict[str, str]:
+    """Recipe name -> the first of these files that pins it by image ID. A file that cannot be
+    read is skipped: ``pinned_refs`` reports it, and then every image is kept anyway."""
+    from ascenv.containers.pins import load_pins
+    from ascenv.errors import AscenvError
+
+    found: dict[str, str] = {}
+    for path in pins_files:
+        try:
+            pins = load_pins(path)
+        except (AscenvError, OSError):
+            continue
+        for name, pin in pins.items():
+            if pin.image_id:
+                found.setdefault(name, str(path))
+    return found
+
+
 def _epoch(rfc3339: str) -> Optional[float]:
     """``2025-05-20T10:00:00.123456789Z`` (the engine's nanoseconds dropped) -> seconds since 1970."""
     try:
@@ -62,6 +82,8 @@ class EngineObjects:
     pinned: frozenset[str]
     recent_cutoff: float
     pins_unreadable: bool = False  # then every image is kept
+    recipes: Mapping[str, str] = field(default_factory=dict)  # pinned recipe -> its pins file (``pinned_recipes``)
+    pins_files: tuple[str, ...] = ()  # the pins files read, for the plan to name
     scope: Mapping[str, str] = field(default_factory=dict)  # extra labels listed objects must carry (tests)
 
     def entries(self) -> list[CacheEntry]:
@@ -81,6 +103,9 @@ class EngineObjects:
                 protected = "a pins.toml cannot be read, so no image is known to be unpinned"
             elif image.id in self.pinned or set(image.repo_digests) & self.pinned:
                 protected = "pinned in containers/pins.toml"
+            elif image.labels.get(RECIPE_LABEL) in self.recipes:
+                recipe = image.labels[RECIPE_LABEL]
+                protected = f"built from recipe {recipe}, pinned in {self.recipes[recipe]}"
             found.append(CacheEntry("container", f"image:{image.id}", root, f"label {LABEL_PREFIX}*", allocated=image.size,
                                     apparent=image.size, newest=when, oldest=when, protected=protected,
                                     in_use=self._recent(when), owner=OWNER))

@@ -58,6 +58,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ascenv-store: keep the N newest builds of each operator and target (default 3), as `ascenv store gc --keep N`")
     parser.add_argument("--lock", action="append", default=[], metavar="FILE",
                         help="ascenv-store: never delete a build this lock references (repeatable; ascenv.lock is read when present)")
+    parser.add_argument("--pins", action="append", default=[], metavar="FILE",
+                        help="container: also keep every image built from a recipe this pins file pins by ID (repeatable; "
+                             "containers/pins.toml here and the one shipped with ascenv are always read)")
     add_store_option(parser)
     cli.add_format_option(parser)
 
@@ -79,7 +82,11 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         ctx.out.warn(note)
 
     started = time.monotonic()
-    owners, notes = _owners(args, ctx, filters, uid, recent_cutoff)
+    named_pins = [os.path.abspath(os.path.join(ctx.cwd, p)) for p in args.pins]
+    for path in named_pins:
+        if not os.path.isfile(path):
+            raise errors.UsageError(f"--pins {path}: no such file", hint="name a pins.toml written by `ascenv image pin`")
+    owners, notes = _owners(args, ctx, filters, uid, recent_cutoff, [Path(p) for p in named_pins])
     report = scan_machine(ctx.environ, home=home, cwd=cwd, search_paths=args.path, facts=facts, uid=uid,
                           recent_cutoff=recent_cutoff, one_file_system=args.one_file_system, owners=owners)
     report = replace(report, warnings=report.warnings + notes)
@@ -105,11 +112,12 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
                                     hint="review with --dry-run, then rerun with --yes")
     from ascenv.output.clean_cache import render_plan, size
 
+    pins_files = getattr(owners.get(containers.OWNER), "pins_files", None)  # None: no image was listed
     if args.format != "json":
-        render_plan(ctx.out, plan, dry)
+        render_plan(ctx.out, plan, dry, pins_files)
     if dry or not plan.entries:
         if args.format == "json":
-            ctx.out.json(_payload("dry-run" if dry else "delete", listed, report.warnings, seconds, now, plan))
+            ctx.out.json(_payload("dry-run" if dry else "delete", listed, report.warnings, seconds, now, plan, pins_files=pins_files))
         return errors.EXIT_OK
     if not args.yes and not ctx.out.confirm(f"Delete {len(plan.entries)} entries and free {size(plan.bytes)}?"):
         ctx.out.message("Nothing was deleted.")
@@ -118,7 +126,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     outcome = execute(plan, uid=uid, recent_cutoff=recent_cutoff, one_file_system=args.one_file_system,
                       journal=journal, remove_other=lambda e: owners[e.owner].remove(e))
     if args.format == "json":
-        ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal))
+        ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal, pins_files))
     else:
         from ascenv.output.clean_cache import render_outcome
 
@@ -127,7 +135,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
 
 
 def _owners(args: argparse.Namespace, ctx: "cli.Context", filters: Filters, uid: Optional[int],
-            recent_cutoff: float) -> tuple[dict[str, EntryOwner], tuple[str, ...]]:
+            recent_cutoff: float, named_pins: list[Path]) -> tuple[dict[str, EntryOwner], tuple[str, ...]]:
     """What lists and removes the entries that are not plain paths: the build store and the
     container engine, each asked only when its kind is wanted; notes say what could not be asked."""
     owners: dict[str, EntryOwner] = {}
@@ -152,9 +160,12 @@ def _owners(args: argparse.Namespace, ctx: "cli.Context", filters: Filters, uid:
             notes.append(f"containers and images labelled ascenv.* not listed: {exc.message}")
         else:
             pins = {containers_dir(Path(ctx.cwd)) / PINS_FILE, paths.data_dir("containers") / PINS_FILE}
-            pinned, unreadable = containers.pinned_refs(sorted(p for p in pins if p.exists()))
+            read = sorted(p for p in pins if p.exists()) + [p for p in named_pins if p not in pins]
+            pinned, unreadable = containers.pinned_refs(read)
             notes += unreadable
-            owners[containers.OWNER] = containers.EngineObjects(engine, pinned, recent_cutoff, pins_unreadable=bool(unreadable))
+            owners[containers.OWNER] = containers.EngineObjects(engine, pinned, recent_cutoff, pins_unreadable=bool(unreadable),
+                                                                recipes=containers.pinned_recipes(named_pins),
+                                                                pins_files=tuple(str(p) for p in read))
     return owners, tuple(notes)
 
 
@@ -198,7 +209,8 @@ def entry_json(e: CacheEntry, now: float) -> dict:
 
 
 def _payload(mode: str, listed, warnings, seconds: float, now: float, plan: Optional[Plan] = None,
-             outcome: Optional[Outcome] = None, journal: Optional[str] = None) -> dict:
+             outcome: Optional[Outcome] = None, journal: Optional[str] = None,
+             pins_files: Optional[tuple[str, ...]] = None) -> dict:
     data: dict = {
         "schema": CACHE_SCHEMA, "mode": mode, "size_unit": "bytes allocated on disk (du -B1)",
         "scan_seconds": round(seconds, 3), "entries": [entry_json(e, now) for e in listed], "warnings": list(warnings),
@@ -208,6 +220,8 @@ def _payload(mode: str, listed, warnings, seconds: float, now: float, plan: Opti
             "entries": [display_path(e.path) for e in plan.entries], "size": plan.bytes, "files": plan.files,
             "skipped": [{"path": display_path(s.entry.path), "reason": s.reason} for s in plan.skipped],
         }
+        if pins_files is not None:  # images were listed: the pins files that said which to keep
+            data["plan"]["pins_files"] = list(pins_files)
     if outcome is not None:
         data["result"] = {
             "freed": outcome.freed, "files": outcome.files, "kept_recent": outcome.kept_recent,

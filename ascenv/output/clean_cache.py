@@ -58,7 +58,10 @@ def render_listing(out: Output, entries: list[CacheEntry], now: Optional[float] 
             out.console.print(f"  stale {escape(display_path(e.path))}: {escape(reason)}")
 
 
-def render_plan(out: Output, plan, dry_run: bool) -> None:
+def render_plan(out: Output, plan, dry_run: bool, pins_files: Optional[tuple[str, ...]] = None) -> None:
+    """``pins_files``: the pins files read to keep images (None when no image was listed)."""
+    if pins_files is not None:
+        out.message(f"images: pins files read: {', '.join(pins_files) or 'none'}")
     for item in plan.skipped:
         out.message(f"skip {display_path(item.entry.path)}: {item.reason}")
     for e in plan.entries:

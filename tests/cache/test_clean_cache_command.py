@@ -248,3 +248,57 @@ def test_the_shipped_pinned_builder_image_is_never_planned(home, engine, builder
     plan = json.loads(out)["plan"]
     assert code == 0 and f"image:{builder_image}" not in plan["entries"], err
     assert {s["path"]: s["reason"] for s in plan["skipped"]}[f"image:{builder_image}"] == "never deleted: pinned in containers/pins.toml"
+
+
+class ListingEngine:
+    """An engine that lists these labelled images and no container (never the shared daemon)."""
+
+    host = "unix:///fake/docker.sock"
+
+    def __init__(self, images):
+        self.listed = images
+
+    def container_infos(self, labels):
+        return []
+
+    def images_labelled(self, prefix):
+        return self.listed
+
+
+@pytest.fixture
+def team_pins(home, monkeypatch):
+    """Another project's pins file pinning recipe opbuild by an ID this engine does not hold; the
+    engine holds a rebuild of opbuild and an image of an unpinned recipe."""
+    from ascenv.containers import engine as engine_mod
+    from ascenv.containers.engine import ImageInfo
+    from ascenv.containers.pins import Pin, save_pins
+
+    path = home / "team/containers/pins.toml"
+    path.parent.mkdir(parents=True)
+    save_pins(path, {"opbuild": Pin("bootstrap", "a" * 64, "amd64", image_id="sha256:" + "1" * 64)})
+    listed = [ImageInfo("sha256:" + "2" * 64, labels={"ascenv.recipe": "opbuild", "ascenv.managed": "true"}, size=1000),
+              ImageInfo("sha256:" + "3" * 64, labels={"ascenv.recipe": "scratch", "ascenv.managed": "true"}, size=1000)]
+    monkeypatch.setattr(engine_mod, "connect", lambda environ, timeout: ListingEngine(listed))
+    return path
+
+
+def test_an_image_of_a_recipe_pinned_in_a_named_pins_file_is_kept(home, team_pins):
+    from ascenv.paths import data_dir
+
+    code, out, err = run(home, "--dry-run", "--kind", "container", "--pins", "../team/containers/pins.toml", "--format", "json")
+    plan = json.loads(out)["plan"]
+    assert code == 0, err
+    assert plan["entries"] == ["image:sha256:" + "3" * 64]
+    assert {s["path"]: s["reason"] for s in plan["skipped"]} == {
+        "image:sha256:" + "2" * 64: f"never deleted: built from recipe opbuild, pinned in {team_pins}"}
+    assert plan["pins_files"] == [str(data_dir("containers") / "pins.toml"), str(team_pins)]
+    code, out, err = run(home, "--dry-run", "--kind", "container", "--pins", str(team_pins))
+    assert code == 0 and f"pins files read: {data_dir('containers') / 'pins.toml'}, {team_pins}" in out + err
+    code, out, _ = run(home, "--dry-run", "--kind", "container", "--format", "json")  # not named: not protected
+    assert json.loads(out)["plan"]["entries"] == ["image:sha256:" + "2" * 64, "image:sha256:" + "3" * 64]
+
+
+def test_a_named_pins_file_that_is_missing_is_a_usage_error(home, team_pins):
+    code, out, err = run(home, "--dry-run", "--kind", "container", "--pins", "typo.toml")
+    assert code == errors.EXIT_USAGE and out == ""
+    assert f"--pins {home / 'proj' / 'typo.toml'}: no such file" in err
