@@ -40,15 +40,15 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
     # this one does every other probe (npu-smi's queries, then the file reads), and is joined
     # last (start-up time, issue #3 item 5). Its failure, if any, is listed where it always was.
     python_result: list[PythonInfo] = []
-    python_failures: list[ProbeError] = []
-    python_thread = threading.Thread(
-        target=lambda: python_result.append(_guarded(python_failures, "python", lambda: probe_python(run, python, path, environ), PythonInfo())),
-        name="ascenv-python-probe",
-    )
+    python_failures: list[ProbeError] = []  # its own list: appended to from another thread
+
+    def probe_target_python() -> None:
+        python_result.append(_guarded(python_failures, "python", lambda: probe_python(run, python, path, environ), PythonInfo()))
+
+    python_thread = threading.Thread(target=probe_target_python, name="ascenv-python-probe")
     python_thread.start()
     host = guarded("host", lambda: probe_host(root), HostInfo())
     npu = guarded("npu-smi", lambda: probe_npu(run, path), NpuInfo())
-    python_failed_at = len(failures)
     driver = guarded("driver", lambda: probe_driver(root), DriverInfo())
     firmware = guarded("firmware", lambda: probe_firmware(root), FirmwareInfo())
     firmware = _firmware_from_board(firmware, npu)
@@ -59,8 +59,6 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
     opp = environ.get("ASCEND_OPP_PATH") or (posixpath.join(cann.active, "opp") if cann.active else None)
     vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), ((), VendorConfig()))
     python_thread.join()
-    py = python_result[0]
-    failures[python_failed_at:python_failed_at] = python_failures  # before the file probes', as before
     return Snapshot(
         created=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # ISO 8601 UTC (datetime costs an import)
         root=str(root.directory),
@@ -73,10 +71,10 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
         cann=cann,
         devices=devices,
         env=env,
-        python=py,
+        python=python_result[0],
         vendors=vendors,
         vendor_config=vendor_config,
-        errors=tuple(failures),
+        errors=tuple(failures + python_failures),  # a fixed order whatever the threads did
     )
 
 
