@@ -160,5 +160,12 @@ def root_argument(ctx: Context, value: str) -> "Root":
     return Root(directory)
 
 
+def add_machine_options(parser: argparse.ArgumentParser) -> None:
+    """``--root DIR`` and ``--python PATH``: which machine and which interpreter a probe reads
+    (doctor, snapshot, lock, report). Pair with ``root_argument``."""
+    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
+    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to read (default: python3 on PATH)")
+
+
 def add_format_option(parser: argparse.ArgumentParser, choices: Sequence[str] = ("human", "json")) -> None:
     parser.add_argument("--format", choices=list(choices), default="human", help="output format (default: human)")

@@ -21,8 +21,7 @@ HELP = "audit the whole Ascend stack and print exact fixes"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
-    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to check (default: python3 on PATH)")
+    cli.add_machine_options(parser)
     parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="check a saved snapshot (ascenv snapshot -o FILE) offline")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     cli.add_format_option(parser, ("human", "json", "markdown"))

@@ -23,8 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="lock (or check) a saved snapshot (ascenv snapshot -o FILE) instead of this machine")
     parser.add_argument("--check", nargs="?", const=DEFAULT_LOCK, metavar="LOCK", help=f"compare with LOCK (default: {DEFAULT_LOCK}) instead of writing")
     parser.add_argument("--strict", action="store_true", help="with --check: every difference is an error (patch releases too)")
-    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
-    parser.add_argument("--python", metavar="PATH", help="the target Python interpreter (default: python3 on PATH)")
+    cli.add_machine_options(parser)
     cli.add_format_option(parser)
 
 
@@ -77,9 +76,8 @@ def machine_lock(args: argparse.Namespace, ctx: "cli.Context") -> Lock:
         source = args.from_file
     else:
         from ascenv.probe import collect
-        from ascenv.probe.fs import Root
 
-        snapshot = collect(Root(os.path.join(ctx.cwd, args.root)), ctx.environ, ctx.run, python=args.python)
+        snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         source = ""
     return lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=source, images=pinned_images())
 

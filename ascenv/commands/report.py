@@ -27,8 +27,7 @@ HELP = "bundle snapshot, findings, lock and raw captures, redacted, into one fil
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", default=report.DEFAULT_OUTPUT, metavar="FILE", help=f"where to write the bundle (default: {report.DEFAULT_OUTPUT})")
-    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
-    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to read (default: python3 on PATH)")
+    cli.add_machine_options(parser)
     parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="bundle a saved snapshot (ascenv snapshot -o FILE) instead of this machine")
     parser.add_argument("--lock", metavar="LOCK", help="put this lock in the bundle (default: one generated from the snapshot)")
     parser.add_argument("--no-redact", dest="redact", action="store_false", help="keep host names, user names, IPs, serials and secrets as read")
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     else:
         from ascenv.probe import collect
 
-        root = Root(os.path.join(ctx.cwd, args.root))
+        root = cli.root_argument(ctx, args.root)
         snapshot = replace(collect(root, ctx.environ, recorder, python=args.python), created=created)
     from ascenv.checks import run_checks
     from ascenv.commands.doctor import load_matrix

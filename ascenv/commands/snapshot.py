@@ -14,8 +14,7 @@ HELP = "read driver, firmware, CANN, devices, environment and Python into one sn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
-    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to read (default: python3 on PATH)")
+    cli.add_machine_options(parser)
     parser.add_argument("-o", "--output", metavar="FILE", help="also write the JSON snapshot to FILE")
     cli.add_format_option(parser)
 

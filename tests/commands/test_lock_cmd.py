@@ -185,3 +185,9 @@ def test_lock_records_the_image_pins(tmp_path, monkeypatch):
     assert [(c["layer"], c["item"], c["old"], c["new"]) for c in json.loads(out)["changes"]] == [
         ("images", "builder-bookworm", image_id, "sha256:" + "77" * 32)
     ]
+
+
+def test_mistyped_root_is_a_usage_error_not_an_empty_machine(tmp_path):
+    code, out, err = ascenv(tmp_path, "lock", "--root", "no-such-dir")
+    assert code == 2 and "--root no-such-dir does not exist" in err
+    assert not (tmp_path / "ascenv.lock").exists()

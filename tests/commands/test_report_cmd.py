@@ -160,6 +160,7 @@ def test_from_snapshot_and_given_lock(tmp_path):
         (["--from", "missing.json"], {}, "missing.json: No such file or directory"),
         (["--root", "ROOT", "--lock", "missing.lock"], None, "cannot read lock missing.lock"),
         (["--root", "ROOT"], {"SOURCE_DATE_EPOCH": "yesterday"}, "SOURCE_DATE_EPOCH='yesterday' is not a number"),
+        (["--root", "no-such-dir"], None, "--root no-such-dir does not exist"),
     ],
 )
 def test_bad_inputs_exit_2_and_write_nothing(tmp_path, argv, environ, message):
