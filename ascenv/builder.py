@@ -24,9 +24,10 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable, Optional
 
 from ascenv import proc, store
 from ascenv.containers.engine import Engine, ImageNotAvailable, Mount, RunResult
@@ -55,7 +56,9 @@ done
 """
 # The build's argv, after the probe has written its answers into {work} (passed in the
 # environment, so it needs no quoting; "$@" is the build argv).
-PROBE_THEN_BUILD = f'sh -c "$ASCENV_TOOLCHAIN_PROBE" > {WORK}/{TOOLCHAIN_FILE} 2>/dev/null; unset ASCENV_TOOLCHAIN_PROBE; exec "$@"'
+PROBE_THEN_BUILD = (
+    f'sh -c "$ASCENV_TOOLCHAIN_PROBE" > {WORK}/{TOOLCHAIN_FILE} 2>/dev/null; unset ASCENV_TOOLCHAIN_PROBE; exec "$@"'
+)
 
 
 # the recipe ----------------------------------------------------------------------------------
@@ -94,7 +97,10 @@ class KernelRecipe:
 def load_recipe(kernel_dir: Path) -> KernelRecipe:
     path = kernel_dir / RECIPE_FILE
     if not path.is_file():
-        raise UsageError(f"{kernel_dir} has no {RECIPE_FILE}", hint="an operator project needs a kernel.toml recipe (see kernels/add_custom/kernel.toml)")
+        raise UsageError(
+            f"{kernel_dir} has no {RECIPE_FILE}",
+            hint="an operator project needs a kernel.toml recipe (see kernels/add_custom/kernel.toml)",
+        )
     recipe = parse_data(KernelRecipe, read_toml(path), str(path))
     validate(recipe, str(path))
     return recipe
@@ -123,9 +129,13 @@ def validate(recipe: KernelRecipe, source: str) -> None:
             for arg in argv:
                 unknown = set(_PLACEHOLDER.findall(arg)) - set(PLACEHOLDERS)
                 if unknown:
-                    raise DataFileError(f"{where}.{key}: unknown placeholder {{{sorted(unknown)[0]}}} in {arg!r} (known: {{src}}, {{out}}, {{work}})")
+                    raise DataFileError(
+                        f"{where}.{key}: unknown placeholder {{{sorted(unknown)[0]}}} in {arg!r} (known: {{src}}, {{out}}, {{work}})"
+                    )
         if target.source_date_epoch is not None and target.source_date_epoch < 0:
-            raise DataFileError(f"{where}.source_date_epoch: expected seconds since 1970, found {target.source_date_epoch}")
+            raise DataFileError(
+                f"{where}.source_date_epoch: expected seconds since 1970, found {target.source_date_epoch}"
+            )
 
 
 def expand(argv: tuple[str, ...], places: Mapping[str, str] = PLACEHOLDERS) -> list[str]:
@@ -136,16 +146,32 @@ def recipe_digest(recipe: KernelRecipe, target: str) -> str:
     """What shapes the outputs: name, op type and the target's image, build argv, outputs and
     fallback SOURCE_DATE_EPOCH (tests and benchmarks do not change what is built)."""
     t = recipe.targets[target]
-    shape = {"name": recipe.name, "op_type": recipe.op_type, "target": target, "image": t.image,
-             "build": list(t.build), "outputs": list(t.outputs), "source_date_epoch": t.source_date_epoch}
+    shape = {
+        "name": recipe.name,
+        "op_type": recipe.op_type,
+        "target": target,
+        "image": t.image,
+        "build": list(t.build),
+        "outputs": list(t.outputs),
+        "source_date_epoch": t.source_date_epoch,
+    }
     return _sha256_json(shape)
 
 
-def build_key(*, source_digest: str, recipe_digest: str, target: str, image_id: str, ascenv_version: str, source_date_epoch: int) -> str:
-    return _sha256_json({
-        "key-version": 1, "source": source_digest, "recipe": recipe_digest, "target": target,
-        "image-id": image_id, "ascenv": ascenv_version, "source-date-epoch": source_date_epoch,
-    })
+def build_key(
+    *, source_digest: str, recipe_digest: str, target: str, image_id: str, ascenv_version: str, source_date_epoch: int
+) -> str:
+    return _sha256_json(
+        {
+            "key-version": 1,
+            "source": source_digest,
+            "recipe": recipe_digest,
+            "target": target,
+            "image-id": image_id,
+            "ascenv": ascenv_version,
+            "source-date-epoch": source_date_epoch,
+        }
+    )
 
 
 def _sha256_json(data: object) -> str:
@@ -161,8 +187,10 @@ def find_kernel(project: Path, op: str, shipped: Optional[Path] = None) -> Path:
         if (candidate / RECIPE_FILE).is_file():
             return candidate.resolve()
     known = sorted(p.parent.name for p in (project / "kernels").glob(f"*/{RECIPE_FILE}"))
-    raise UsageError(f"no operator project {op!r}: looked for {RECIPE_FILE} in {', '.join(str(c) for c in candidates)}",
-                     hint=f"operator projects here: {', '.join(known) or 'none'}")
+    raise UsageError(
+        f"no operator project {op!r}: looked for {RECIPE_FILE} in {', '.join(str(c) for c in candidates)}",
+        hint=f"operator projects here: {', '.join(known) or 'none'}",
+    )
 
 
 @dataclass(frozen=True)
@@ -181,8 +209,10 @@ def resolve_image(containers_dir: Path, name: str, engine: Engine) -> PinnedImag
     image_recipe = load_image_recipe(containers_dir, name)
     pin = load_pins(containers_dir / PINS_FILE).get(name)
     if pin is None:
-        raise Unpinned(f"the image {name!r} has no pin in {containers_dir / PINS_FILE}, and ascenv builds only from pinned images",
-                       hint=f"build and pin it: ascenv image build {name} && ascenv image pin {name}")
+        raise Unpinned(
+            f"the image {name!r} has no pin in {containers_dir / PINS_FILE}, and ascenv builds only from pinned images",
+            hint=f"build and pin it: ascenv image build {name} && ascenv image pin {name}",
+        )
     ref = pin.image_id if pin.kind == "bootstrap" else pin.ref
     assert ref is not None
     info = engine.image(ref)
@@ -190,7 +220,10 @@ def resolve_image(containers_dir: Path, name: str, engine: Engine) -> PinnedImag
         info = engine.pull(ref)
     if info is None:
         hint = f"ascenv image build {name}" if image_recipe.kind == "bootstrap" else f"docker pull {ref}"
-        raise ImageNotAvailable(f"the pinned image {name} ({ref}) is not present in the engine at {engine.host}", hint=f"get it first: {hint}")
+        raise ImageNotAvailable(
+            f"the pinned image {name} ({ref}) is not present in the engine at {engine.host}",
+            hint=f"get it first: {hint}",
+        )
     return PinnedImage(name, ref, info.id)
 
 
@@ -251,8 +284,14 @@ def plan(request: Request) -> Plan:
     source = store.tree_digest(inputs)
     seconds = time.monotonic() - start
     recipe = recipe_digest(request.recipe, request.target)
-    key = build_key(source_digest=source, recipe_digest=recipe, target=request.target, image_id=request.image.image_id,
-                    ascenv_version=request.ascenv_version, source_date_epoch=request.source_date_epoch)
+    key = build_key(
+        source_digest=source,
+        recipe_digest=recipe,
+        target=request.target,
+        image_id=request.image.image_id,
+        ascenv_version=request.ascenv_version,
+        source_date_epoch=request.source_date_epoch,
+    )
     return Plan(inputs, source, recipe, key, seconds)
 
 
@@ -306,21 +345,38 @@ def build(
             manifest = _manifest(request, p, result, first / "entry", time.monotonic() - start)
             (first / "entry" / store.MANIFEST).write_text(store.dumps_manifest(manifest), encoding="utf-8")
             committed, ours = st.commit(op, p.key, first / "entry")
-    return Outcome(committed, reused=False, replaced=tuple(problems), raced=not ours, verified=verify,
-                   seconds=time.monotonic() - start)
+    return Outcome(
+        committed,
+        reused=False,
+        replaced=tuple(problems),
+        raced=not ours,
+        verified=verify,
+        seconds=time.monotonic() - start,
+    )
 
 
-def _run(request: Request, p: Plan, engine: Engine, st: store.Store, stage: Path, src: Path,
-         on_log: Optional[Callable[[str], None]]) -> tuple[RunResult, str, datetime.datetime]:
+def _run(
+    request: Request,
+    p: Plan,
+    engine: Engine,
+    st: store.Store,
+    stage: Path,
+    src: Path,
+    on_log: Optional[Callable[[str], None]],
+) -> tuple[RunResult, str, datetime.datetime]:
     for sub in ("out", "work/home", "work/tmp", "meta", "entry/outputs", "entry/logs", "entry/bench"):
         (stage / sub).mkdir(parents=True)
     started = datetime.datetime.now(datetime.timezone.utc)
     target = request.recipe.targets[request.target]
     result = engine.run(
-        request.image.image_id, ["sh", "-c", PROBE_THEN_BUILD, "ascenv-build", *expand(target.build)],
+        request.image.image_id,
+        ["sh", "-c", PROBE_THEN_BUILD, "ascenv-build", *expand(target.build)],
         meta=stage / "meta",
-        mounts=[Mount(str(src), SRC, read_only=True), Mount(str(stage / "out"), OUT, read_only=False),
-                Mount(str(stage / "work"), WORK, read_only=False)],
+        mounts=[
+            Mount(str(src), SRC, read_only=True),
+            Mount(str(stage / "out"), OUT, read_only=False),
+            Mount(str(stage / "work"), WORK, read_only=False),
+        ],
         env={**container_env(request), "ASCENV_TOOLCHAIN_PROBE": TOOLCHAIN_PROBE},
         labels={LABEL_OP: request.recipe.name, LABEL_KEY: p.key, PURPOSE_LABEL: "build"},
         workdir=SRC,
@@ -330,11 +386,16 @@ def _run(request: Request, p: Plan, engine: Engine, st: store.Store, stage: Path
     (stage / "entry" / "logs" / "build.log").write_text(result.logs, encoding="utf-8")
     if not result.ok:
         saved = _keep_failed_log(st, request.recipe.name, p.key, result.logs)
-        what = f"timed out after {request.timeout:.0f} s" if result.timed_out else (
-            f"exited {result.exit_code}" if result.exit_code is not None else "was killed")
+        what = (
+            f"timed out after {request.timeout:.0f} s"
+            if result.timed_out
+            else (f"exited {result.exit_code}" if result.exit_code is not None else "was killed")
+        )
         tail = "\n".join(result.logs.rstrip().splitlines()[-20:])
-        raise BuildFailed(f"the build of {request.recipe.name} ({request.target}) {what} in {request.image.name}; last lines:\n{tail}",
-                          hint=f"the whole log is in {saved}; nothing was stored")
+        raise BuildFailed(
+            f"the build of {request.recipe.name} ({request.target}) {what} in {request.image.name}; last lines:\n{tail}",
+            hint=f"the whole log is in {saved}; nothing was stored",
+        )
     _collect_outputs(target.outputs, stage / "out", stage / "entry" / "outputs")
     probe = stage / "work" / TOOLCHAIN_FILE
     return result, probe.read_text(encoding="utf-8", errors="replace") if probe.is_file() else "", started
@@ -361,8 +422,10 @@ def _collect_outputs(patterns: tuple[str, ...], out: Path, dest: Path) -> None:
         matched = sorted(p for p in out.glob(pattern) if p.is_file() and not p.is_symlink() and inside(p))
         if not matched:
             present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())[:10]
-            raise BuildFailed(f"the build succeeded but produced no output matching {pattern!r} (found: {', '.join(present) or 'nothing'})",
-                              hint="fix the recipe's outputs list or the build command")
+            raise BuildFailed(
+                f"the build succeeded but produced no output matching {pattern!r} (found: {', '.join(present) or 'nothing'})",
+                hint="fix the recipe's outputs list or the build command",
+            )
         for path in matched:
             target = dest / path.relative_to(out)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -370,7 +433,9 @@ def _collect_outputs(patterns: tuple[str, ...], out: Path, dest: Path) -> None:
             target.chmod(target.stat().st_mode & 0o555)
 
 
-def _manifest(request: Request, p: Plan, run: tuple[RunResult, str, datetime.datetime], entry: Path, total: float) -> store.Manifest:
+def _manifest(
+    request: Request, p: Plan, run: tuple[RunResult, str, datetime.datetime], entry: Path, total: float
+) -> store.Manifest:
     result, toolchain, started = run
     target = request.recipe.targets[request.target]
     return store.Manifest(
@@ -387,7 +452,9 @@ def _manifest(request: Request, p: Plan, run: tuple[RunResult, str, datetime.dat
         recipe_digest=p.recipe_digest,
         command=tuple(expand(target.build)),
         env=container_env(request),
-        toolchain=store.Toolchain(request.image.name, request.image.ref, request.image.image_id, parse_toolchain(toolchain)),
+        toolchain=store.Toolchain(
+            request.image.name, request.image.ref, request.image.image_id, parse_toolchain(toolchain)
+        ),
         host=dict(request.host()),
         timings=store.Timings(
             started=_iso(started),
@@ -456,4 +523,7 @@ def _require_identical(first: Path, second: Path, run: proc.Runner = proc.run) -
             lines += ["diffoscope:"] + done.stdout.splitlines()[:200]
     else:
         lines.append("(install diffoscope for a structured comparison)")
-    raise NotReproducible("\n".join(lines), hint="something in the build depends on the time, the path or the machine; see the differing files")
+    raise NotReproducible(
+        "\n".join(lines),
+        hint="something in the build depends on the time, the path or the machine; see the differing files",
+    )

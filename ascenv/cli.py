@@ -7,8 +7,9 @@ import importlib
 import os
 import re
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Optional
 
 from ascenv import __version__, errors, proc
 from ascenv.output import Output
@@ -48,7 +49,9 @@ def command_specs() -> list[CommandSpec]:
         module = f"ascenv.commands.{info.name}"
         values: dict = {}
         try:
-            with open(os.path.join(getattr(info.module_finder, "path", ""), info.name + ".py"), encoding="utf-8") as handle:
+            with open(
+                os.path.join(getattr(info.module_finder, "path", ""), info.name + ".py"), encoding="utf-8"
+            ) as handle:
                 text = handle.read()
         except OSError:  # installed without sources
             text = ""
@@ -148,7 +151,7 @@ def _cache_dir(environ: Mapping[str, str]) -> Optional[str]:
     return ascenv_cache_dir(environ, home=home, cwd=os.getcwd()) if home.startswith("/") else None
 
 
-def root_argument(ctx: Context, value: str) -> "Root":
+def root_argument(ctx: Context, value: str) -> Root:
     """``--root DIR`` (relative to the command's cwd) as a ``Root``. A mistyped DIR must not be
     audited as an empty machine ("no NPU, no CANN": a clean bill of health for nothing)."""
     from ascenv.probe.fs import Root
@@ -156,14 +159,18 @@ def root_argument(ctx: Context, value: str) -> "Root":
     directory = os.path.join(ctx.cwd, value)
     if not os.path.isdir(directory):
         what = "is not a directory" if os.path.exists(directory) else "does not exist"
-        raise errors.UsageError(f"--root {value} {what}", hint="pass the directory that holds the machine's file system (its /)")
+        raise errors.UsageError(
+            f"--root {value} {what}", hint="pass the directory that holds the machine's file system (its /)"
+        )
     return Root(directory)
 
 
 def add_machine_options(parser: argparse.ArgumentParser) -> None:
     """``--root DIR`` and ``--python PATH``: which machine and which interpreter a probe reads
     (doctor, snapshot, lock, report). Pair with ``root_argument``."""
-    parser.add_argument("--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)")
+    parser.add_argument(
+        "--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)"
+    )
     parser.add_argument("--python", metavar="PATH", help="the Python interpreter to read (default: python3 on PATH)")
 
 

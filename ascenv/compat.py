@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import enum
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, Optional
 
 from packaging.version import Version
 
@@ -45,8 +46,8 @@ class Status(str, enum.Enum):
 @dataclass(frozen=True)
 class Provenance:
     status: Status
-    source: Tuple[str, ...]  # URLs or repo@commit:path, as cited in compat-sources
-    notes: Tuple[str, ...] = ()
+    source: tuple[str, ...]  # URLs or repo@commit:path, as cited in compat-sources
+    notes: tuple[str, ...] = ()
     conflict: Optional[str] = None  # for CONFLICT rows: the other value and who says it
 
 
@@ -56,14 +57,14 @@ class Provenance:
 @dataclass(frozen=True)
 class CannRelease:
     version: AscendVersion
-    chips: Tuple[str, ...]  # compute units with a documented kernels/ops package or chip support
+    chips: tuple[str, ...]  # compute units with a documented kernels/ops package or chip support
     packages: Mapping[str, str]  # compute unit → kernels/ops package name
     packages_inferred: Mapping[str, str]  # same, where the source says INFERRED
     innerversion: Optional[AscendVersion]  # the toolkit's Innerversion as seen installed
-    toolkit_compatible_version: Tuple[VersionRange, ...]  # driver trains it accepts (semantics INFERRED)
+    toolkit_compatible_version: tuple[VersionRange, ...]  # driver trains it accepts (semantics INFERRED)
     provenance: Provenance
 
-    def package_for(self, compute_unit: str) -> Optional[Tuple[str, Status]]:
+    def package_for(self, compute_unit: str) -> Optional[tuple[str, Status]]:
         """The kernels/ops package a SoC family needs, with how sure that is."""
         if compute_unit in self.packages:
             return self.packages[compute_unit], self.provenance.status
@@ -82,12 +83,12 @@ class HdkKind(str, enum.Enum):
 
 @dataclass(frozen=True)
 class HdkRule:
-    cann: Tuple[VersionRange, ...]
+    cann: tuple[VersionRange, ...]
     kind: HdkKind
-    hdk: Tuple[VersionRange, ...]
-    hdk_text: Tuple[str, ...]  # as written ("25.0.X", "24.1.RC2") for messages
+    hdk: tuple[VersionRange, ...]
+    hdk_text: tuple[str, ...]  # as written ("25.0.X", "24.1.RC2") for messages
     driver: Optional[AscendVersion]  # driver .run version in the matched bundle, when it differs
-    applies_to: Tuple[str, ...]  # compute units / product names; empty = all of its HDK line
+    applies_to: tuple[str, ...]  # compute units / product names; empty = all of its HDK line
     hdk_line: Optional[str]  # None = the A2/A3/910/310P numbering; "ascend950" = Atlas 350/850/950
     provenance: Provenance
 
@@ -134,12 +135,12 @@ class TorchNpuRelease:
     pta: Optional[AscendVersion]
     torch_pin: TorchPin
     on_pypi: bool
-    python_x86_64: Tuple[str, ...]
-    python_aarch64: Tuple[str, ...]
-    python_docs: Tuple[str, ...]
+    python_x86_64: tuple[str, ...]
+    python_aarch64: tuple[str, ...]
+    python_docs: tuple[str, ...]
     provenance: Provenance
 
-    def python_for(self, arch: str) -> Tuple[str, ...]:
+    def python_for(self, arch: str) -> tuple[str, ...]:
         """CPython versions with a wheel (PyPI tags), else the documented ones."""
         if self.on_pypi:
             return self.python_aarch64 if arch == "aarch64" else self.python_x86_64
@@ -152,7 +153,7 @@ class TorchNpuRelease:
             return f"torch=={self.torch}+cpu"
         return f"torch=={self.torch}"
 
-    def pip_requirements(self, arch: str) -> Tuple[str, str]:
+    def pip_requirements(self, arch: str) -> tuple[str, str]:
         return self.torch_requirement(arch), f"torch-npu=={self.text}"
 
 
@@ -160,8 +161,8 @@ class TorchNpuRelease:
 class CompatWindow:
     """PTA releases declared compatible with a set of CANN releases (wider than the 1:1 table)."""
 
-    pta: Tuple[VersionRange, ...]
-    cann: Tuple[VersionRange, ...]
+    pta: tuple[VersionRange, ...]
+    cann: tuple[VersionRange, ...]
     provenance: Provenance
 
     def covers(self, pta: AscendVersion, cann: AscendVersion) -> bool:
@@ -173,8 +174,8 @@ class PypiListing:
     retrieved: str
     command: str
     platform: str
-    versions: Tuple[str, ...]
-    python: Mapping[str, Tuple[str, ...]]  # version → CPython versions with a wheel on `platform`
+    versions: tuple[str, ...]
+    python: Mapping[str, tuple[str, ...]]  # version → CPython versions with a wheel on `platform`
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,7 @@ class DriverVerdict:
     cann: AscendVersion
     driver: AscendVersion
     fit: DriverFit
-    evidence: Tuple[HdkRule, ...]  # the rules that decided it
+    evidence: tuple[HdkRule, ...]  # the rules that decided it
 
 
 class TorchNpuFitGrade(str, enum.Enum):
@@ -273,49 +274,57 @@ class PciMatch:
 
 @dataclass(frozen=True)
 class Matrix:
-    cann_releases: Tuple[CannRelease, ...]
-    hdk_rules: Tuple[HdkRule, ...]
-    compilers: Tuple[CompilerVersion, ...]
-    torch_npu_releases: Tuple[TorchNpuRelease, ...]
-    windows: Tuple[CompatWindow, ...]
+    cann_releases: tuple[CannRelease, ...]
+    hdk_rules: tuple[HdkRule, ...]
+    compilers: tuple[CompilerVersion, ...]
+    torch_npu_releases: tuple[TorchNpuRelease, ...]
+    windows: tuple[CompatWindow, ...]
     pypi: PypiListing
-    socs: Tuple[Soc, ...]
-    pci_devices: Tuple[PciDevice, ...]
-    pci_cards: Tuple[PciCard, ...]
+    socs: tuple[Soc, ...]
+    pci_devices: tuple[PciDevice, ...]
+    pci_cards: tuple[PciCard, ...]
 
     # CANN ------------------------------------------------------------------------------------
 
-    def cann_release(self, version: "str | AscendVersion") -> Optional[CannRelease]:
+    def cann_release(self, version: str | AscendVersion) -> Optional[CannRelease]:
         """The release row; a community ``.betaN`` label finds its commercial release."""
         wanted = _cann(version).commercial()
         return next((r for r in self.cann_releases if r.version == wanted), None)
 
-    def compiler_version(self, cann: "str | AscendVersion") -> Optional[CompilerVersion]:
+    def compiler_version(self, cann: str | AscendVersion) -> Optional[CompilerVersion]:
         wanted = _cann(cann)
         rows = [c for c in self.compilers if c.cann in (wanted, wanted.commercial())]
         return rows[0] if rows else None
 
-    def hdk_rules_for(self, cann: "str | AscendVersion", *, applies_to: Iterable[str] = (),
-                      hdk_line: Optional[str] = None) -> Tuple[HdkRule, ...]:
+    def hdk_rules_for(
+        self, cann: str | AscendVersion, *, applies_to: Iterable[str] = (), hdk_line: Optional[str] = None
+    ) -> tuple[HdkRule, ...]:
         """The HDK rules about one CANN that apply to this machine: same HDK line, and either
         general or limited to one of ``applies_to`` (compute unit, product names)."""
         wanted = _cann(cann).commercial()
         context = set(applies_to)
         return tuple(
-            r for r in self.hdk_rules
+            r
+            for r in self.hdk_rules
             if r.hdk_line == hdk_line and r.covers_cann(wanted) and (not r.applies_to or context & set(r.applies_to))
         )
 
-    def driver_fit(self, cann: "str | AscendVersion", driver: "str | AscendVersion", *,
-                   applies_to: Iterable[str] = (), hdk_line: Optional[str] = None) -> DriverVerdict:
+    def driver_fit(
+        self,
+        cann: str | AscendVersion,
+        driver: str | AscendVersion,
+        *,
+        applies_to: Iterable[str] = (),
+        hdk_line: Optional[str] = None,
+    ) -> DriverVerdict:
         """How a driver (HDK) version fits a CANN release (compat.md §0 rule 3)."""
         cann_v, driver_v = _cann(cann).commercial(), _driver(driver)
         rules = self.hdk_rules_for(cann_v, applies_to=applies_to, hdk_line=hdk_line)
 
-        def of(kind: HdkKind, containing: bool = True) -> Tuple[HdkRule, ...]:
+        def of(kind: HdkKind, containing: bool = True) -> tuple[HdkRule, ...]:
             return tuple(r for r in rules if r.kind is kind and (not containing or r.contains_driver(driver_v)))
 
-        def verdict(fit: DriverFit, evidence: Tuple[HdkRule, ...]) -> DriverVerdict:
+        def verdict(fit: DriverFit, evidence: tuple[HdkRule, ...]) -> DriverVerdict:
             return DriverVerdict(cann=cann_v, driver=driver_v, fit=fit, evidence=evidence)
 
         if not rules:
@@ -325,8 +334,11 @@ class Matrix:
         below = tuple(r for r in of(HdkKind.MINIMUM, containing=False) if driver_v < r.floor)
         if below:
             return verdict(DriverFit.BELOW_MINIMUM, below)
-        for kind, fit in ((HdkKind.MATCHED, DriverFit.MATCHED), (HdkKind.COMPATIBLE, DriverFit.COMPATIBLE),
-                          (HdkKind.KNOWN_WORKING, DriverFit.KNOWN_WORKING)):
+        for kind, fit in (
+            (HdkKind.MATCHED, DriverFit.MATCHED),
+            (HdkKind.COMPATIBLE, DriverFit.COMPATIBLE),
+            (HdkKind.KNOWN_WORKING, DriverFit.KNOWN_WORKING),
+        ):
             if of(kind):
                 return verdict(fit, of(kind))
         if of(HdkKind.COMPATIBLE, containing=False):
@@ -337,28 +349,31 @@ class Matrix:
             return verdict(DriverFit.OLDER_THAN_MATCHED if older else DriverFit.NEWER_THAN_MATCHED, matched)
         return verdict(DriverFit.UNKNOWN, rules)
 
-    def cann_for_driver(self, driver: "str | AscendVersion", *, applies_to: Iterable[str] = (),
-                        hdk_line: Optional[str] = None) -> Tuple[DriverVerdict, ...]:
+    def cann_for_driver(
+        self, driver: str | AscendVersion, *, applies_to: Iterable[str] = (), hdk_line: Optional[str] = None
+    ) -> tuple[DriverVerdict, ...]:
         """The CANN releases a driver allows (matched, compatible or known-working), newest first."""
         context = tuple(applies_to)
-        verdicts = (self.driver_fit(r.version, driver, applies_to=context, hdk_line=hdk_line) for r in self.cann_releases)
+        verdicts = (
+            self.driver_fit(r.version, driver, applies_to=context, hdk_line=hdk_line) for r in self.cann_releases
+        )
         return tuple(sorted((v for v in verdicts if v.fit in ALLOWED_DRIVER_FITS), key=lambda v: v.cann, reverse=True))
 
     # torch_npu -------------------------------------------------------------------------------
 
-    def torch_npu(self, version: str) -> Tuple[TorchNpuRelease, ...]:
+    def torch_npu(self, version: str) -> tuple[TorchNpuRelease, ...]:
         """Rows of one torch_npu version. PEP 440 normalises ``.rc1``/``rc1`` and ``-post10``;
         a local label (``+git4ecd50b`` of a source build, ``+cxx11-abi``) is ignored. A
         ``.devN`` daily has no row: use ``torch_npu_line``. Several rows = several pairings."""
         wanted = python_version(split_local(version.strip())[0])
         return tuple(r for r in self.torch_npu_releases if r.version == wanted)
 
-    def torch_npu_line(self, torch: str) -> Tuple[TorchNpuRelease, ...]:
+    def torch_npu_line(self, torch: str) -> tuple[TorchNpuRelease, ...]:
         """Every row for one torch X.Y.Z (``2.1.0+cpu`` → 2.1.0)."""
         wanted = Version(torch_release(torch))
         return tuple(r for r in self.torch_npu_releases if r.torch == wanted and torch_release(r.text) == str(wanted))
 
-    def torch_npu_cann_fit(self, torch_npu: str, cann: "str | AscendVersion") -> TorchNpuFit:
+    def torch_npu_cann_fit(self, torch_npu: str, cann: str | AscendVersion) -> TorchNpuFit:
         """How an installed torch_npu fits the installed CANN (compat.md §0 rule 2). The best
         row decides; ``release`` is that row (or the first row when none fits)."""
         rows = self.torch_npu(torch_npu)
@@ -367,8 +382,15 @@ class Matrix:
         fits = [self._grade(r, _cann(cann).commercial()) for r in rows]
         return min(fits, key=lambda f: _GRADE_ORDER[f.grade])
 
-    def torch_npu_for(self, cann: "str | AscendVersion", torch: str, *, arch: str = "x86_64",
-                      python: Optional[str] = None, include_prereleases: bool = False) -> Tuple[TorchNpuFit, ...]:
+    def torch_npu_for(
+        self,
+        cann: str | AscendVersion,
+        torch: str,
+        *,
+        arch: str = "x86_64",
+        python: Optional[str] = None,
+        include_prereleases: bool = False,
+    ) -> tuple[TorchNpuFit, ...]:
         """The fix suggester's list: torch_npu releases for this torch X.Y.Z that fit the CANN
         (validated pairs first, then unverified, then window), wheels on PyPI and newest first.
         ``python`` ("3.10") keeps only releases with a wheel for it on ``arch``."""
@@ -402,15 +424,22 @@ class Matrix:
     def soc(self, soc_version: str) -> Optional[Soc]:
         return next((s for s in self.socs if s.soc_version.lower() == soc_version.strip().lower()), None)
 
-    def soc_for_npu_smi(self, name: str, *, board_chip_name: Optional[str] = None,
-                        board_npu_name: Optional[str] = None) -> Optional[Soc]:
+    def soc_for_npu_smi(
+        self, name: str, *, board_chip_name: Optional[str] = None, board_npu_name: Optional[str] = None
+    ) -> Optional[Soc]:
         """The SoC row for an ``npu-smi info`` Name (A3 needs the board's Chip/NPU Name)."""
         soc_version = soc_version_for_npu_smi(name, board_chip_name=board_chip_name, board_npu_name=board_npu_name)
         return self.soc(soc_version) if soc_version else None
 
-    def card_for_pci(self, device: "int | str", subsystem_vendor: "int | str | None" = None,
-                     subsystem_device: "int | str | None" = None, *, vendor: "int | str" = 0x19E5,
-                     arch: Optional[str] = None) -> PciMatch:
+    def card_for_pci(
+        self,
+        device: int | str,
+        subsystem_vendor: int | str | None = None,
+        subsystem_device: int | str | None = None,
+        *,
+        vendor: int | str = 0x19E5,
+        arch: Optional[str] = None,
+    ) -> PciMatch:
         """Card model for PCI ids (sysfs ``0xd802`` or npu-smi ``0xD802`` spelling)."""
         ids = (_hex(vendor), _hex(device))
         chip = next((d for d in self.pci_devices if (d.vendor, d.device) == ids), None)
@@ -418,7 +447,8 @@ class Matrix:
         if subsystem_vendor is not None and subsystem_device is not None:
             full = ids + (_hex(subsystem_vendor), _hex(subsystem_device))
             card_row = next(
-                (c for c in self.pci_cards if (c.vendor, c.device, c.subsystem_vendor, c.subsystem_device) == full), None
+                (c for c in self.pci_cards if (c.vendor, c.device, c.subsystem_vendor, c.subsystem_device) == full),
+                None,
             )
         return PciMatch(card=card_row.card_for(arch) if card_row else None, card_row=card_row, device=chip)
 
@@ -426,8 +456,9 @@ class Matrix:
 _GRADE_ORDER = {g: i for i, g in enumerate(TorchNpuFitGrade)}
 
 
-def soc_version_for_npu_smi(name: str, *, board_chip_name: Optional[str] = None,
-                            board_npu_name: Optional[str] = None) -> Optional[str]:
+def soc_version_for_npu_smi(
+    name: str, *, board_chip_name: Optional[str] = None, board_npu_name: Optional[str] = None
+) -> Optional[str]:
     """The ATC ``--soc_version`` for an npu-smi Name: ``"Ascend" + name`` (910B4 → Ascend910B4,
     910B4-1 → Ascend910B4-1, the old-generation 910B → Ascend910B). A3 prints ``Ascend910``; its
     SoC is board Chip Name + "_" + NPU Name (Ascend910_9392); without the board info → None.
@@ -441,19 +472,19 @@ def soc_version_for_npu_smi(name: str, *, board_chip_name: Optional[str] = None,
     return "Ascend" + name
 
 
-def _desc(version: Version) -> Tuple:
+def _desc(version: Version) -> tuple:
     return tuple(-x for x in version.release) + ((0,) if version.post is None else (-version.post,))
 
 
-def _cann(value: "str | AscendVersion") -> AscendVersion:
+def _cann(value: str | AscendVersion) -> AscendVersion:
     return value if isinstance(value, AscendVersion) else AscendVersion.parse(value, line=ProductLine.CANN)
 
 
-def _driver(value: "str | AscendVersion") -> AscendVersion:
+def _driver(value: str | AscendVersion) -> AscendVersion:
     return value if isinstance(value, AscendVersion) else AscendVersion.parse(value, line=ProductLine.DRIVER)
 
 
-def _hex(value: "int | str") -> int:
+def _hex(value: int | str) -> int:
     return value if isinstance(value, int) else int(str(value).strip(), 16)
 
 
@@ -503,7 +534,11 @@ def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> M
         return load(directory)
     digest = hashlib.sha256(sys.version.encode())
     try:
-        for file in [*(directory / name for name in FILES), Path(__file__), Path(sys.modules[AscendVersion.__module__].__file__ or "")]:
+        for file in [
+            *(directory / name for name in FILES),
+            Path(__file__),
+            Path(sys.modules[AscendVersion.__module__].__file__ or ""),
+        ]:
             digest.update(file.read_bytes())
     except OSError:
         return load(directory)
@@ -530,7 +565,7 @@ def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> M
     return matrix
 
 
-def _read(directory: Path, name: str) -> "_Reader":
+def _read(directory: Path, name: str) -> _Reader:
     # imported here: a cached matrix (load_cached) needs no TOML parser at start-up
     if sys.version_info >= (3, 11):
         import tomllib
@@ -548,8 +583,10 @@ def _read(directory: Path, name: str) -> "_Reader":
     reader = _Reader(label, data, "")
     schema = reader.integer("schema")
     if schema != SCHEMA:
-        raise DataFileError(f"{label}: schema: this ascenv reads schema {SCHEMA}, the file says {schema}",
-                            hint="use the data files shipped with this ascenv version")
+        raise DataFileError(
+            f"{label}: schema: this ascenv reads schema {SCHEMA}, the file says {schema}",
+            hint="use the data files shipped with this ascenv version",
+        )
     return reader
 
 
@@ -595,7 +632,7 @@ class _Reader:
     def boolean(self, key: str) -> bool:
         return self.raw(key, bool, True)
 
-    def strings(self, key: str, required: bool = False) -> Tuple[str, ...]:
+    def strings(self, key: str, required: bool = False) -> tuple[str, ...]:
         values = self.raw(key, list, required) or []
         for i, value in enumerate(values):
             if not isinstance(value, str) or not value.strip():
@@ -620,10 +657,12 @@ class _Reader:
         text = self.string(key)
         return self.parsed(key, lambda: python_version(text))
 
-    def patterns(self, key: str, line: ProductLine) -> Tuple[VersionRange, ...]:
-        return tuple(self.parsed(f"{key}[{i}]", lambda t=t: pattern(t, line)) for i, t in enumerate(self.strings(key, True)))
+    def patterns(self, key: str, line: ProductLine) -> tuple[VersionRange, ...]:
+        return tuple(
+            self.parsed(f"{key}[{i}]", lambda t=t: pattern(t, line)) for i, t in enumerate(self.strings(key, True))
+        )
 
-    def ranges(self, key: str, line: ProductLine) -> Tuple[VersionRange, ...]:
+    def ranges(self, key: str, line: ProductLine) -> tuple[VersionRange, ...]:
         text = self.string(key, required=False)
         return () if text is None else self.parsed(key, lambda: parse_range_list(text, line=line))
 
@@ -640,17 +679,17 @@ class _Reader:
         except ValueError:
             raise self.fail(key, f"expected a hexadecimal PCI id like 0xd802, found {text!r}") from None
 
-    def mapping(self, key: str) -> Dict[str, str]:
+    def mapping(self, key: str) -> dict[str, str]:
         table = self.raw(key, dict, False) or {}
         for name, value in table.items():
             if not isinstance(value, str) or not value.strip():
                 raise self.fail(f"{key}.{name}", f"expected a non-empty string, found {value!r}")
         return dict(table)
 
-    def sub(self, key: str) -> "_Reader":
+    def sub(self, key: str) -> _Reader:
         return _Reader(self.file, self.raw(key, dict, True), self.where(key))
 
-    def rows(self, key: str, build: Any) -> Tuple[Any, ...]:
+    def rows(self, key: str, build: Any) -> tuple[Any, ...]:
         items = self.raw(key, list, True)
         out = []
         for i, item in enumerate(items):
@@ -667,8 +706,9 @@ class _Reader:
         conflict = self.string("conflict", required=False)
         if status is Status.CONFLICT and conflict is None:
             raise self.fail("conflict", "missing: a conflict row must say what the other source says")
-        return Provenance(status=status, source=self.strings("source", required=True),
-                          notes=self.strings("notes"), conflict=conflict)
+        return Provenance(
+            status=status, source=self.strings("source", required=True), notes=self.strings("notes"), conflict=conflict
+        )
 
     def done(self) -> None:
         unknown = sorted(set(self.data) - self.seen)
@@ -677,7 +717,9 @@ class _Reader:
             import difflib  # only on this error path: importing it costs start-up time
 
             close = difflib.get_close_matches(key, sorted(self.seen), n=1)
-            hint = f"; perhaps you meant {close[0]!r}?" if close else f"; expected one of {', '.join(sorted(self.seen))}"
+            hint = (
+                f"; perhaps you meant {close[0]!r}?" if close else f"; expected one of {', '.join(sorted(self.seen))}"
+            )
             raise self.fail(key, "unknown key" + hint)
 
 
@@ -744,8 +786,11 @@ def _torch_npu_release(row: _Reader) -> TorchNpuRelease:
 
 
 def _window(row: _Reader) -> CompatWindow:
-    return CompatWindow(pta=row.patterns("pta", ProductLine.PTA), cann=row.patterns("cann", ProductLine.CANN),
-                        provenance=row.provenance())
+    return CompatWindow(
+        pta=row.patterns("pta", ProductLine.PTA),
+        cann=row.patterns("cann", ProductLine.CANN),
+        provenance=row.provenance(),
+    )
 
 
 def _pypi(table: _Reader) -> PypiListing:
@@ -798,9 +843,14 @@ def _pci_card(row: _Reader) -> PciCard:
     if (card is None) == (not by_arch):
         raise row.fail("card", "expected exactly one of card and card_by_arch")
     return PciCard(
-        vendor=ids["vendor"], device=ids["device"], subsystem_vendor=ids["subsystem_vendor"],
-        subsystem_device=ids["subsystem_device"], card=card, card_by_arch=by_arch,
-        family=row.string("family"), provenance=row.provenance(),
+        vendor=ids["vendor"],
+        device=ids["device"],
+        subsystem_vendor=ids["subsystem_vendor"],
+        subsystem_device=ids["subsystem_device"],
+        card=card,
+        card_by_arch=by_arch,
+        family=row.string("family"),
+        provenance=row.provenance(),
     )
 
 
@@ -812,9 +862,13 @@ def _check_references(matrix: Matrix, folder: str) -> None:
         for key in ("chips", "packages", "packages_inferred"):
             for unit in getattr(release, key):
                 if unit not in units:
-                    raise DataFileError(f"{folder}/cann.toml: releases[{i}].{key}: unknown compute unit {unit!r}; "
-                                        f"expected one of {', '.join(sorted(units))}")
+                    raise DataFileError(
+                        f"{folder}/cann.toml: releases[{i}].{key}: unknown compute unit {unit!r}; "
+                        f"expected one of {', '.join(sorted(units))}"
+                    )
     rows = {r.version for r in matrix.torch_npu_releases}
     for i, text in enumerate(matrix.pypi.versions):
         if python_version(text) not in rows:
-            raise DataFileError(f"{folder}/torch_npu.toml: pypi.versions[{i}]: {text} is on PyPI but has no [[releases]] row")
+            raise DataFileError(
+                f"{folder}/torch_npu.toml: pypi.versions[{i}]: {text} is on PyPI but has no [[releases]] row"
+            )

@@ -5,12 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from typing import Iterator, Union
+from collections.abc import Iterator
+from typing import Union
 
 TEMP_PREFIX = ".ascenv-"  # temp files are ``.ascenv-<name>.<random>.tmp`` beside their target
 
 
-def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[bytes, str], *, mode: int = 0o644) -> None:
+def write_atomic(path: Union[str, os.PathLike[str]], data: Union[bytes, str], *, mode: int = 0o644) -> None:
     """Write ``data`` (str as UTF-8) to ``path`` so that a reader sees the old file or the new one,
     never half of one: a temp file in the same directory (so the rename stays on one file
     system), given ``mode``, fsynced, then renamed over ``path``. The temp file is removed on
@@ -22,7 +23,7 @@ def write_atomic(path: Union[str, "os.PathLike[str]"], data: Union[bytes, str], 
 
 
 @contextlib.contextmanager
-def atomic_path(path: Union[str, "os.PathLike[str]"], *, mode: int = 0o644) -> Iterator[str]:
+def atomic_path(path: Union[str, os.PathLike[str]], *, mode: int = 0o644) -> Iterator[str]:
     """``write_atomic`` for a file written by someone else (a tar archive, a stream too large to
     hold in memory): yields the path of an empty temp file beside ``path`` to write; when the
     block ends without an exception it is given ``mode``, fsynced and renamed over ``path``; on

@@ -16,8 +16,9 @@ import hashlib
 import json
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from ascenv import errors, serde
 from ascenv.model import Severity, Snapshot, normalize_name
@@ -145,12 +146,19 @@ def lock_from_snapshot(
     npu = Npu(
         driver=snap.driver.version or snap.npu.driver_version,
         firmware=firmware,
-        chips=tuple(sorted((LockedChip(c.npu, c.chip, c.name or "?") for c in snap.npu.chips), key=lambda c: (c.npu, c.chip))),
+        chips=tuple(
+            sorted((LockedChip(c.npu, c.chip, c.name or "?") for c in snap.npu.chips), key=lambda c: (c.npu, c.chip))
+        ),
     )
     cann = tuple(
         LockedCann(
-            path=i.path, kind=i.kind, version=i.version, innerversion=i.innerversion, arch=i.arch,
-            active=i.path == snap.cann.active, kernels=tuple(sorted(i.kernels)),
+            path=i.path,
+            kind=i.kind,
+            version=i.version,
+            innerversion=i.innerversion,
+            arch=i.arch,
+            active=i.path == snap.cann.active,
+            kernels=tuple(sorted(i.kernels)),
         )
         for i in sorted(snap.cann.installs, key=lambda i: i.path)
     )
@@ -165,8 +173,12 @@ def lock_from_snapshot(
     )
     vendors = tuple(
         LockedVendor(
-            name=v.name, path=v.path, priority=v.priority, version_info=dict(sorted(v.version_info.items())),
-            compute_units=tuple(sorted(v.compute_units)), manifest_digest=v.manifest_digest,
+            name=v.name,
+            path=v.path,
+            priority=v.priority,
+            version_info=dict(sorted(v.version_info.items())),
+            compute_units=tuple(sorted(v.compute_units)),
+            manifest_digest=v.manifest_digest,
         )
         for v in sorted(snap.vendors, key=lambda v: (v.priority, v.name))
         if v.exists
@@ -235,7 +247,7 @@ def input_hash(lock: Lock) -> str:
     Pinned by a golden test: changing it is a breaking change (bump LOCK_VERSION's major)."""
     tables = sorted((serde.kebab(name), getattr(lock, name)) for name in STACK_FIELDS)
     text = "{" + ",".join(f'"{key}":{_table_json(value)}' for key, value in tables) + "}"
-    return "sha256:" + hashlib.sha256(f"{HASH_ALGORITHM}\n{text}".encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(f"{HASH_ALGORITHM}\n{text}".encode()).hexdigest()
 
 
 def _table_json(value: Any) -> str:
@@ -247,7 +259,9 @@ def _table_json(value: Any) -> str:
 
 
 def _canonical_json(value: Any) -> str:
-    return json.dumps(_drop_none(serde.to_data(value, key=serde.kebab)), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(
+        _drop_none(serde.to_data(value, key=serde.kebab)), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
 
 
 _table_json_cached = functools.lru_cache(maxsize=512)(_canonical_json)
@@ -269,13 +283,15 @@ def loads_lock(text: str, source: str) -> tuple[Lock, list[str]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise errors.InputError(f"{source} is not a readable lock (truncated or not TOML): {exc}", hint=regenerate) from None
+        raise errors.InputError(
+            f"{source} is not a readable lock (truncated or not TOML): {exc}", hint=regenerate
+        ) from None
     warnings: list[str] = []
     version = data.get("lock-version")
     match = re.fullmatch(r"(\d+)\.(\d+)", version) if isinstance(version, str) else None
     if match is None:
         raise errors.InputError(
-            f"{source}: lock-version: expected a \"MAJOR.MINOR\" string, found {version!r}; is this an ascenv lock?",
+            f'{source}: lock-version: expected a "MAJOR.MINOR" string, found {version!r}; is this an ascenv lock?',
             hint=regenerate,
         )
     major, minor = int(match[1]), int(match[2])

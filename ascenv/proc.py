@@ -10,8 +10,9 @@ import os
 import shlex
 import subprocess
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Callable, Mapping, Optional, Sequence
+from typing import Callable, Optional
 
 OK = "ok"  # ran and exited 0
 EXIT = "exit"  # ran and exited non-zero

@@ -94,7 +94,13 @@ class Bundle:
 # --- redaction ---------------------------------------------------------------------------------
 
 KINDS = ("host", "user", "ip", "serial", "secret")
-_KIND_WORDS = {"host": "host name", "user": "user name", "ip": "IP address", "serial": "serial number", "secret": "secret"}
+_KIND_WORDS = {
+    "host": "host name",
+    "user": "user name",
+    "ip": "IP address",
+    "serial": "serial number",
+    "secret": "secret",
+}
 _PLACEHOLDER = re.compile(r"<(?:host|user|ip|serial|secret)-\d+>|\*{3}")
 # Words too common to replace wherever they appear: a user called "dev" must not turn /dev/davinci0
 # into /<user-1>/davinci0. Such names are still replaced in home paths and in their own field.
@@ -105,7 +111,9 @@ _COMMON = frozenset(
 )
 # Words of a variable or key name that say its value is a credential (vllm-ascend's collect_env
 # drops names with secret/token/api/access/password; "auth" alone would also catch google-auth).
-_SECRET_WORDS = frozenset("secret secrets token tokens password passwords passwd passphrase credential credentials apikey".split())
+_SECRET_WORDS = frozenset(
+    "secret secrets token tokens password passwords passwd passphrase credential credentials apikey".split()
+)
 _SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key")})
 _URL_USERINFO = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://(?P<value>[^/@\s\"'<>]+)@")
 _SECRET_ASSIGNMENT = re.compile(
@@ -120,10 +128,16 @@ _TOKEN_SHAPES = re.compile(
     r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})(?![\w-])"
     r"|(?i:bearer)\s+(?P<bearer>[A-Za-z0-9._~+/-]{16,}=*)"
 )
-_HOST_ASSIGNMENT = re.compile(r"(?im)(?<![\w-])host[-_ ]?name[\"']?[ \t]*[=:][ \t]*[\"']?(?P<value>[A-Za-z0-9][A-Za-z0-9.-]*)")
+_HOST_ASSIGNMENT = re.compile(
+    r"(?im)(?<![\w-])host[-_ ]?name[\"']?[ \t]*[=:][ \t]*[\"']?(?P<value>[A-Za-z0-9][A-Za-z0-9.-]*)"
+)
 # npu-smi info -t board prints "Serial Number : 1000000000" (corpus npu_smi/from_ascend_deployer_5.txt)
-_SERIAL_LINE = re.compile(r"(?im)^[ \t]*(?:serial[ _]?number|uuid|vdie[ _]?id)[ \t]*[:=][ \t]*(?P<value>\S[^\r\n]*?)[ \t]*$")
-_IPV4 = re.compile(r"(?<![\w.])(?P<value>(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?![\w]|\.\d)")
+_SERIAL_LINE = re.compile(
+    r"(?im)^[ \t]*(?:serial[ _]?number|uuid|vdie[ _]?id)[ \t]*[:=][ \t]*(?P<value>\S[^\r\n]*?)[ \t]*$"
+)
+_IPV4 = re.compile(
+    r"(?<![\w.])(?P<value>(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?![\w]|\.\d)"
+)
 _IPV6 = re.compile(r"(?<![\w:.])(?P<value>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?![\w:])")
 _HOME = re.compile(r"(?<![\w.-])(?P<base>/home|/Users|/export/home)/(?P<user>[^/\s:\"'<>]+)")
 
@@ -316,7 +330,11 @@ def assemble(inputs: Inputs) -> Bundle:
     lock_data = lockfile.lock_data(inputs.lock)
     commands = [inputs.command] + [display_command(c.argv) + _status(c) for c in inputs.captures]
     # raw outputs worth reading as printed (npu-smi's tables); the python probe's is in snapshot.json
-    raw = [(capture_member(c.argv), f"raw output of `{display_command(c.argv)}`", capture_text(c)) for c in inputs.captures if "-c" not in c.argv]
+    raw = [
+        (capture_member(c.argv), f"raw output of `{display_command(c.argv)}`", capture_text(c))
+        for c in inputs.captures
+        if "-c" not in c.argv
+    ]
     raw += [(f.member, f.path, f.data.decode("utf-8", errors="replace")) for f in inputs.files]
     redactor = Redactor()
     if inputs.redact:
@@ -339,11 +357,21 @@ def assemble(inputs: Inputs) -> Bundle:
     members: dict[str, bytes] = {
         SNAPSHOT: _json_bytes(snapshot_data),
         "findings.json": _json_bytes(
-            {"schema": 1, "exit_code": exit_code(findings, strict=False), "summary": summary(findings), "findings": findings_data}
+            {
+                "schema": 1,
+                "exit_code": exit_code(findings, strict=False),
+                "summary": summary(findings),
+                "findings": findings_data,
+            }
         ),
         "ascenv.lock": lockfile.dumps_lock(lock).encode("utf-8"),
     }
-    sources = {SNAPSHOT: commands[0], "findings.json": "ascenv doctor", "ascenv.lock": inputs.lock_origin, "report.md": "ascenv report"}
+    sources = {
+        SNAPSHOT: commands[0],
+        "findings.json": "ascenv doctor",
+        "ascenv.lock": inputs.lock_origin,
+        "report.md": "ascenv report",
+    }
     for member, what, text in raw:
         members[member] = text.encode("utf-8")
         sources[member] = what
@@ -368,7 +396,12 @@ def assemble(inputs: Inputs) -> Bundle:
             "redacted": inputs.redact,
             "redactions": counts,
             "members": [
-                {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "source": sources.get(name, "")}
+                {
+                    "name": name,
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "size": len(data),
+                    "source": sources.get(name, ""),
+                }
                 for name, data in sorted(members.items())
             ],
         }
@@ -453,11 +486,15 @@ def read_bundle(data: bytes, source: str) -> tuple[dict[str, bytes], dict]:
                 if not info.isfile():
                     continue  # pack() writes regular files only; anything else is not read
                 if info.size > MAX_MEMBER:
-                    raise errors.InputError(f"{source}: member {info.name} is {info.size} bytes, more than a report holds", hint=hint)
+                    raise errors.InputError(
+                        f"{source}: member {info.name} is {info.size} bytes, more than a report holds", hint=hint
+                    )
                 handle = tar.extractfile(info)
                 members[info.name] = handle.read() if handle else b""
     except (tarfile.TarError, OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
-        raise errors.InputError(f"{source} is not a readable report bundle (truncated or not a tar.gz): {exc}", hint=hint) from None
+        raise errors.InputError(
+            f"{source} is not a readable report bundle (truncated or not a tar.gz): {exc}", hint=hint
+        ) from None
     if MANIFEST not in members:
         raise errors.InputError(f"{source} has no {MANIFEST}: it is not an ascenv report bundle", hint=hint)
     try:
@@ -465,17 +502,28 @@ def read_bundle(data: bytes, source: str) -> tuple[dict[str, bytes], dict]:
         listed = {m["name"]: m["sha256"] for m in manifest["members"]}
         schema = manifest["schema"]
     except (ValueError, UnicodeDecodeError, KeyError, TypeError) as exc:
-        raise errors.InputError(f"{source}: {MANIFEST} is not readable ({type(exc).__name__}: {exc})", hint=hint) from None
+        raise errors.InputError(
+            f"{source}: {MANIFEST} is not readable ({type(exc).__name__}: {exc})", hint=hint
+        ) from None
     if not isinstance(schema, int) or schema > BUNDLE_SCHEMA:
-        raise errors.InputError(f"{source}: bundle schema {schema!r} is not supported (this ascenv reads {BUNDLE_SCHEMA})", hint="upgrade ascenv")
+        raise errors.InputError(
+            f"{source}: bundle schema {schema!r} is not supported (this ascenv reads {BUNDLE_SCHEMA})",
+            hint="upgrade ascenv",
+        )
     unlisted = sorted(set(members) - set(listed) - {MANIFEST})
     if unlisted:
-        raise errors.InputError(f"{source}: {', '.join(unlisted)} not listed in {MANIFEST}: the bundle was changed after it was made", hint=hint)
+        raise errors.InputError(
+            f"{source}: {', '.join(unlisted)} not listed in {MANIFEST}: the bundle was changed after it was made",
+            hint=hint,
+        )
     for name, digest in sorted(listed.items()):
         if name not in members:
             raise errors.InputError(f"{source}: {name} is listed in {MANIFEST} but missing from the bundle", hint=hint)
         if hashlib.sha256(members[name]).hexdigest() != digest:
-            raise errors.InputError(f"{source}: {name} does not match its sha256 in {MANIFEST}: the bundle was changed after it was made", hint=hint)
+            raise errors.InputError(
+                f"{source}: {name} does not match its sha256 in {MANIFEST}: the bundle was changed after it was made",
+                hint=hint,
+            )
     if SNAPSHOT not in members:
         raise errors.InputError(f"{source} has no {SNAPSHOT}", hint=hint)
     return members, manifest

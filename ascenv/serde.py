@@ -11,7 +11,8 @@ import dataclasses
 import enum
 import functools
 import typing
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
 
 from ascenv.errors import InputError
 
@@ -41,7 +42,9 @@ def to_data(obj: Any, *, key: KeyNamer = None) -> Any:
 
     ``key`` renames dataclass fields (e.g. ``kebab``); keys of plain dict fields are kept as is."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {(key(f.name) if key else f.name): to_data(getattr(obj, f.name), key=key) for f in dataclasses.fields(obj)}
+        return {
+            (key(f.name) if key else f.name): to_data(getattr(obj, f.name), key=key) for f in dataclasses.fields(obj)
+        }
     if isinstance(obj, enum.Enum):
         return obj.value
     if isinstance(obj, (list, tuple)):
@@ -115,7 +118,7 @@ def _dataclass_from_data(cls: Any, data: Any, path: str, key: KeyNamer = None) -
     return cls(**kwargs)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _hints(cls: Any) -> dict:
     return typing.get_type_hints(cls)
 

@@ -33,9 +33,10 @@ import shutil
 import stat
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Optional
+from typing import Optional
 
 from ascenv import serde
 from ascenv.errors import InputError, UsageError
@@ -306,12 +307,20 @@ class Store:
     def find(self, prefix: str) -> Entry:
         """The entry whose key starts with ``prefix`` (at least 6 characters, like git)."""
         if len(prefix) < 6:
-            raise UsageError(f"a key prefix needs at least 6 characters, found {prefix!r}", hint="list the builds with: ascenv store ls")
+            raise UsageError(
+                f"a key prefix needs at least 6 characters, found {prefix!r}",
+                hint="list the builds with: ascenv store ls",
+            )
         matches = [e for e in self.entries() if e.key.startswith(prefix)]
         if not matches:
-            raise UsageError(f"no build in {self.root} has a key starting with {prefix!r}", hint="list the builds with: ascenv store ls")
+            raise UsageError(
+                f"no build in {self.root} has a key starting with {prefix!r}",
+                hint="list the builds with: ascenv store ls",
+            )
         if len(matches) > 1:
-            raise UsageError(f"{len(matches)} builds have keys starting with {prefix!r}", hint="give more characters of the key")
+            raise UsageError(
+                f"{len(matches)} builds have keys starting with {prefix!r}", hint="give more characters of the key"
+            )
         return matches[0]
 
     def verify(self, entry: Entry) -> list[str]:
@@ -320,7 +329,9 @@ class Store:
             return [entry.error or "no manifest"]
         problems = []
         if entry.manifest.key != entry.key or entry.manifest.op != entry.op:
-            problems.append(f"the manifest is for {entry.manifest.op}/{entry.manifest.key}, found in {entry.op}/{entry.key}")
+            problems.append(
+                f"the manifest is for {entry.manifest.op}/{entry.manifest.key}, found in {entry.op}/{entry.key}"
+            )
         listed = {o.path: o for o in entry.manifest.outputs}
         present = {o.path: o for o in (output_files(entry.outputs) if entry.outputs.is_dir() else ())}
         for path, want in listed.items():

@@ -16,7 +16,7 @@ import enum
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Optional, Tuple
+from typing import Optional
 
 import packaging.version
 
@@ -69,11 +69,11 @@ class AscendVersion:
 
     raw: str
     line: ProductLine
-    key: Tuple = field(repr=False)
-    parts: Tuple = field(repr=False)  # normalised tokens, for prefix ranges ("24.1." = 24.1.*)
+    key: tuple = field(repr=False)
+    parts: tuple = field(repr=False)  # normalised tokens, for prefix ranges ("24.1." = 24.1.*)
 
     @classmethod
-    def parse(cls, text: str, *, line: ProductLine) -> "AscendVersion":
+    def parse(cls, text: str, *, line: ProductLine) -> AscendVersion:
         if not isinstance(text, str):
             raise InvalidVersion(f"{line.value} version must be text, found {type(text).__name__} {text!r}")
         stripped = text.strip()
@@ -86,7 +86,7 @@ class AscendVersion:
     # -- what the string says ------------------------------------------------------------------
 
     @property
-    def release(self) -> Tuple[int, int]:
+    def release(self) -> tuple[int, int]:
         """(major, minor), or for an inner version (V, R)."""
         return self.key[0], self.key[1]
 
@@ -108,7 +108,7 @@ class AscendVersion:
         v, r, c = self.key[:3]
         return f"V{v:03d}R{r:03d}C{c:02d}"
 
-    def commercial(self) -> "AscendVersion":
+    def commercial(self) -> AscendVersion:
         """The commercial CANN release a community ``.betaN`` label stands for (8.0.RC2.beta1 →
         8.0.RC2); other versions are returned unchanged. From 8.5 on ``beta`` is a real
         pre-release (9.0.0-beta.1 < 9.0.0) and is kept."""
@@ -120,7 +120,7 @@ class AscendVersion:
 
     # -- comparison ----------------------------------------------------------------------------
 
-    def _check(self, other: object) -> "AscendVersion":
+    def _check(self, other: object) -> AscendVersion:
         if not isinstance(other, AscendVersion):
             return NotImplemented  # type: ignore[return-value]
         if other.line is not self.line:
@@ -147,7 +147,7 @@ class AscendVersion:
             return NotImplemented
         return self.key < checked.key
 
-    def startswith(self, prefix: "AscendVersion") -> bool:
+    def startswith(self, prefix: AscendVersion) -> bool:
         """Whether this version lies in the family ``prefix.*`` (24.1.rc2.2 in 24.1)."""
         self._check(prefix)
         return self.parts[: len(prefix.parts)] == prefix.parts
@@ -171,7 +171,7 @@ def _bad(text: str, line: ProductLine, why: str) -> InvalidVersion:
     return InvalidVersion(f"not a {line.value} version: {text!r} ({why}); expected something like {examples}")
 
 
-def _parse_inner(stripped: str, text: str) -> Tuple[Tuple, Tuple]:
+def _parse_inner(stripped: str, text: str) -> tuple[tuple, tuple]:
     match = _INNER.fullmatch(stripped)
     if not match:
         raise _bad(text, ProductLine.INNER, "expected V<n>R<n>C<n>[SPC<n>][B<n>]")
@@ -182,7 +182,7 @@ def _parse_inner(stripped: str, text: str) -> Tuple[Tuple, Tuple]:
     return key, key
 
 
-def _parse_dotted(stripped: str, text: str, line: ProductLine) -> Tuple[Tuple, Tuple]:
+def _parse_dotted(stripped: str, text: str, line: ProductLine) -> tuple[tuple, tuple]:
     tokens = _TOKEN.split(stripped)
     if len(tokens) < 2 or not all(tokens):
         raise _bad(text, line, "needs at least major.minor, separated by '.' or '-'")
@@ -268,7 +268,7 @@ class VersionRange:
     upper_is_prefix: bool = False
 
     @classmethod
-    def parse(cls, text: str, *, line: ProductLine) -> "VersionRange":
+    def parse(cls, text: str, *, line: ProductLine) -> VersionRange:
         body = text.strip()
         if body[:1] == "[" and body[-1:] == "]":
             bounds = [b.strip() for b in body[1:-1].split(",")]
@@ -287,7 +287,7 @@ class VersionRange:
         return cls(text=text, line=line, lower=lower, upper=upper, upper_is_prefix=prefix)
 
     @classmethod
-    def release_family(cls, version: str, *, line: ProductLine) -> "VersionRange":
+    def release_family(cls, version: str, *, line: ProductLine) -> VersionRange:
         """One release with its patches and builds: ``24.1.RC2`` → 24.1.RC2 ≤ v, v in 24.1.RC2.*
         (an HDK release ships drivers 24.1.rc2, 24.1.rc2.2, …)."""
         return cls.parse(f"[{version},{version}.]", line=line)
@@ -312,7 +312,7 @@ class VersionRange:
         return self.text
 
 
-def parse_range_list(text: str, *, line: ProductLine) -> Tuple[VersionRange, ...]:
+def parse_range_list(text: str, *, line: ProductLine) -> tuple[VersionRange, ...]:
     """``[a,b],[c]`` (a version.info ``compatible_version*`` value) → its ranges."""
     items = re.findall(r"\[[^\[\]]*\]", text)
     if not items or re.sub(r"\[[^\[\]]*\]", "", text).strip(" ,"):
@@ -333,7 +333,7 @@ def python_version(text: str) -> packaging.version.Version:
         raise InvalidVersion(f"not a PEP 440 version: {text!r}") from None
 
 
-def split_local(text: str) -> Tuple[str, str]:
+def split_local(text: str) -> tuple[str, str]:
     """``2.1.0+cpu`` → (``2.1.0``, ``+cpu``); no local label → (text, "")."""
     public, plus, local = text.partition("+")
     return public, plus + local

@@ -32,9 +32,29 @@ def by_hand(image: str, src: Path, scratch: Path) -> float:
     for d in (out, work):
         shutil.rmtree(d, ignore_errors=True)
         d.mkdir(parents=True)
-    argv = ["docker", "run", "--rm", "--network", "none", "--user", f"{os.getuid()}:{os.getgid()}",
-            "-v", f"{src}:/ascenv/src:ro", "-v", f"{out}:/ascenv/out", "-v", f"{work}:/ascenv/work", "-w", "/ascenv/src",
-            image, "make", "-C", "/ascenv/src/cpu", "OUT=/ascenv/out", "OBJ=/ascenv/work/obj"]
+    argv = [
+        "docker",
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--user",
+        f"{os.getuid()}:{os.getgid()}",
+        "-v",
+        f"{src}:/ascenv/src:ro",
+        "-v",
+        f"{out}:/ascenv/out",
+        "-v",
+        f"{work}:/ascenv/work",
+        "-w",
+        "/ascenv/src",
+        image,
+        "make",
+        "-C",
+        "/ascenv/src/cpu",
+        "OUT=/ascenv/out",
+        "OBJ=/ascenv/work/obj",
+    ]
     start = time.monotonic()
     done = proc.run(argv, timeout=600)
     assert done.ok, done.describe()
@@ -100,12 +120,16 @@ def main() -> int:
             ours.append(cold)
             hits.append(hit)
         ratio = min(ours) / min(hand)
-        print(f"cold build: ascenv {min(ours):.2f} s, docker run by hand {min(hand):.2f} s (best of {args.repeat}): ratio {ratio:.3f} (budget {BUILD_RATIO})")
+        print(
+            f"cold build: ascenv {min(ours):.2f} s, docker run by hand {min(hand):.2f} s (best of {args.repeat}): ratio {ratio:.3f} (budget {BUILD_RATIO})"
+        )
         print(f"store hit: {max(hits) * 1000:.0f} ms (worst of {args.repeat}; budget {HIT_S * 1000:.0f} ms)")
         ours_s, ref_s, total = hashing(tmp)
         throughput = ref_s / ours_s
-        print(f"hashing {total / (1 << 20):.0f} MiB: ascenv {total / ours_s / (1 << 20):.0f} MiB/s, sha256sum {total / ref_s / (1 << 20):.0f} MiB/s: "
-              f"ratio {throughput:.3f} (budget >= {HASH_RATIO})")
+        print(
+            f"hashing {total / (1 << 20):.0f} MiB: ascenv {total / ours_s / (1 << 20):.0f} MiB/s, sha256sum {total / ref_s / (1 << 20):.0f} MiB/s: "
+            f"ratio {throughput:.3f} (budget >= {HASH_RATIO})"
+        )
         if ratio > BUILD_RATIO:
             failures.append("cold build ratio")
         if max(hits) > HIT_S:

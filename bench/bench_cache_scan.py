@@ -61,7 +61,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ascenv-bench-cache-") as top:
         started = time.monotonic()
         build(top, args.files)
-        print(f"built {args.files:,} files in {time.monotonic() - started:.1f} s under {top}; CPUs: {len(os.sched_getaffinity(0))}")
+        print(
+            f"built {args.files:,} files in {time.monotonic() - started:.1f} s under {top}; CPUs: {len(os.sched_getaffinity(0))}"
+        )
         proc.run(["du", "-s", top], timeout=600)  # warm the dentry and inode caches
         du_times, scan_times = [], []
         du_bytes = scan_bytes = files = 0
@@ -78,7 +80,9 @@ def main() -> int:
         ratio = statistics.median(s / d for s, d in zip(scan_times, du_times))
         print(f"du -s     median {du_median:.3f} s  ({' '.join(f'{t:.3f}' for t in du_times)})")
         print(f"scanner   median {scan_median:.3f} s  ({' '.join(f'{t:.3f}' for t in scan_times)})  {files:,} files")
-        print(f"sizes: du {du_bytes:,} B, scanner {scan_bytes:,} B -> {'equal' if du_bytes == scan_bytes else 'DIFFERENT'}")
+        print(
+            f"sizes: du {du_bytes:,} B, scanner {scan_bytes:,} B -> {'equal' if du_bytes == scan_bytes else 'DIFFERENT'}"
+        )
         print(f"ratio scanner/du (median of the rounds): {ratio:.2f} (budget {BUDGET})")
         return 0 if ratio <= BUDGET and du_bytes == scan_bytes else 1
 

@@ -49,10 +49,16 @@ def variant(base: Snapshot, i: int) -> Snapshot:
     from lock_samples import with_package
 
     chips = tuple(replace(c, temp_c=40 + (i + c.npu) % 7, power_w=80.0 + i % 13) for c in base.npu.chips)
-    snap = replace(base, created=f"2025-12-01T08:{i // 60 % 60:02}:{i % 60:02}+00:00",
-                   host=replace(base.host, hostname=f"node{i:04}"), npu=replace(base.npu, chips=chips))
+    snap = replace(
+        base,
+        created=f"2025-12-01T08:{i // 60 % 60:02}:{i % 60:02}+00:00",
+        host=replace(base.host, hostname=f"node{i:04}"),
+        npu=replace(base.npu, chips=chips),
+    )
     if i % 50 == 7:
-        torch_npu = next((d.version for d in snap.python.distributions if d.name.lower().replace("-", "_") == "torch_npu"), None)
+        torch_npu = next(
+            (d.version for d in snap.python.distributions if d.name.lower().replace("-", "_") == "torch_npu"), None
+        )
         snap = with_package(snap, "torch_npu", (torch_npu or "2.8.0") + ".post1")
     if i % 200 == 11:
         snap = replace(snap, driver=replace(snap.driver, version="25.2.0"))
@@ -85,8 +91,10 @@ def main() -> int:
         elapsed = time.perf_counter() - start
         report = json.loads(out.stdout.getvalue())
     print(f"base: {origin}; {len(base.python.distributions)} distributions, {len(base.npu.chips)} chips")
-    print(f"ascenv diff over {args.nodes} snapshots ({size / 1e6:.1f} MB): {elapsed:.2f} s, exit {code}, "
-          f"{report['stacks']} distinct stacks, outlier groups {[len(g['nodes']) for g in report['groups'][:-1]]}")
+    print(
+        f"ascenv diff over {args.nodes} snapshots ({size / 1e6:.1f} MB): {elapsed:.2f} s, exit {code}, "
+        f"{report['stacks']} distinct stacks, outlier groups {[len(g['nodes']) for g in report['groups'][:-1]]}"
+    )
     print(f"budget {BUDGET_S:.1f} s: {elapsed / BUDGET_S:.2f} of it ({'OK' if elapsed < BUDGET_S else 'OVER'})")
     return 0 if elapsed < BUDGET_S else 1
 

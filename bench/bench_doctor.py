@@ -46,7 +46,12 @@ def spread(times: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("torch_python", help="an interpreter with torch installed")
-    parser.add_argument("--rounds", type=int, default=7, help="rounds of one collect_env run and --doctor-runs doctor runs (default: %(default)s)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=7,
+        help="rounds of one collect_env run and --doctor-runs doctor runs (default: %(default)s)",
+    )
     parser.add_argument("--doctor-runs", type=int, default=3, help="doctor runs per round (default: %(default)s)")
     args = parser.parse_args()
     ascenv = str(Path(sys.executable).with_name("ascenv"))
@@ -69,7 +74,9 @@ def main() -> None:
             ours.extend(timed(ours_argv, env) for _ in range(args.doctor_runs))
     print(f"python -m torch.utils.collect_env: {spread(peer)}")
     print(f"ascenv doctor (fixture a2-cann800, same interpreter): {spread(ours)}")
-    print(f"ratio doctor / collect_env (medians): {statistics.median(ours) / statistics.median(peer):.3f}  (target <= 0.100)")
+    print(
+        f"ratio doctor / collect_env (medians): {statistics.median(ours) / statistics.median(peer):.3f}  (target <= 0.100)"
+    )
 
 
 if __name__ == "__main__":

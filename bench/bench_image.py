@@ -74,7 +74,9 @@ def main() -> int:
     print(f"verify, present and pinned    {verify:8.4f} s  (median of {args.repeat})")
     print(f"build, present and pinned     {reuse:8.4f} s  (reused, nothing built)")
     ratio = verify / cold.seconds
-    print(f"verify / bootstrap = {ratio:.5f}  (budget {VERIFY_RATIO})  {'ok' if ratio <= VERIFY_RATIO else 'OVER BUDGET'}")
+    print(
+        f"verify / bootstrap = {ratio:.5f}  (budget {VERIFY_RATIO})  {'ok' if ratio <= VERIFY_RATIO else 'OVER BUDGET'}"
+    )
     return 0 if ratio <= VERIFY_RATIO else 1
 
 

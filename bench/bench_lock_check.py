@@ -64,12 +64,17 @@ def main() -> int:
                 locked, _ = lockfile.loads_lock(text, "bench")
                 lockfile.check(locked, machine)
 
-            probe, check = interleaved_min(lambda: collect(Root(host.root), host.environ, python=sys.executable),
-                                           lambda: command("lock", "--check", f"{name}.lock"), args.runs)
+            probe, check = interleaved_min(
+                lambda: collect(Root(host.root), host.environ, python=sys.executable),
+                lambda: command("lock", "--check", f"{name}.lock"),
+                args.runs,
+            )
             steps = min(timeit.repeat(lock_steps, number=1, repeat=args.runs))
             worst = max(worst, steps / probe)
-            print(f"{name:28} probe {probe * 1e3:6.1f} ms   lock --check {check * 1e3:6.1f} ms   "
-                  f"lock steps alone {steps * 1e3:5.2f} ms ({steps / probe:.1%} of the probe)")
+            print(
+                f"{name:28} probe {probe * 1e3:6.1f} ms   lock --check {check * 1e3:6.1f} ms   "
+                f"lock steps alone {steps * 1e3:5.2f} ms ({steps / probe:.1%} of the probe)"
+            )
     print(f"worst: the lock steps of --check cost {worst:.1%} of the probe alone")
     return 0
 

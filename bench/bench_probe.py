@@ -49,8 +49,12 @@ def main() -> None:
         probe()  # warm the page cache
         f_best, f_med = best_of(5, floor)
         p_best, p_med = best_of(5, probe)
-        print(f"floor (interpreter start + {len(queries)} npu-smi calls): best {f_best*1000:.0f} ms, median {f_med*1000:.0f} ms")
-        print(f"collect() on a2-cann800:                       best {p_best*1000:.0f} ms, median {p_med*1000:.0f} ms")
+        print(
+            f"floor (interpreter start + {len(queries)} npu-smi calls): best {f_best * 1000:.0f} ms, median {f_med * 1000:.0f} ms"
+        )
+        print(
+            f"collect() on a2-cann800:                       best {p_best * 1000:.0f} ms, median {p_med * 1000:.0f} ms"
+        )
         print(f"ratio probe/floor: {p_med / f_med:.2f}   (target: the probe well under 1 s)")
 
 

@@ -30,8 +30,19 @@ COMMAND = "pip index versions torch-npu --pre --only-binary=:all: --python-versi
 
 
 def available(python: str) -> list[str]:
-    argv = [sys.executable, "-m", "pip", "index", "versions", "torch-npu", "--pre", "--only-binary=:all:",
-            "--python-version", python, "--disable-pip-version-check"]
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "index",
+        "versions",
+        "torch-npu",
+        "--pre",
+        "--only-binary=:all:",
+        "--python-version",
+        python,
+        "--disable-pip-version-check",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     match = re.search(r"^Available versions: (.*)$", done.stdout, re.MULTILINE)
     if done.returncode != 0 or not match:
@@ -58,10 +69,7 @@ def block(per_python: dict[str, list[str]]) -> str:
         "",
         "# CPython versions with a wheel for this platform, per torch-npu version",
         "[pypi.python]",
-        *(
-            f"{json.dumps(v)} = {json.dumps([p for p in PYTHONS if v in per_python[p]])}"
-            for v in versions
-        ),
+        *(f"{json.dumps(v)} = {json.dumps([p for p in PYTHONS if v in per_python[p]])}" for v in versions),
         END,
     ]
     return "\n".join(lines) + "\n"

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import io
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Optional
 
 from ascenv import cli
 from ascenv.output import Output
 
 
-def run_cli(argv: Sequence[str], environ: Mapping[str, str], cwd: Optional[object] = None,
-            interactive: bool = False) -> tuple[int, str, str]:
+def run_cli(
+    argv: Sequence[str], environ: Mapping[str, str], cwd: Optional[object] = None, interactive: bool = False
+) -> tuple[int, str, str]:
     """``cli.main(argv)`` with ``environ`` and ``cwd`` (the Context's default when None), no
     colour; returns (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     output = Output("human", stdout=out, stderr=err, interactive=interactive, color=False)
-    ctx = cli.Context(environ=environ, out=output) if cwd is None else cli.Context(environ=environ, out=output, cwd=str(cwd))
+    ctx = (
+        cli.Context(environ=environ, out=output)
+        if cwd is None
+        else cli.Context(environ=environ, out=output, cwd=str(cwd))
+    )
     code = cli.main(list(argv), ctx=ctx)
     return code, out.getvalue(), err.getvalue()

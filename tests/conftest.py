@@ -24,7 +24,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _isolate(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
@@ -34,7 +36,7 @@ def _isolate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tm
     if request.node.get_closest_marker("live_host") is None:
         original = fs.Root.__init__
 
-        def guarded(self: fs.Root, directory: "str | os.PathLike[str]" = "/") -> None:
+        def guarded(self: fs.Root, directory: str | os.PathLike[str] = "/") -> None:
             if os.path.abspath(directory) == "/":
                 raise YouForgotToChooseARoot("pass a fixture root, or mark the test live_host")
             original(self, directory)

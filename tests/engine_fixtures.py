@@ -14,7 +14,8 @@ from typing import Optional
 
 import pytest
 
-from ascenv.containers import RECIPE_LABEL, bootstrap, engine as engine_mod, images
+from ascenv.containers import RECIPE_LABEL, bootstrap, images
+from ascenv.containers import engine as engine_mod
 from ascenv.containers.pins import PINS_FILE, load_pins
 from ascenv.containers.recipe import load_recipe
 from ascenv.errors import EngineError
@@ -98,7 +99,9 @@ def present_builder_image(engine: engine_mod.Engine) -> Optional[str]:
     pin = load_pins(CONTAINERS / PINS_FILE).get(BUILDER)
     if pin is not None and pin.image_id and engine.image(pin.image_id) is not None:
         return pin.image_id
-    present = [i for i in engine.images({RECIPE_LABEL: BUILDER}) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256]
+    present = [
+        i for i in engine.images({RECIPE_LABEL: BUILDER}) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256
+    ]
     return present[0].id if present else None
 
 

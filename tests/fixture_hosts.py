@@ -39,10 +39,33 @@ from typing import Callable, Optional
 from tests.conftest import CORPUS, load_capture
 
 VERSION_FILES = "version_files"
-A2_BUS_IDS = ("0000:C1:00.0", "0000:C2:00.0", "0000:81:00.0", "0000:82:00.0", "0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0")
+A2_BUS_IDS = (
+    "0000:C1:00.0",
+    "0000:C2:00.0",
+    "0000:81:00.0",
+    "0000:82:00.0",
+    "0000:01:00.0",
+    "0000:02:00.0",
+    "0000:41:00.0",
+    "0000:42:00.0",
+)
 A3_BUS_IDS = (
-    "0000:9D:00.0", "0000:9F:00.0", "0000:99:00.0", "0000:9B:00.0", "0000:95:00.0", "0000:97:00.0", "0000:91:00.0", "0000:93:00.0",
-    "0000:8D:00.0", "0000:8F:00.0", "0000:89:00.0", "0000:8B:00.0", "0000:85:00.0", "0000:87:00.0", "0000:81:00.0", "0000:83:00.0",
+    "0000:9D:00.0",
+    "0000:9F:00.0",
+    "0000:99:00.0",
+    "0000:9B:00.0",
+    "0000:95:00.0",
+    "0000:97:00.0",
+    "0000:91:00.0",
+    "0000:93:00.0",
+    "0000:8D:00.0",
+    "0000:8F:00.0",
+    "0000:89:00.0",
+    "0000:8B:00.0",
+    "0000:85:00.0",
+    "0000:87:00.0",
+    "0000:81:00.0",
+    "0000:83:00.0",
 )
 NPU_SMI_USAGE = "Usage: npu-smi info <watch|proc|-h|-m|-l|-t type> [Options...]\n"
 # npu-smi's own texts (format strings of npucli, corpus/reference-only message catalog): unknown
@@ -126,7 +149,9 @@ class _Machine:
             if subsystem_device:
                 self.write(f"{base}/subsystem_device", subsystem_device + "\n")
 
-    def npu_smi(self, responses: dict[str, str], npu_ids: tuple[int, ...] = (), failure: Optional[tuple[str, int, int]] = None) -> None:
+    def npu_smi(
+        self, responses: dict[str, str], npu_ids: tuple[int, ...] = (), failure: Optional[tuple[str, int, int]] = None
+    ) -> None:
         """A fake ``npu-smi``: ``responses`` maps the argument string ("info", "info -m",
         "info -t board -i 0") to a corpus file. ``failure`` = (corpus file, first line, end line)
         is printed for every ``info`` call instead, with exit status 1 (INFERRED: npu-smi's exit
@@ -142,14 +167,18 @@ class _Machine:
         if failure:
             relative, start, end = failure
             text = "".join(corpus_text(relative).splitlines(keepends=True)[start:end])
-            lines += ['  info|info\\ *)', *heredoc(text), "    exit 1 ;;"]
+            lines += ["  info|info\\ *)", *heredoc(text), "    exit 1 ;;"]
             self.captures["info"] = relative
         for args, relative in responses.items():
             lines += [f'  "{args}")', *heredoc(corpus_text(relative)), "    exit 0 ;;"]
             self.captures[args] = relative
         for npu in npu_ids:
             if f"info -t board -i {npu}" not in responses:
-                lines += [f'  "info -t board -i {npu}")', f"    echo \"fixture {self.name}: no recorded capture for 'npu-smi $*'\" >&2", "    exit 1 ;;"]
+                lines += [
+                    f'  "info -t board -i {npu}")',
+                    f"    echo \"fixture {self.name}: no recorded capture for 'npu-smi $*'\" >&2",
+                    "    exit 1 ;;",
+                ]
         if npu_ids:
             lines += ['  "info -t board -i "*)', *heredoc(NPU_SMI_BAD_ID), "    exit 1 ;;"]
         lines += ["  *)", *heredoc(NPU_SMI_UNKNOWN), "    exit 1 ;;", "esac", ""]
@@ -164,7 +193,9 @@ class _Machine:
 def sourced_environ(bin_dir: Path, toolkit_home: str) -> dict:
     """What the CANN 8.0.0 ``ascend-toolkit/set_env.sh`` (corpus version_files/set_env.sh_8.0.0_*)
     exports, with ASCEND_TOOLKIT_HOME set to ``toolkit_home``; ``$(arch)`` taken as aarch64."""
-    driver = "/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver"
+    driver = (
+        "/usr/local/Ascend/driver/lib64:/usr/local/Ascend/driver/lib64/common:/usr/local/Ascend/driver/lib64/driver"
+    )
     h = toolkit_home
     return {
         "PATH": f"{bin_dir}:{h}/bin:{h}/compiler/ccec_compiler/bin:{h}/tools/ccec_compiler/bin:/usr/local/bin:/usr/bin:/bin",
@@ -185,7 +216,9 @@ def plain_environ(bin_dir: Path) -> dict:
 
 # --- pieces shared by several hosts ---------------------------------------------------------------
 
-_800IA2 = f"{VERSION_FILES}/driver25.0.rc1.1_fw7.7.0.1.231_toolkit8.2.RC1_opp_kernel_nnal_mindie2.1.RC1_800IA2-notes.txt"
+_800IA2 = (
+    f"{VERSION_FILES}/driver25.0.rc1.1_fw7.7.0.1.231_toolkit8.2.RC1_opp_kernel_nnal_mindie2.1.RC1_800IA2-notes.txt"
+)
 _ETC_INSTALL = f"{VERSION_FILES}/etc_ascend_install.info_samples.txt"
 _INFO_800 = f"{VERSION_FILES}/ascend_toolkit_install.info_8.0.0_aarch64_container_vllm-ascend-issue632.txt"
 _SET_ENV_800 = f"{VERSION_FILES}/set_env.sh_8.0.0_ascend-toolkit_rst-notes.txt"
@@ -198,10 +231,19 @@ def _soc_configs(m: _Machine, install: str, arch: str, socs: dict[str, str]) -> 
     only; SoC -> Short_SoC_version pairs from research/operator-build-and-caches.md §6 (CANN 8.1.RC1
     platform_config list)."""
     for soc, short in socs.items():
-        m.write(f"{install}/{arch}-linux/data/platform_config/{soc}.ini", f"[version]\nSoC_version={soc}\nShort_SoC_version={short}\n")
+        m.write(
+            f"{install}/{arch}-linux/data/platform_config/{soc}.ini",
+            f"[version]\nSoC_version={soc}\nShort_SoC_version={short}\n",
+        )
 
 
-_A2_SOCS = {"Ascend910B1": "Ascend910B", "Ascend910B2": "Ascend910B", "Ascend910B3": "Ascend910B", "Ascend910B4": "Ascend910B", "Ascend910B4-1": "Ascend910B"}
+_A2_SOCS = {
+    "Ascend910B1": "Ascend910B",
+    "Ascend910B2": "Ascend910B",
+    "Ascend910B3": "Ascend910B",
+    "Ascend910B4": "Ascend910B",
+    "Ascend910B4-1": "Ascend910B",
+}
 _A3_SOCS = {"Ascend910_9382": "Ascend910_93", "Ascend910_9392": "Ascend910_93"}
 _310P_SOCS = {"Ascend310P1": "Ascend310P", "Ascend310P3": "Ascend310P"}
 
@@ -271,7 +313,10 @@ def a3_cann850(m: _Machine) -> FixtureHost:
     m.write("/etc/Ascend/ascend_cann_install.info", "Install_Path=/usr/local/Ascend\n")
     m.devices(16, tuple((bus, "0xd803", None) for bus in A3_BUS_IDS))
     m.npu_smi(
-        {"info": "npu_smi/a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt", "info -m": "npu_smi/from_ascend_deployer_4.txt"},
+        {
+            "info": "npu_smi/a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt",
+            "info -m": "npu_smi/from_ascend_deployer_4.txt",
+        },
         npu_ids=tuple(range(8)),
     )
     return m.host(sourced_environ(m.bin, install), "/root")
@@ -284,7 +329,10 @@ def duo_310p(m: _Machine) -> FixtureHost:
     m.copy("/usr/local/Ascend/firmware/version.info", _800IA2, 1)
     m.copy("/etc/ascend_install.info", _ETC_INSTALL, 0)
     install = "/usr/local/Ascend/ascend-toolkit/8.1.RC1"
-    m.copy(f"{install}/aarch64-linux/ascend_toolkit_install.info", f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_aarch64_vllm-ascend-issue1993.txt")
+    m.copy(
+        f"{install}/aarch64-linux/ascend_toolkit_install.info",
+        f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_aarch64_vllm-ascend-issue1993.txt",
+    )
     m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend310p")
     _soc_configs(m, install, "aarch64", _310P_SOCS)
     m.link("/usr/local/Ascend/ascend-toolkit/latest", "8.1.RC1")
@@ -300,7 +348,14 @@ def container_no_devices(m: _Machine) -> FixtureHost:
     m.copy("/etc/ascend_install.info", _ETC_INSTALL, 2)  # sample C: what Dockerfiles write
     _toolkit_800(m)
     # the two lines npu-smi printed in that container (after the "root@NPU:/workspace# npu-smi info" prompt)
-    m.npu_smi({}, failure=("errors/container_-8020_then_collect_env_drvRet87_507899_unknowsoctype_vllm-ascend-issue632.txt", 1, 3))
+    m.npu_smi(
+        {},
+        failure=(
+            "errors/container_-8020_then_collect_env_drvRet87_507899_unknowsoctype_vllm-ascend-issue632.txt",
+            1,
+            3,
+        ),
+    )
     return m.host(sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest"), "/root")
 
 
@@ -313,14 +368,20 @@ def two_canns_dangling_latest(m: _Machine) -> FixtureHost:
     m.mkdir(f"{new}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
     _soc_configs(m, new, "aarch64", _A2_SOCS)
     old = "/usr/local/Ascend/ascend-toolkit/8.1.RC1"  # no kernels package installed for this one
-    m.copy(f"{old}/aarch64-linux/ascend_toolkit_install.info", f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_aarch64_910ProB_vllm-ascend-issue1047.txt")
+    m.copy(
+        f"{old}/aarch64-linux/ascend_toolkit_install.info",
+        f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_aarch64_910ProB_vllm-ascend-issue1047.txt",
+    )
     _soc_configs(m, old, "aarch64", _A2_SOCS)
     m.link("/usr/local/Ascend/ascend-toolkit/latest", "8.3.RC2")  # removed since: dangles
     m.copy("/usr/local/Ascend/ascend-toolkit/set_env.sh", _SET_ENV_800)
     m.devices(8, tuple((bus, "0xd802", "0x3002" if bus == "0000:C1:00.0" else None) for bus in A2_BUS_IDS))
     # the board capture is of another 910B-class card at 0000:C1:00.0 (software 24.1.0.b062,
     # firmware 7.5.0.2.220): it disagrees with this host's driver files, as on a messy machine
-    m.npu_smi({"info": _A2_INFO, "info -m": _A2_INFO_M, "info -t board -i 0": "npu_smi/from_ascend_deployer_5.txt"}, npu_ids=tuple(range(8)))
+    m.npu_smi(
+        {"info": _A2_INFO, "info -m": _A2_INFO_M, "info -t board -i 0": "npu_smi/from_ascend_deployer_5.txt"},
+        npu_ids=tuple(range(8)),
+    )
     return m.host(plain_environ(m.bin), "/root")
 
 
@@ -330,7 +391,9 @@ def nonroot_home(m: _Machine) -> FixtureHost:
     # the captured x86_64 8.1.RC1 file with path= rewritten to this user's install: the installer
     # writes the directory it installed to (formats-npu-smi.md §5, non-root installs in ~/Ascend)
     info = corpus_text(f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_x86_64_vllm-ascend-issue616.txt")
-    m.write(f"{install}/x86_64-linux/ascend_toolkit_install.info", info.replace("/usr/local/Ascend/ascend-toolkit", base))
+    m.write(
+        f"{install}/x86_64-linux/ascend_toolkit_install.info", info.replace("/usr/local/Ascend/ascend-toolkit", base)
+    )
     _soc_configs(m, install, "x86_64", _A2_SOCS)
     m.link(f"{base}/latest", "8.1.RC1")
     m.write(f"{base}/set_env.sh", corpus_text(_SET_ENV_800).replace("/usr/local/Ascend/ascend-toolkit", base))

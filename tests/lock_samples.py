@@ -15,7 +15,9 @@ CANN_DIR = "/usr/local/Ascend/ascend-toolkit"
 
 def _dists(pairs: dict[str, str]) -> tuple[m.Distribution, ...]:
     return tuple(
-        m.Distribution(name, version, "/opt/venv/lib/python3.11/site-packages", installer="pip", record_hash=f"sha256:{i:064x}")
+        m.Distribution(
+            name, version, "/opt/venv/lib/python3.11/site-packages", installer="pip", record_hash=f"sha256:{i:064x}"
+        )
         for i, (name, version) in enumerate(pairs.items(), start=1)
     )
 
@@ -32,15 +34,21 @@ def a2() -> m.Snapshot:
         npu=m.NpuInfo(
             npu_smi_version="25.0.rc1.1",
             driver_version="25.0.rc1.1",
-            chips=tuple(m.Chip(npu=n, chip=0, name="910B4", health="OK", bus_id=None, hbm_total_mb=32768) for n in range(8)),
+            chips=tuple(
+                m.Chip(npu=n, chip=0, name="910B4", health="OK", bus_id=None, hbm_total_mb=32768) for n in range(8)
+            ),
         ),
         driver=m.DriverInfo(version="25.0.rc1.1", path="/usr/local/Ascend/driver"),
         firmware=m.FirmwareInfo(version="7.7.0.1.231"),
         cann=m.CannInfo(
             installs=(
                 m.CannInstall(
-                    path=path, kind="toolkit", version="8.2.RC1", innerversion="V100R001C22SPC001B231",
-                    arch="aarch64", kernels=("ascend910b",),
+                    path=path,
+                    kind="toolkit",
+                    version="8.2.RC1",
+                    innerversion="V100R001C22SPC001B231",
+                    arch="aarch64",
+                    kernels=("ascend910b",),
                 ),
             ),
             active=path,
@@ -51,14 +59,24 @@ def a2() -> m.Snapshot:
             version="3.11.13",
             implementation="CPython",
             distributions=_dists(
-                {"numpy": "1.26.4", "pyzmq": "27.1.0", "torch": "2.8.0+cpu", "torch_npu": "2.8.0",
-                 "torchvision": "0.23.0", "transformers": "4.57.1"}
+                {
+                    "numpy": "1.26.4",
+                    "pyzmq": "27.1.0",
+                    "torch": "2.8.0+cpu",
+                    "torch_npu": "2.8.0",
+                    "torchvision": "0.23.0",
+                    "transformers": "4.57.1",
+                }
             ),
         ),
         vendors=(
             m.Vendor(
-                name="customize", path=f"{path}/opp/vendors/customize", origin="config.ini", priority=0,
-                version_info={"custom_opp_compiler_version": "8.2.0.0.201"}, compute_units=("ascend910b",),
+                name="customize",
+                path=f"{path}/opp/vendors/customize",
+                origin="config.ini",
+                priority=0,
+                version_info={"custom_opp_compiler_version": "8.2.0.0.201"},
+                compute_units=("ascend910b",),
             ),
         ),
     )
@@ -69,7 +87,11 @@ def a3() -> m.Snapshot:
     (npu_smi/a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt), CANN
     8.3.RC1 (version_files/ascend_toolkit_install.info_8.3.RC1_aarch64_A3_vllm-ascend-issue3002.txt)."""
     path = f"{CANN_DIR}/8.3.RC1"
-    chips = tuple(m.Chip(npu=n, chip=c, name="Ascend910", health="OK", bus_id=None, phy_id=2 * n + c) for n in range(8) for c in (0, 1))
+    chips = tuple(
+        m.Chip(npu=n, chip=c, name="Ascend910", health="OK", bus_id=None, phy_id=2 * n + c)
+        for n in range(8)
+        for c in (0, 1)
+    )
     return replace(
         a2(),
         host=m.HostInfo(os_id="ubuntu", os_version="22.04", arch="aarch64", glibc="2.35", hostname="a3-node01"),
@@ -77,7 +99,16 @@ def a3() -> m.Snapshot:
         driver=m.DriverInfo(version="25.2.0"),
         firmware=m.FirmwareInfo(version=None),
         cann=m.CannInfo(
-            installs=(m.CannInstall(path=path, kind="toolkit", version="8.3.RC1", innerversion="V100R001C23B085", arch="aarch64", kernels=("ascend910_93",)),),
+            installs=(
+                m.CannInstall(
+                    path=path,
+                    kind="toolkit",
+                    version="8.3.RC1",
+                    innerversion="V100R001C23B085",
+                    arch="aarch64",
+                    kernels=("ascend910_93",),
+                ),
+            ),
             active=path,
         ),
         vendors=(),
@@ -92,12 +123,24 @@ def p310_x86() -> m.Snapshot:
     return replace(
         a2(),
         host=m.HostInfo(os_id="ubuntu", os_version="22.04", arch="x86_64", glibc="2.35", hostname="p310-01"),
-        npu=m.NpuInfo(npu_smi_version="24.1.0.1", driver_version="24.1.0.1",
-                      chips=tuple(m.Chip(npu=n, chip=0, name="310P3", health="OK", bus_id=None, device_id=n) for n in range(8))),
+        npu=m.NpuInfo(
+            npu_smi_version="24.1.0.1",
+            driver_version="24.1.0.1",
+            chips=tuple(m.Chip(npu=n, chip=0, name="310P3", health="OK", bus_id=None, device_id=n) for n in range(8)),
+        ),
         driver=m.DriverInfo(version="24.1.0.1"),
         firmware=m.FirmwareInfo(version=None),
         cann=m.CannInfo(
-            installs=(m.CannInstall(path=path, kind="toolkit", version="8.1.RC1", innerversion="V100R001C21B081", arch="x86_64", kernels=("ascend310p",)),),
+            installs=(
+                m.CannInstall(
+                    path=path,
+                    kind="toolkit",
+                    version="8.1.RC1",
+                    innerversion="V100R001C21B081",
+                    arch="x86_64",
+                    kernels=("ascend310p",),
+                ),
+            ),
             active=path,
         ),
         vendors=(),
@@ -106,5 +149,8 @@ def p310_x86() -> m.Snapshot:
 
 def with_package(snap: m.Snapshot, name: str, version: str) -> m.Snapshot:
     """``snap`` with distribution ``name`` at ``version`` (same RECORD hash: a metadata-only change)."""
-    dists = tuple(replace(d, version=version) if m.normalize_name(d.name) == m.normalize_name(name) else d for d in snap.python.distributions)
+    dists = tuple(
+        replace(d, version=version) if m.normalize_name(d.name) == m.normalize_name(name) else d
+        for d in snap.python.distributions
+    )
     return replace(snap, python=replace(snap.python, distributions=dists))

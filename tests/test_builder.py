@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -46,7 +46,9 @@ def request_for(project: Path, engine, *, sde: int = 1700000000) -> builder.Requ
     kernel = project / "kernels" / "add_custom"
     recipe = builder.load_recipe(kernel)
     image = builder.resolve_image(project / "containers", IMAGE, engine)
-    return builder.Request(kernel, recipe, "cpu", image, "0.1.0", sde, "recipe", host=lambda: {"arch": "test"}, timeout=300)
+    return builder.Request(
+        kernel, recipe, "cpu", image, "0.1.0", sde, "recipe", host=lambda: {"arch": "test"}, timeout=300
+    )
 
 
 def labelled_containers(engine, key: str) -> list:
@@ -79,11 +81,23 @@ GOOD = 'schema = 1\nname = "x"\nop_type = "X"\n[targets.cpu]\nimage = "i"\nbuild
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (("outputs = ", "output = "), r"kernel.toml: targets.cpu.output: unknown key \(perhaps you meant 'outputs'\?\)"),
-        (('"OUT={out}"', '"OUT={dest}"'), r"kernel.toml: targets.cpu.build: unknown placeholder \{dest\} in 'OUT=\{dest\}'"),
-        (('["a"]', '["../a"]'), r"kernel.toml: targets.cpu.outputs\[0\]: expected a path relative to \{out\}, found '../a'"),
+        (
+            ("outputs = ", "output = "),
+            r"kernel.toml: targets.cpu.output: unknown key \(perhaps you meant 'outputs'\?\)",
+        ),
+        (
+            ('"OUT={out}"', '"OUT={dest}"'),
+            r"kernel.toml: targets.cpu.build: unknown placeholder \{dest\} in 'OUT=\{dest\}'",
+        ),
+        (
+            ('["a"]', '["../a"]'),
+            r"kernel.toml: targets.cpu.outputs\[0\]: expected a path relative to \{out\}, found '../a'",
+        ),
         (("schema = 1", "schema = 2"), "kernel.toml: schema: this ascenv reads schema 1, found 2"),
-        (('build = ["make", "OUT={out}"]', "build = []"), "kernel.toml: targets.cpu.build: expected a non-empty argv list"),
+        (
+            ('build = ["make", "OUT={out}"]', "build = []"),
+            "kernel.toml: targets.cpu.build: expected a non-empty argv list",
+        ),
         (('image = "i"', "image = 3"), "kernel.toml: targets.cpu.image: expected string, found integer 3"),
     ],
 )
@@ -97,17 +111,32 @@ def test_recipe_errors_name_the_key_path(tmp_path: Path, edit: tuple, message: s
 
 
 def test_every_part_of_the_key_counts() -> None:
-    parts = dict(source_digest="s", recipe_digest="r", target="cpu", image_id="sha256:1", ascenv_version="0.1.0", source_date_epoch=1)
+    parts = dict(
+        source_digest="s",
+        recipe_digest="r",
+        target="cpu",
+        image_id="sha256:1",
+        ascenv_version="0.1.0",
+        source_date_epoch=1,
+    )
     base = builder.build_key(**parts)
     assert len(base) == 64 and builder.build_key(**parts) == base
-    for name, other in [("source_digest", "s2"), ("recipe_digest", "r2"), ("target", "npu"), ("image_id", "sha256:2"),
-                        ("ascenv_version", "0.1.1"), ("source_date_epoch", 2)]:
+    for name, other in [
+        ("source_digest", "s2"),
+        ("recipe_digest", "r2"),
+        ("target", "npu"),
+        ("image_id", "sha256:2"),
+        ("ascenv_version", "0.1.1"),
+        ("source_date_epoch", 2),
+    ]:
         assert builder.build_key(**{**parts, name: other}) != base, name
 
 
 def test_recipe_digest_ignores_tests_but_not_the_build(tmp_path: Path) -> None:
     recipe = builder.load_recipe(write_recipe(tmp_path, GOOD))
-    with_test = builder.load_recipe(write_recipe(tmp_path, GOOD + '[[targets.cpu.tests]]\nname = "t"\nargv = ["{out}/a"]\n'))
+    with_test = builder.load_recipe(
+        write_recipe(tmp_path, GOOD + '[[targets.cpu.tests]]\nname = "t"\nargv = ["{out}/a"]\n')
+    )
     other_build = builder.load_recipe(write_recipe(tmp_path, GOOD.replace('"make"', '"gmake"')))
     assert builder.recipe_digest(recipe, "cpu") == builder.recipe_digest(with_test, "cpu")
     assert builder.recipe_digest(recipe, "cpu") != builder.recipe_digest(other_build, "cpu")
@@ -121,8 +150,15 @@ def test_source_date_epoch_from_git_then_recipe_then_zero(tmp_path: Path) -> Non
     assert builder.source_date_epoch(tmp_path / "k", with_sde) == (1234, "recipe")
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    env = {**os.environ, "GIT_AUTHOR_DATE": "@1700000000 +0000", "GIT_COMMITTER_DATE": "@1700000123 +0000",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "@1700000000 +0000",
+        "GIT_COMMITTER_DATE": "@1700000123 +0000",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     for argv in (["git", "init", "-q"], ["git", "add", "."], ["git", "commit", "-q", "-m", "x"]):
         assert proc.run(argv, timeout=30, cwd=str(tmp_path / "k"), env=env).ok
     seconds, origin = builder.source_date_epoch(tmp_path / "k", with_sde)
@@ -153,8 +189,11 @@ def test_first_difference_and_compare_trees(tmp_path: Path) -> None:
 
 def test_parse_toolchain() -> None:
     text = "gcc: gcc (Debian 12.2.0-14+deb12u1) 12.2.0\nmake: GNU Make 4.3\ncann-compiler: 7.7.0.1.238\nnoise\n"
-    assert builder.parse_toolchain(text) == {"gcc": "gcc (Debian 12.2.0-14+deb12u1) 12.2.0", "make": "GNU Make 4.3",
-                                             "cann-compiler": "7.7.0.1.238"}
+    assert builder.parse_toolchain(text) == {
+        "gcc": "gcc (Debian 12.2.0-14+deb12u1) 12.2.0",
+        "make": "GNU Make 4.3",
+        "cann-compiler": "7.7.0.1.238",
+    }
 
 
 def test_one_changed_byte_of_source_gives_a_new_key(tmp_path: Path) -> None:
@@ -224,8 +263,12 @@ def test_a_tampered_output_is_detected_and_rebuilt(project: Path, engine, tmp_pa
 def test_a_failed_build_leaves_no_entry_and_keeps_its_log(project: Path, engine, tmp_path: Path) -> None:
     recipe_file = project / "kernels" / "add_custom" / "kernel.toml"
     text = recipe_file.read_text()
-    recipe_file.write_text(text.replace('build = ["make", "-C", "{src}/cpu", "OUT={out}", "OBJ={work}/obj"]',
-                                        'build = ["sh", "-c", "echo broken tiling >&2; exit 3"]'))
+    recipe_file.write_text(
+        text.replace(
+            'build = ["make", "-C", "{src}/cpu", "OUT={out}", "OBJ={work}/obj"]',
+            'build = ["sh", "-c", "echo broken tiling >&2; exit 3"]',
+        )
+    )
     st = Store(tmp_path / "store")
     request = request_for(project, engine)
     with pytest.raises(BuildFailed, match=r"exited 3 in builder-bookworm; last lines:\nbroken tiling") as caught:
@@ -239,11 +282,17 @@ def test_a_failed_build_leaves_no_entry_and_keeps_its_log(project: Path, engine,
 @pytest.mark.engine
 def test_the_build_cannot_reach_the_network_or_write_the_sources(project: Path, engine, tmp_path: Path) -> None:
     recipe_file = project / "kernels" / "add_custom" / "kernel.toml"
-    probe = ("ls /sys/class/net > {out}/net.txt; umask > {out}/umask.txt; "
-             "touch {src}/x 2> {out}/ro.txt; date > {out}/date.txt; echo $SOURCE_DATE_EPOCH > {out}/sde.txt")
-    recipe_file.write_text(recipe_file.read_text()
-                           .replace('build = ["make", "-C", "{src}/cpu", "OUT={out}", "OBJ={work}/obj"]', f'build = ["sh", "-c", "{probe}"]')
-                           .replace('outputs = ["add_custom_cpu", "add_custom_tiling"]', 'outputs = ["*.txt"]'))
+    probe = (
+        "ls /sys/class/net > {out}/net.txt; umask > {out}/umask.txt; "
+        "touch {src}/x 2> {out}/ro.txt; date > {out}/date.txt; echo $SOURCE_DATE_EPOCH > {out}/sde.txt"
+    )
+    recipe_file.write_text(
+        recipe_file.read_text()
+        .replace(
+            'build = ["make", "-C", "{src}/cpu", "OUT={out}", "OBJ={work}/obj"]', f'build = ["sh", "-c", "{probe}"]'
+        )
+        .replace('outputs = ["add_custom_cpu", "add_custom_tiling"]', 'outputs = ["*.txt"]')
+    )
     st = Store(tmp_path / "store")
     out = builder.build(request_for(project, engine, sde=1700000000), engine, st).entry.outputs
     assert (out / "net.txt").read_text().split() == ["lo"]
@@ -260,8 +309,14 @@ def _spawn(project: Path, *args: str):  # type: ignore[no-untyped-def]
     import subprocess
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([*ASCENV, "build", "add_custom", "--format", "json", *args], cwd=project, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [*ASCENV, "build", "add_custom", "--format", "json", *args],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for(predicate, seconds: float) -> bool:  # type: ignore[no-untyped-def]
@@ -280,8 +335,11 @@ def test_a_build_killed_with_sigkill_leaves_no_entry_and_no_container(project: P
     import signal
 
     recipe_file = project / "kernels" / "add_custom" / "kernel.toml"
-    recipe_file.write_text(recipe_file.read_text().replace(
-        'build = ["make", "-C", "{src}/cpu", "OUT={out}", "OBJ={work}/obj"]', 'build = ["sh", "-c", "sleep 300"]'))
+    recipe_file.write_text(
+        recipe_file.read_text().replace(
+            'build = ["make", "-C", "{src}/cpu", "OUT={out}", "OBJ={work}/obj"]', 'build = ["sh", "-c", "sleep 300"]'
+        )
+    )
     child = _spawn(project)
 
     def running() -> list:
@@ -289,7 +347,9 @@ def test_a_build_killed_with_sigkill_leaves_no_entry_and_no_container(project: P
 
     mine = []
     try:
-        assert _wait_for(lambda: bool(running()), 60), child.stderr.read() if child.poll() is not None else "no container"
+        assert _wait_for(lambda: bool(running()), 60), (
+            child.stderr.read() if child.poll() is not None else "no container"
+        )
         mine = running()
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)

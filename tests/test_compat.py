@@ -33,8 +33,16 @@ def test_every_shipped_file_loads_with_rows(matrix: compat.Matrix) -> None:
 
 
 def test_every_row_keeps_a_source_and_a_status(matrix: compat.Matrix) -> None:
-    rows = [*matrix.cann_releases, *matrix.hdk_rules, *matrix.compilers, *matrix.torch_npu_releases,
-            *matrix.windows, *matrix.socs, *matrix.pci_devices, *matrix.pci_cards]
+    rows = [
+        *matrix.cann_releases,
+        *matrix.hdk_rules,
+        *matrix.compilers,
+        *matrix.torch_npu_releases,
+        *matrix.windows,
+        *matrix.socs,
+        *matrix.pci_devices,
+        *matrix.pci_cards,
+    ]
     for row in rows:
         assert row.provenance.source and all(s.strip() for s in row.provenance.source)
         assert isinstance(row.provenance.status, Status)
@@ -50,7 +58,10 @@ def test_every_torch_npu_version_on_pypi_has_a_row(matrix: compat.Matrix) -> Non
     assert len(listed) >= 60 and "2.1.0.post3" in listed and "2.14.0" in listed
     missing = [text for text in listed if not any(r.on_pypi for r in matrix.torch_npu(text))]
     assert missing == []
-    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", matrix.pypi.retrieved) and "pip index versions torch-npu" in matrix.pypi.command
+    assert (
+        re.fullmatch(r"\d{4}-\d{2}-\d{2}", matrix.pypi.retrieved)
+        and "pip index versions torch-npu" in matrix.pypi.command
+    )
 
 
 def test_rows_on_pypi_are_exactly_the_listed_versions_with_the_listed_wheels(matrix: compat.Matrix) -> None:
@@ -67,7 +78,10 @@ def test_rows_on_pypi_are_exactly_the_listed_versions_with_the_listed_wheels(mat
 def test_pypi_listing_without_a_row_is_refused(tmp_path: Path) -> None:
     folder = copy_shipped(tmp_path)
     edit(folder / "torch_npu.toml", '  "2.14.0",\n', '  "2.14.0",\n  "2.15.0",\n')
-    with pytest.raises(DataFileError, match=r"compat/torch_npu.toml: pypi.versions\[\d+\]: 2.15.0 is on PyPI but has no \[\[releases\]\] row"):
+    with pytest.raises(
+        DataFileError,
+        match=r"compat/torch_npu.toml: pypi.versions\[\d+\]: 2.15.0 is on PyPI but has no \[\[releases\]\] row",
+    ):
         compat.load(folder)
 
 
@@ -92,22 +106,50 @@ def release_index(path: Path, version: str) -> int:
     return before.count("[[releases]]")
 
 
-@pytest.mark.parametrize("file, old, new, message", [
-    ("torch_npu.toml", 'cann = "8.0.0"\nkind = "current-readme"', 'cann = 8\nkind = "current-readme"',
-     r"compat/torch_npu.toml: releases\[{i}\].cann: expected string, found integer 8"),
-    ("torch_npu.toml", 'cann = "8.0.0"\nkind', 'cann = "8.0.RCx"\nkind',
-     r"compat/torch_npu.toml: releases\[{i}\].cann: not a cann version: '8.0.RCx'"),
-    ("torch_npu.toml", 'cann = "8.0.0"\nkind', 'can = "8.0.0"\nkind',
-     r"compat/torch_npu.toml: releases\[{i}\].can: unknown key; perhaps you meant 'cann'\?"),
-    ("torch_npu.toml", 'version = "2.1.0.post10"\ntorch = "2.1.0"\n', 'version = "2.1.0.post10"\n',
-     r"compat/torch_npu.toml: releases\[{i}\].torch: missing \(expected string\)"),
-    ("torch_npu.toml", 'on_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]', 'on_pypi = "yes"\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
-     r"compat/torch_npu.toml: releases\[{i}\].on_pypi: expected boolean, found string 'yes'"),
-    ("torch_npu.toml", 'torch_pin = "cpu-local-on-x86_64"\non_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
-     'torch_pin = "cpu"\non_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
-     r"compat/torch_npu.toml: releases\[{i}\].torch_pin: expected one of none, cpu-local-on-x86_64, exact, unknown, found 'cpu'"),
-])
-def test_broken_torch_npu_row_names_file_and_key_path(tmp_path: Path, file: str, old: str, new: str, message: str) -> None:
+@pytest.mark.parametrize(
+    "file, old, new, message",
+    [
+        (
+            "torch_npu.toml",
+            'cann = "8.0.0"\nkind = "current-readme"',
+            'cann = 8\nkind = "current-readme"',
+            r"compat/torch_npu.toml: releases\[{i}\].cann: expected string, found integer 8",
+        ),
+        (
+            "torch_npu.toml",
+            'cann = "8.0.0"\nkind',
+            'cann = "8.0.RCx"\nkind',
+            r"compat/torch_npu.toml: releases\[{i}\].cann: not a cann version: '8.0.RCx'",
+        ),
+        (
+            "torch_npu.toml",
+            'cann = "8.0.0"\nkind',
+            'can = "8.0.0"\nkind',
+            r"compat/torch_npu.toml: releases\[{i}\].can: unknown key; perhaps you meant 'cann'\?",
+        ),
+        (
+            "torch_npu.toml",
+            'version = "2.1.0.post10"\ntorch = "2.1.0"\n',
+            'version = "2.1.0.post10"\n',
+            r"compat/torch_npu.toml: releases\[{i}\].torch: missing \(expected string\)",
+        ),
+        (
+            "torch_npu.toml",
+            'on_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
+            'on_pypi = "yes"\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
+            r"compat/torch_npu.toml: releases\[{i}\].on_pypi: expected boolean, found string 'yes'",
+        ),
+        (
+            "torch_npu.toml",
+            'torch_pin = "cpu-local-on-x86_64"\non_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
+            'torch_pin = "cpu"\non_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
+            r"compat/torch_npu.toml: releases\[{i}\].torch_pin: expected one of none, cpu-local-on-x86_64, exact, unknown, found 'cpu'",
+        ),
+    ],
+)
+def test_broken_torch_npu_row_names_file_and_key_path(
+    tmp_path: Path, file: str, old: str, new: str, message: str
+) -> None:
     folder = copy_shipped(tmp_path)
     index = release_index(folder / file, "2.1.0.post10")
     text = (folder / file).read_text(encoding="utf-8")
@@ -133,30 +175,87 @@ def test_missing_source_is_refused(tmp_path: Path) -> None:
 
 def test_empty_source_and_conflict_without_the_other_value_are_refused(tmp_path: Path) -> None:
     folder = copy_shipped(tmp_path)
-    edit(folder / "torch_npu.toml", 'source = ["https://www.hiascend.com/document/detail/zh/Pytorch/720/releasenote/releasenote_0005.html"]',
-         "source = []")
+    edit(
+        folder / "torch_npu.toml",
+        'source = ["https://www.hiascend.com/document/detail/zh/Pytorch/720/releasenote/releasenote_0005.html"]',
+        "source = []",
+    )
     with pytest.raises(DataFileError, match=r"compat/torch_npu.toml: windows\[0\].source: expected at least one entry"):
         compat.load(folder)
     folder = copy_shipped(tmp_path / "again")
-    edit(folder / "cann.toml", 'status = "conflict"\nconflict = "package_info.js pairs 8.0.RC2', 'status = "conflict"\nremark = "package_info.js pairs 8.0.RC2')
+    edit(
+        folder / "cann.toml",
+        'status = "conflict"\nconflict = "package_info.js pairs 8.0.RC2',
+        'status = "conflict"\nremark = "package_info.js pairs 8.0.RC2',
+    )
     with pytest.raises(DataFileError, match=r"compat/cann.toml: hdk\[\d+\].conflict: missing"):
         compat.load(folder)
 
 
-@pytest.mark.parametrize("file, old, new, message", [
-    ("cann.toml", "schema = 1", "schema = 2", r"compat/cann.toml: schema: this ascenv reads schema 1, the file says 2"),
-    ("cann.toml", "schema = 1", "", r"compat/cann.toml: schema: missing \(expected integer\)"),
-    ("cann.toml", 'kind = "matched"', 'kind = "matchd"', r"compat/cann.toml: hdk\[0\].kind: expected one of matched, compatible"),
-    ("cann.toml", 'hdk = ["22.0.RC3.2"]', 'hdk = ["22.0.RC3.2", 24]', r"compat/cann.toml: hdk\[0\].hdk\[1\]: expected a non-empty string, found 24"),
-    ("cann.toml", 'chips = ["ascend310p"]', 'chips = ["ascend310x"]', r"compat/cann.toml: releases\[\d+\].chips: unknown compute unit 'ascend310x'"),
-    ("cann.toml", 'innerversion = "V100R001C13SPC005B246"', 'innerversion = "C13"', r"compat/cann.toml: releases\[\d+\].innerversion: not a inner version: 'C13'"),
-    ("hardware.toml", 'device = "0xd100"', 'device = "d1oo"', r"compat/hardware.toml: pci_devices\[0\].device: expected a hexadecimal PCI id"),
-    ("hardware.toml", "ub_size = 262144", 'ub_size = "256K"', r"compat/hardware.toml: socs\[\d+\].ub_size: expected integer, found string '256K'"),
-    ("torch_npu.toml", "[pypi.python]", "[pypi.pythons]", r"compat/torch_npu.toml: pypi.python: missing \(expected table\)"),
-    ("torch_npu.toml", "\n[[windows]]", "\n[[window]]", r"compat/torch_npu.toml: window: unknown key; perhaps you meant 'windows'\?"),
-    ("torch_npu.toml", 'retrieved = "', 'retrieved = "x', None),  # still a string: loads
-])
-def test_broken_files_name_file_and_key_path(tmp_path: Path, file: str, old: str, new: str, message: "str | None") -> None:
+@pytest.mark.parametrize(
+    "file, old, new, message",
+    [
+        (
+            "cann.toml",
+            "schema = 1",
+            "schema = 2",
+            r"compat/cann.toml: schema: this ascenv reads schema 1, the file says 2",
+        ),
+        ("cann.toml", "schema = 1", "", r"compat/cann.toml: schema: missing \(expected integer\)"),
+        (
+            "cann.toml",
+            'kind = "matched"',
+            'kind = "matchd"',
+            r"compat/cann.toml: hdk\[0\].kind: expected one of matched, compatible",
+        ),
+        (
+            "cann.toml",
+            'hdk = ["22.0.RC3.2"]',
+            'hdk = ["22.0.RC3.2", 24]',
+            r"compat/cann.toml: hdk\[0\].hdk\[1\]: expected a non-empty string, found 24",
+        ),
+        (
+            "cann.toml",
+            'chips = ["ascend310p"]',
+            'chips = ["ascend310x"]',
+            r"compat/cann.toml: releases\[\d+\].chips: unknown compute unit 'ascend310x'",
+        ),
+        (
+            "cann.toml",
+            'innerversion = "V100R001C13SPC005B246"',
+            'innerversion = "C13"',
+            r"compat/cann.toml: releases\[\d+\].innerversion: not a inner version: 'C13'",
+        ),
+        (
+            "hardware.toml",
+            'device = "0xd100"',
+            'device = "d1oo"',
+            r"compat/hardware.toml: pci_devices\[0\].device: expected a hexadecimal PCI id",
+        ),
+        (
+            "hardware.toml",
+            "ub_size = 262144",
+            'ub_size = "256K"',
+            r"compat/hardware.toml: socs\[\d+\].ub_size: expected integer, found string '256K'",
+        ),
+        (
+            "torch_npu.toml",
+            "[pypi.python]",
+            "[pypi.pythons]",
+            r"compat/torch_npu.toml: pypi.python: missing \(expected table\)",
+        ),
+        (
+            "torch_npu.toml",
+            "\n[[windows]]",
+            "\n[[window]]",
+            r"compat/torch_npu.toml: window: unknown key; perhaps you meant 'windows'\?",
+        ),
+        ("torch_npu.toml", 'retrieved = "', 'retrieved = "x', None),  # still a string: loads
+    ],
+)
+def test_broken_files_name_file_and_key_path(
+    tmp_path: Path, file: str, old: str, new: str, message: str | None
+) -> None:
     folder = copy_shipped(tmp_path)
     edit(folder / file, old, new)
     if message is None:
@@ -183,24 +282,27 @@ def test_invalid_toml_missing_and_unexpected_files(tmp_path: Path) -> None:
 # --- CANN ↔ driver (compat.md §0 rule 3, §1.2) --------------------------------------------------
 
 
-@pytest.mark.parametrize("cann, driver, fit", [
-    ("8.0.RC1", "24.1.rc1", DriverFit.MATCHED),
-    ("8.0.RC3", "24.1.rc3", DriverFit.MATCHED),
-    ("8.0.0", "24.1.0", DriverFit.MATCHED),
-    ("8.1.RC1", "25.0.rc1.1", DriverFit.MATCHED),  # the deployer's 25.0.RC1 bundle files are 25.0.rc1.1
-    ("8.0.RC2.beta1", "24.1.rc2.2", DriverFit.MATCHED),  # community label → commercial 8.0.RC2; patched driver
-    ("8.0.0", "24.1.rc2", DriverFit.KNOWN_WORKING),  # package_info.js pairs 8.0.0 with 24.1.RC2
-    ("8.0.0", "23.0.3", DriverFit.OLDER_THAN_MATCHED),  # no documented floor before 8.5: warn only
-    ("8.2.RC1", "24.1.rc3", DriverFit.COMPATIBLE),  # MindIE 2.1.RC1 list
-    ("8.2.RC1", "24.1.rc1", DriverFit.BELOW_MINIMUM),
-    ("8.5.0", "25.3.rc1", DriverFit.COMPATIBLE),
-    ("8.5.0", "24.1.0", DriverFit.BELOW_MINIMUM),  # 8.5.x needs >= 25.0.X
-    ("9.0.0", "25.0.rc1.1", DriverFit.COMPATIBLE),
-    ("9.1.0", "25.0.rc1.1", DriverFit.INCOMPATIBLE),  # 9.1.X: 25.0.X explicitly N
-    ("9.1.0", "25.2.0", DriverFit.COMPATIBLE),
-    ("9.1.1", "26.1.1", DriverFit.MATCHED),
-    ("8.3.RC2", "25.3.rc1", DriverFit.UNKNOWN),
-])
+@pytest.mark.parametrize(
+    "cann, driver, fit",
+    [
+        ("8.0.RC1", "24.1.rc1", DriverFit.MATCHED),
+        ("8.0.RC3", "24.1.rc3", DriverFit.MATCHED),
+        ("8.0.0", "24.1.0", DriverFit.MATCHED),
+        ("8.1.RC1", "25.0.rc1.1", DriverFit.MATCHED),  # the deployer's 25.0.RC1 bundle files are 25.0.rc1.1
+        ("8.0.RC2.beta1", "24.1.rc2.2", DriverFit.MATCHED),  # community label → commercial 8.0.RC2; patched driver
+        ("8.0.0", "24.1.rc2", DriverFit.KNOWN_WORKING),  # package_info.js pairs 8.0.0 with 24.1.RC2
+        ("8.0.0", "23.0.3", DriverFit.OLDER_THAN_MATCHED),  # no documented floor before 8.5: warn only
+        ("8.2.RC1", "24.1.rc3", DriverFit.COMPATIBLE),  # MindIE 2.1.RC1 list
+        ("8.2.RC1", "24.1.rc1", DriverFit.BELOW_MINIMUM),
+        ("8.5.0", "25.3.rc1", DriverFit.COMPATIBLE),
+        ("8.5.0", "24.1.0", DriverFit.BELOW_MINIMUM),  # 8.5.x needs >= 25.0.X
+        ("9.0.0", "25.0.rc1.1", DriverFit.COMPATIBLE),
+        ("9.1.0", "25.0.rc1.1", DriverFit.INCOMPATIBLE),  # 9.1.X: 25.0.X explicitly N
+        ("9.1.0", "25.2.0", DriverFit.COMPATIBLE),
+        ("9.1.1", "26.1.1", DriverFit.MATCHED),
+        ("8.3.RC2", "25.3.rc1", DriverFit.UNKNOWN),
+    ],
+)
 def test_driver_fit(matrix: compat.Matrix, cann: str, driver: str, fit: DriverFit) -> None:
     verdict = matrix.driver_fit(cann, driver)
     assert verdict.fit is fit
@@ -250,7 +352,9 @@ def test_compiler_version_of_8_1_rc1_is_the_one_in_its_compiler_version_info(mat
     assert matrix.compiler_version("8.1.RC1").version.raw == re.search(r"^Version=(.+)$", payload, re.M).group(1)
 
 
-@pytest.mark.parametrize("capture", sorted((CORPUS / "version_files").glob("ascend_toolkit_install.info_*.txt")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "capture", sorted((CORPUS / "version_files").glob("ascend_toolkit_install.info_*.txt")), ids=lambda p: p.name
+)
 def test_every_recorded_toolkit_is_a_known_release_of_its_train(matrix: compat.Matrix, capture: Path) -> None:
     text = load_capture(capture)
     version = re.search(r"^version=(.+)$", text, re.M).group(1)
@@ -287,16 +391,19 @@ def test_torch_pin_from_2_12_is_exact(matrix: compat.Matrix) -> None:
     assert row.cann.raw == "9.1.0"
 
 
-@pytest.mark.parametrize("torch_npu, cann, grade", [
-    ("2.1.0.post10", "8.0.0", TorchNpuFitGrade.VALIDATED),
-    ("2.1.0.post10", "8.3.RC1", TorchNpuFitGrade.WINDOW),  # PTA 6.0.0 window: 8.0.RC2…8.3.RC1
-    ("2.6.0.post5", "9.1.0", TorchNpuFitGrade.WINDOW),  # PTA 7.3.0 window: 8.5.X/9.0.X/9.1.X
-    ("2.7.1", "9.0.0", TorchNpuFitGrade.OUTSIDE),  # fails: undefined symbol MsprofSysCycleTime
-    ("2.7.1.post6", "9.0.0", TorchNpuFitGrade.UNVERIFIED),  # PyPI-only, CANN INFERRED from its branch
-    ("2.1.0.post11", "8.2.RC1", TorchNpuFitGrade.UNVERIFIED),  # CONFLICT deployer vs README
-    ("2.1.0.post11", "8.1.RC1", TorchNpuFitGrade.VALIDATED),
-    ("2.9.1", "9.0.0", TorchNpuFitGrade.UNKNOWN),
-])
+@pytest.mark.parametrize(
+    "torch_npu, cann, grade",
+    [
+        ("2.1.0.post10", "8.0.0", TorchNpuFitGrade.VALIDATED),
+        ("2.1.0.post10", "8.3.RC1", TorchNpuFitGrade.WINDOW),  # PTA 6.0.0 window: 8.0.RC2…8.3.RC1
+        ("2.6.0.post5", "9.1.0", TorchNpuFitGrade.WINDOW),  # PTA 7.3.0 window: 8.5.X/9.0.X/9.1.X
+        ("2.7.1", "9.0.0", TorchNpuFitGrade.OUTSIDE),  # fails: undefined symbol MsprofSysCycleTime
+        ("2.7.1.post6", "9.0.0", TorchNpuFitGrade.UNVERIFIED),  # PyPI-only, CANN INFERRED from its branch
+        ("2.1.0.post11", "8.2.RC1", TorchNpuFitGrade.UNVERIFIED),  # CONFLICT deployer vs README
+        ("2.1.0.post11", "8.1.RC1", TorchNpuFitGrade.VALIDATED),
+        ("2.9.1", "9.0.0", TorchNpuFitGrade.UNKNOWN),
+    ],
+)
 def test_torch_npu_cann_fit(matrix: compat.Matrix, torch_npu: str, cann: str, grade: TorchNpuFitGrade) -> None:
     assert matrix.torch_npu_cann_fit(torch_npu, cann).grade is grade
 
@@ -329,16 +436,19 @@ def test_python_for_uses_wheel_tags_per_arch(matrix: compat.Matrix) -> None:
 # --- hardware ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name, board, soc, unit", [
-    ("910B4", None, "Ascend910B4", "ascend910b"),
-    ("910B4-1", None, "Ascend910B4-1", "ascend910b"),
-    ("910B", None, "Ascend910B", "ascend910"),  # first-generation 910 bin, not a 910B1–B4
-    ("910ProB", None, "Ascend910ProB", "ascend910"),
-    ("310P3", None, "Ascend310P3", "ascend310p"),
-    ("310B4", None, "Ascend310B4", "ascend310b"),
-    ("Ascend910", ("Ascend910", "9392"), "Ascend910_9392", "ascend910_93"),
-])
-def test_soc_for_npu_smi_name(matrix: compat.Matrix, name: str, board: "tuple | None", soc: str, unit: str) -> None:
+@pytest.mark.parametrize(
+    "name, board, soc, unit",
+    [
+        ("910B4", None, "Ascend910B4", "ascend910b"),
+        ("910B4-1", None, "Ascend910B4-1", "ascend910b"),
+        ("910B", None, "Ascend910B", "ascend910"),  # first-generation 910 bin, not a 910B1–B4
+        ("910ProB", None, "Ascend910ProB", "ascend910"),
+        ("310P3", None, "Ascend310P3", "ascend310p"),
+        ("310B4", None, "Ascend310B4", "ascend310b"),
+        ("Ascend910", ("Ascend910", "9392"), "Ascend910_9392", "ascend910_93"),
+    ],
+)
+def test_soc_for_npu_smi_name(matrix: compat.Matrix, name: str, board: tuple | None, soc: str, unit: str) -> None:
     chip, npu = board or (None, None)
     row = matrix.soc_for_npu_smi(name, board_chip_name=chip, board_npu_name=npu)
     assert (row.soc_version, row.compute_unit) == (soc, unit)

@@ -110,7 +110,11 @@ def test_diff_bad_snapshot_names_file_and_key_path(tmp_path):
 
 def test_diff_fleet_keeps_nodes_with_equal_sections_apart_where_they_differ(tmp_path):
     """Parts already seen are reused: a node differing only in its package list must still differ."""
-    names = [save(tmp_path, "a.json", a2()), save(tmp_path, "b.json", a2()), save(tmp_path, "c.json", with_package(a2(), "numpy", "2.0.0"))]
+    names = [
+        save(tmp_path, "a.json", a2()),
+        save(tmp_path, "b.json", a2()),
+        save(tmp_path, "c.json", with_package(a2(), "numpy", "2.0.0")),
+    ]
     code, out, _ = run(tmp_path, "diff", *names, "--format", "json")
     groups = json.loads(out)["groups"]
     assert [g["nodes"] for g in groups] == [["c.json"], ["a.json", "b.json"]]

@@ -16,7 +16,14 @@ def npu_smi(host, *args):
 
 
 def test_six_hosts():
-    assert HOST_NAMES == ("a2-cann800", "a3-cann850", "310p-duo", "container-no-devices", "two-canns-dangling-latest", "nonroot-home")
+    assert HOST_NAMES == (
+        "a2-cann800",
+        "a3-cann850",
+        "310p-duo",
+        "container-no-devices",
+        "two-canns-dangling-latest",
+        "nonroot-home",
+    )
 
 
 @pytest.mark.parametrize("name", HOST_NAMES)
@@ -87,7 +94,21 @@ def test_nonroot_host_has_no_npu_smi(tmp_path):
 @pytest.mark.parametrize(
     ("name", "device", "bus_ids", "nodes"),
     [
-        ("a2-cann800", "0xd802", ["0000:01:00.0", "0000:02:00.0", "0000:41:00.0", "0000:42:00.0", "0000:81:00.0", "0000:82:00.0", "0000:c1:00.0", "0000:c2:00.0"], 8),
+        (
+            "a2-cann800",
+            "0xd802",
+            [
+                "0000:01:00.0",
+                "0000:02:00.0",
+                "0000:41:00.0",
+                "0000:42:00.0",
+                "0000:81:00.0",
+                "0000:82:00.0",
+                "0000:c1:00.0",
+                "0000:c2:00.0",
+            ],
+            8,
+        ),
         ("a3-cann850", "0xd803", None, 16),
         ("310p-duo", "0xd500", ["0000:83:00.0"], 2),
     ],
@@ -112,12 +133,20 @@ def test_npu_hosts_have_pci_functions_and_device_nodes(name, device, bus_ids, no
 def test_files_are_the_captures(tmp_path):
     host = build_host("a2-cann800", tmp_path)
     root = host.root
-    assert (root / "usr/local/Ascend/driver/version.info").read_text().startswith("Version=25.0.rc1.1\nascendhal_version=7.35.23\n")
+    assert (
+        (root / "usr/local/Ascend/driver/version.info")
+        .read_text()
+        .startswith("Version=25.0.rc1.1\nascendhal_version=7.35.23\n")
+    )
     assert (root / "usr/local/Ascend/firmware/version.info").read_text() == (
         "Version=7.7.0.1.231\nfirmware_version=1.0\npackage_version=25.0.rc1.1\n"
         "compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.],[25.0,25.0.]\n"
     )
     assert (root / "etc/ascend_install.info").read_text().splitlines()[2] == "Driver_Install_Type=full"
     assert os.readlink(root / "usr/local/Ascend/ascend-toolkit/latest") == "8.0.0"
-    assert (root / "usr/local/Ascend/ascend-toolkit/set_env.sh").read_text().startswith("export LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64:")
+    assert (
+        (root / "usr/local/Ascend/ascend-toolkit/set_env.sh")
+        .read_text()
+        .startswith("export LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64:")
+    )
     assert host.environ["ASCEND_OPP_PATH"] == "/usr/local/Ascend/ascend-toolkit/latest/opp"

@@ -37,7 +37,9 @@ def test_replaces_and_fsyncs_before_the_rename(tmp_path: Path, monkeypatch: pyte
 
 
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, OSError(28, "No space left on device")])
-def test_a_failure_leaves_the_old_file_and_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure) -> None:
+def test_a_failure_leaves_the_old_file_and_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failure
+) -> None:
     target = tmp_path / "pins.toml"
     target.write_text("old")
 

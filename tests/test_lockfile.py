@@ -40,11 +40,18 @@ def test_lock_from_a2_snapshot_records_every_layer():
     assert lock.lock_version == "1.0" and lock.generator == "ascenv" and lock.generator_version == "0.1.0"
     assert lock.created == "2025-12-01T08:00:00+00:00"
     assert lock.source == "a2-node01"
-    assert lock.platform == Platform(arch="aarch64", os="openEuler 22.03", glibc="2.34", chip="910B4", compute_unit="ascend910b")
+    assert lock.platform == Platform(
+        arch="aarch64", os="openEuler 22.03", glibc="2.34", chip="910B4", compute_unit="ascend910b"
+    )
     assert lock.npu.driver == "25.0.rc1.1" and lock.npu.firmware == "7.7.0.1.231"
     assert len(lock.npu.chips) == 8 and lock.npu.chips[7] == LockedChip(7, 0, "910B4")
     (cann,) = lock.cann
-    assert (cann.version, cann.innerversion, cann.active, cann.kernels) == ("8.2.RC1", "V100R001C22SPC001B231", True, ("ascend910b",))
+    assert (cann.version, cann.innerversion, cann.active, cann.kernels) == (
+        "8.2.RC1",
+        "V100R001C22SPC001B231",
+        True,
+        ("ascend910b",),
+    )
     packages = {p.name: p.version for p in lock.python.packages}
     assert packages["torch-npu"] == "2.8.0" and packages["torch"] == "2.8.0+cpu"
     assert [p.name for p in lock.python.packages] == sorted(packages)
@@ -69,7 +76,11 @@ def test_missing_vendor_and_shadowed_distribution_are_not_locked():
     snap = a2()
     gone = Vendor(name="old", path="/nowhere", origin="config.ini", priority=1, exists=False)
     shadow = replace(snap.python.distributions[3], version="1.0", location="/usr/lib/python3/dist-packages")
-    snap = replace(snap, vendors=snap.vendors + (gone,), python=replace(snap.python, distributions=snap.python.distributions + (shadow,)))
+    snap = replace(
+        snap,
+        vendors=snap.vendors + (gone,),
+        python=replace(snap.python, distributions=snap.python.distributions + (shadow,)),
+    )
     lock = lock_of(snap)
     assert [v.name for v in lock.vendors] == ["customize"]
     assert {p.name: p.version for p in lock.python.packages}["torch"] == "2.8.0+cpu"
@@ -130,12 +141,18 @@ def _load_error(text):
 
 def test_future_major_version_is_refused():
     err = _load_error(_text().replace('lock-version = "1.0"', 'lock-version = "2.0"'))
-    assert "ascenv.lock has lock format 2.0, this ascenv only reads 1.x (it was written by a newer ascenv)" == err.message
+    assert (
+        "ascenv.lock has lock format 2.0, this ascenv only reads 1.x (it was written by a newer ascenv)" == err.message
+    )
     assert "upgrade ascenv" in err.hint
 
 
 def test_newer_minor_version_warns_and_ignores_new_keys():
-    text = _text().replace('lock-version = "1.0"', 'lock-version = "1.3"').replace("[platform]\n", '[platform]\nsockets = 2\n')
+    text = (
+        _text()
+        .replace('lock-version = "1.0"', 'lock-version = "1.3"')
+        .replace("[platform]\n", "[platform]\nsockets = 2\n")
+    )
     lock, warnings = lockfile.loads_lock(text, "ascenv.lock")
     assert lock.platform.compute_unit == "ascend910b"
     assert "newer than this ascenv's 1.0" in warnings[0]
@@ -167,7 +184,7 @@ def test_bad_type_names_the_key_path():
     assert err.message == "ascenv.lock: npu.chips[3].name: expected string, found integer 7"
 
 
-@pytest.mark.parametrize("text", ["", "hello = 1\n", 'lock-version = 1\n', "\x00\x01garbage"])
+@pytest.mark.parametrize("text", ["", "hello = 1\n", "lock-version = 1\n", "\x00\x01garbage"])
 def test_not_a_lock(text):
     err = _load_error(text)
     assert err.message.startswith("ascenv.lock")
@@ -194,8 +211,11 @@ def test_cann_change_is_an_error_in_the_cann_layer():
     changes = lockfile.drift(lock_of(snap), lock_of(replace(snap, cann=replace(snap.cann, installs=(inst,)))))
     assert changes == (
         Change(
-            "cann", "/usr/local/Ascend/ascend-toolkit/8.2.RC1", "changed",
-            "8.2.RC1 (V100R001C22SPC001B231, toolkit, aarch64)", "8.2.RC2 (V100R001C22SPC002B100, toolkit, aarch64)",
+            "cann",
+            "/usr/local/Ascend/ascend-toolkit/8.2.RC1",
+            "changed",
+            "8.2.RC1 (V100R001C22SPC001B231, toolkit, aarch64)",
+            "8.2.RC2 (V100R001C22SPC002B100, toolkit, aarch64)",
             Severity.ERROR,
         ),
     )
@@ -204,12 +224,19 @@ def test_cann_change_is_an_error_in_the_cann_layer():
 def test_lost_card_lowers_the_chip_count():
     snap = a2()
     fewer = replace(snap, npu=replace(snap.npu, chips=snap.npu.chips[:7]))
-    assert lockfile.drift(lock_of(snap), lock_of(fewer)) == (Change("chips", "910B4", "changed", "8", "7", Severity.WARN),)
+    assert lockfile.drift(lock_of(snap), lock_of(fewer)) == (
+        Change("chips", "910B4", "changed", "8", "7", Severity.WARN),
+    )
 
 
 @pytest.mark.parametrize(
     "version, strict, severity",
-    [("2.8.1", False, Severity.WARN), ("2.8.1", True, Severity.ERROR), ("2.9.0", False, Severity.ERROR), ("2.8.0.post1", False, Severity.WARN)],
+    [
+        ("2.8.1", False, Severity.WARN),
+        ("2.8.1", True, Severity.ERROR),
+        ("2.9.0", False, Severity.ERROR),
+        ("2.8.0.post1", False, Severity.WARN),
+    ],
 )
 def test_torch_npu_release_severity(version, strict, severity):
     changes = lockfile.drift(lock_of(a2()), lock_of(with_package(a2(), "torch_npu", version)), strict=strict)
@@ -238,7 +265,9 @@ def test_package_added_warns_removed_errs():
 
 def test_vendor_change_is_a_vendors_error():
     snap = a2()
-    vendor = replace(snap.vendors[0], version_info={"custom_opp_compiler_version": "8.3.0.0.100"}, manifest_digest="sha256:1")
+    vendor = replace(
+        snap.vendors[0], version_info={"custom_opp_compiler_version": "8.3.0.0.100"}, manifest_digest="sha256:1"
+    )
     changes = lockfile.drift(lock_of(snap), lock_of(replace(snap, vendors=(vendor,))))
     assert [(c.layer, c.item, c.kind) for c in changes] == [
         ("vendors", "customize: manifest-digest", "added"),

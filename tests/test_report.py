@@ -13,8 +13,20 @@ import pytest
 from ascenv import errors, lockfile
 from ascenv.checks import run_checks
 from ascenv.model import (
-    Board, CannInfo, CannInstall, Chip, DeviceNode, Devices, Distribution, DriverInfo, EnvInfo, FirmwareInfo,
-    HostInfo, NpuInfo, PythonInfo, Snapshot,
+    Board,
+    CannInfo,
+    CannInstall,
+    Chip,
+    DeviceNode,
+    Devices,
+    Distribution,
+    DriverInfo,
+    EnvInfo,
+    FirmwareInfo,
+    HostInfo,
+    NpuInfo,
+    PythonInfo,
+    Snapshot,
 )
 from ascenv.report import Bundle, Capture, Inputs, Known, RawFile, Redactor, assemble, load_bundle, pack, read_bundle
 from tests.fixture_hosts import corpus_text
@@ -24,8 +36,18 @@ HOME = "/home/zhang.wei"
 HF_TOKEN = "hf_" + "Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1"
 # every personal value the snapshot below holds; none may survive anywhere in the bundle
 SECRETS = (
-    "npu-node-17.cluster.example.org", "npu-node-17", "zhang.wei", "10.20.30.40", "fe80::1ff:fe23:4567:890a",
-    "1000000000", "033VNY10MB000071", "t0k3n-value-123", "Pa55w0rd", "deploy:Pa55w0rd", HF_TOKEN, "hunter2secret",
+    "npu-node-17.cluster.example.org",
+    "npu-node-17",
+    "zhang.wei",
+    "10.20.30.40",
+    "fe80::1ff:fe23:4567:890a",
+    "1000000000",
+    "033VNY10MB000071",
+    "t0k3n-value-123",
+    "Pa55w0rd",
+    "deploy:Pa55w0rd",
+    HF_TOKEN,
+    "hunter2secret",
 )
 
 
@@ -40,14 +62,23 @@ def secret_snapshot() -> Snapshot:
             driver_version="25.0.rc1.1",
             chips=(Chip(0, 0, "910B4", "OK", "0000:C1:00.0"), Chip(1, 0, "910B4", "OK", "0000:C2:00.0")),
             boards=(
-                Board(0, software_version="24.1.0.b062", firmware_version="7.5.0.2.220", fields={"Serial Number": "1000000000", "PCIe Bus Info": "0000:C1:00.0"}),
+                Board(
+                    0,
+                    software_version="24.1.0.b062",
+                    firmware_version="7.5.0.2.220",
+                    fields={"Serial Number": "1000000000", "PCIe Bus Info": "0000:C1:00.0"},
+                ),
                 Board(1, fields={"Serial Number": "033VNY10MB000071"}),
             ),
         ),
         driver=DriverInfo(version="25.0.rc1.1", path="/usr/local/Ascend/driver"),
         firmware=FirmwareInfo(version="7.7.0.1.231", source="/usr/local/Ascend/firmware/version.info"),
         cann=CannInfo(
-            installs=(CannInstall(path=f"{HOME}/Ascend/ascend-toolkit/8.1.RC1", kind="toolkit", version="8.1.RC1", arch="aarch64"),),
+            installs=(
+                CannInstall(
+                    path=f"{HOME}/Ascend/ascend-toolkit/8.1.RC1", kind="toolkit", version="8.1.RC1", arch="aarch64"
+                ),
+            ),
             active=f"{HOME}/Ascend/ascend-toolkit/8.1.RC1",
         ),
         devices=Devices(nodes=(DeviceNode("/dev/davinci0", True), DeviceNode("/dev/davinci_manager", True))),
@@ -77,7 +108,11 @@ def secret_snapshot() -> Snapshot:
 def inputs(snapshot: Snapshot, **changes) -> Inputs:
     board = Capture(("/usr/local/bin/npu-smi", "info", "-t", "board", "-i", "0"), "ok", 0, corpus_text(BOARD), "")
     probe = Capture((f"{HOME}/.venv/bin/python", "-B", "-c", "import sys"), "ok", 0, "{}", "")
-    config = RawFile("/etc/pip.conf", b"[global]\nindex-url = https://deploy:Pa55w0rd@mirror.example.org/simple\npassword=hunter2secret\n", "files/01-pip.conf")
+    config = RawFile(
+        "/etc/pip.conf",
+        b"[global]\nindex-url = https://deploy:Pa55w0rd@mirror.example.org/simple\npassword=hunter2secret\n",
+        "files/01-pip.conf",
+    )
     base = dict(
         snapshot=snapshot,
         findings=tuple(run_checks(snapshot)),
@@ -157,7 +192,10 @@ def test_known_home_outside_home_and_ip_inside_version_line():
     redactor.add_known(Known(homes=("/data/users/li_na",)))
     text = "cache /data/users/li_na/atc_data\nnpu-smi 23.0.0.1   Version: 23.0.0.1\nmaster 192.168.1.20\n"
     redactor.discover_text(text)
-    assert redactor.apply_text(text) == "cache /data/users/<user-1>/atc_data\nnpu-smi 23.0.0.1   Version: 23.0.0.1\nmaster <ip-1>\n"
+    assert (
+        redactor.apply_text(text)
+        == "cache /data/users/<user-1>/atc_data\nnpu-smi 23.0.0.1   Version: 23.0.0.1\nmaster <ip-1>\n"
+    )
 
 
 def test_no_redact_keeps_values_and_says_so():
@@ -205,9 +243,16 @@ def test_manifest_lists_every_member_with_its_sha256():
     members = members_of(data)
     manifest = json.loads(members.pop("MANIFEST.json"))
     assert manifest["schema"] == 1 and manifest["snapshot_schema"] == 1
-    assert {m["name"]: m["sha256"] for m in manifest["members"]} == {n: hashlib.sha256(b).hexdigest() for n, b in members.items()}
+    assert {m["name"]: m["sha256"] for m in manifest["members"]} == {
+        n: hashlib.sha256(b).hexdigest() for n, b in members.items()
+    }
     assert set(members) == {
-        "report.md", "snapshot.json", "findings.json", "ascenv.lock", "captures/npu-smi_info_-t_board_-i_0.txt", "files/01-pip.conf",
+        "report.md",
+        "snapshot.json",
+        "findings.json",
+        "ascenv.lock",
+        "captures/npu-smi_info_-t_board_-i_0.txt",
+        "files/01-pip.conf",
     }
 
 
@@ -228,9 +273,15 @@ def _repack(members: dict[str, bytes]) -> bytes:
     [
         (lambda d, m: b"not a bundle\n", "not gzip-compressed"),
         (lambda d, m: d[: len(d) // 2], "truncated or not a tar.gz"),
-        (lambda d, m: _repack({**m, "snapshot.json": m["snapshot.json"].replace(b"910B4", b"910B3")}), "snapshot.json does not match its sha256"),
+        (
+            lambda d, m: _repack({**m, "snapshot.json": m["snapshot.json"].replace(b"910B4", b"910B3")}),
+            "snapshot.json does not match its sha256",
+        ),
         (lambda d, m: _repack({**m, "extra.txt": b"x"}), "extra.txt not listed in MANIFEST.json"),
-        (lambda d, m: _repack({k: v for k, v in m.items() if k != "findings.json"}), "findings.json is listed in MANIFEST.json but missing"),
+        (
+            lambda d, m: _repack({k: v for k, v in m.items() if k != "findings.json"}),
+            "findings.json is listed in MANIFEST.json but missing",
+        ),
         (lambda d, m: _repack({k: v for k, v in m.items() if k != "MANIFEST.json"}), "has no MANIFEST.json"),
         (lambda d, m: _repack({"MANIFEST.json": b'{"schema": 1, "members": []}'}), "has no snapshot.json"),
         (lambda d, m: _repack({"MANIFEST.json": b'{"schema": 9, "members": []}'}), "bundle schema 9 is not supported"),

@@ -11,7 +11,9 @@ def test_snapshot_round_trips_through_plain_data():
             driver_version="24.1.rc2.2",
             chips=(model.Chip(npu=0, chip=0, name="910B4", health="OK", bus_id="0000:C1:00.0", hbm_total_mb=32768),),
         ),
-        python=model.PythonInfo(distributions=(model.Distribution("torch", "2.1.0", "/x", wheel_tags=("cp39-cp39-linux_aarch64",)),)),
+        python=model.PythonInfo(
+            distributions=(model.Distribution("torch", "2.1.0", "/x", wheel_tags=("cp39-cp39-linux_aarch64",)),)
+        ),
         env=model.EnvInfo(paths={"PATH": (model.PathEntry("/bin", exists=True),)}),
     )
     assert serde.from_data(model.Snapshot, serde.to_data(snap)) == snap

@@ -6,7 +6,7 @@ import hashlib
 import os
 import threading
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Optional
 
 import pytest
 
@@ -17,12 +17,24 @@ from ascenv.store import Manifest, Store
 ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2 example "abc"
 
 
-def manifest_for(op: str, key: str, target: str, finished: str, outputs: Dict[str, bytes]) -> Manifest:
+def manifest_for(op: str, key: str, target: str, finished: str, outputs: dict[str, bytes]) -> Manifest:
     return Manifest(
-        schema=1, op=op, op_type="AddCustom", target=target, key=key, build_type=store.BUILD_TYPE,
-        ascenv_version="0.1.0", source_date_epoch=1700000000, source_date_epoch_from="recipe",
-        source_digest="0" * 64, recipe_digest="1" * 64, command=("make",), env={"TZ": "UTC"},
-        toolchain=store.Toolchain("builder-bookworm", "sha256:" + "a" * 64, "sha256:" + "a" * 64, {"g++": "g++ 12.2.0"}),
+        schema=1,
+        op=op,
+        op_type="AddCustom",
+        target=target,
+        key=key,
+        build_type=store.BUILD_TYPE,
+        ascenv_version="0.1.0",
+        source_date_epoch=1700000000,
+        source_date_epoch_from="recipe",
+        source_digest="0" * 64,
+        recipe_digest="1" * 64,
+        command=("make",),
+        env={"TZ": "UTC"},
+        toolchain=store.Toolchain(
+            "builder-bookworm", "sha256:" + "a" * 64, "sha256:" + "a" * 64, {"g++": "g++ 12.2.0"}
+        ),
         host={"arch": "x86_64"},
         timings=store.Timings(finished, finished, 0.1, 2.0, 2.1),
         inputs=(store.InputFile("cpu/main.cpp", "100644", 3, ABC_SHA256),),
@@ -30,8 +42,15 @@ def manifest_for(op: str, key: str, target: str, finished: str, outputs: Dict[st
     )
 
 
-def add_entry(st: Store, op: str, key: str, *, target: str = "cpu", finished: str = "2026-01-01T00:00:00Z",
-              outputs: Optional[Dict[str, bytes]] = None) -> store.Entry:
+def add_entry(
+    st: Store,
+    op: str,
+    key: str,
+    *,
+    target: str = "cpu",
+    finished: str = "2026-01-01T00:00:00Z",
+    outputs: Optional[dict[str, bytes]] = None,
+) -> store.Entry:
     outputs = outputs if outputs is not None else {"add_custom_cpu": b"binary-" + key.encode()}
     with st.staging("test") as stage:
         entry = stage / "entry"
@@ -69,7 +88,10 @@ def make_tree(root: Path) -> Path:
 def test_hash_tree_records_paths_modes_contents_not_git(tmp_path: Path) -> None:
     files = store.hash_tree(make_tree(tmp_path / "p"))
     assert [(f.path, f.mode, f.size) for f in files] == [
-        ("build.sh", "100755", 10), ("link", "120000", 24), ("op_kernel/add_custom.cpp", "100644", 3)]
+        ("build.sh", "100755", 10),
+        ("link", "120000", 24),
+        ("op_kernel/add_custom.cpp", "100644", 3),
+    ]
     assert files[2].sha256 == ABC_SHA256
     assert files[1].sha256 == hashlib.sha256(b"op_kernel/add_custom.cpp").hexdigest()
 
@@ -142,7 +164,9 @@ def test_verify_names_changed_missing_and_extra_outputs(tmp_path: Path) -> None:
     (entry.outputs / "b").unlink()
     (entry.outputs / "c").write_bytes(b"new")
     problems = st.verify(entry)
-    assert problems[0].startswith("outputs/a: sha256 ") and problems[0].endswith(f"the manifest says {ABC_SHA256[:16]}...")
+    assert problems[0].startswith("outputs/a: sha256 ") and problems[0].endswith(
+        f"the manifest says {ABC_SHA256[:16]}..."
+    )
     assert problems[1:] == ["outputs/b: missing", "outputs/c: not in the manifest"]
 
 

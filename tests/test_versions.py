@@ -24,7 +24,11 @@ from ascenv.versions import (
 from tests.conftest import CORPUS, load_capture
 
 CANN, DRIVER, FIRMWARE, COMPONENT, INNER = (
-    ProductLine.CANN, ProductLine.DRIVER, ProductLine.FIRMWARE, ProductLine.COMPONENT, ProductLine.INNER,
+    ProductLine.CANN,
+    ProductLine.DRIVER,
+    ProductLine.FIRMWARE,
+    ProductLine.COMPONENT,
+    ProductLine.INNER,
 )
 
 
@@ -36,26 +40,103 @@ def v(text: str, line: ProductLine = CANN) -> AscendVersion:
 # X.Y.0.alphaN < X.Y.0 < X.(Y+1).RC1) and §5.3 (alpha/beta below their base, patch above it,
 # T builds in their own bucket, here below the first RC; new scheme alpha < beta < rc < final).
 CANN_ORDER = [
-    "6.3.RC2", "6.3.RC3", "6.3.RC3.1", "7.0.RC1", "7.0.0", "7.0.1", "8.0.T6", "8.0.T63", "8.0.RC1",
-    "8.0.RC2.alpha003", "8.0.RC2.beta1", "8.0.RC2", "8.0.RC3", "8.0.RC3.20", "8.0.0.alpha001", "8.0.0.beta1",
-    "8.0.0", "8.1.RC1", "8.2.RC1.alpha001", "8.2.RC1", "8.3.RC1", "8.5.0-beta.1", "8.5.0", "8.5.1",
-    "9.0.0-beta.1", "9.0.0.beta2", "9.0.0", "9.1.0.beta.1", "9.1.0-beta.3", "9.1.0", "9.2.0-beta.2",
+    "6.3.RC2",
+    "6.3.RC3",
+    "6.3.RC3.1",
+    "7.0.RC1",
+    "7.0.0",
+    "7.0.1",
+    "8.0.T6",
+    "8.0.T63",
+    "8.0.RC1",
+    "8.0.RC2.alpha003",
+    "8.0.RC2.beta1",
+    "8.0.RC2",
+    "8.0.RC3",
+    "8.0.RC3.20",
+    "8.0.0.alpha001",
+    "8.0.0.beta1",
+    "8.0.0",
+    "8.1.RC1",
+    "8.2.RC1.alpha001",
+    "8.2.RC1",
+    "8.3.RC1",
+    "8.5.0-beta.1",
+    "8.5.0",
+    "8.5.1",
+    "9.0.0-beta.1",
+    "9.0.0.beta2",
+    "9.0.0",
+    "9.1.0.beta.1",
+    "9.1.0-beta.3",
+    "9.1.0",
+    "9.2.0-beta.2",
 ]
 # compat.md §1.1 and §5.1: bundle RC vs file rc, patch bundles, builds; 2021/2022 numbering.
 DRIVER_ORDER = [
-    "21.0.2", "22.0.4.1", "23.0.rc2", "23.0.RC3", "23.0.0", "23.0.1", "23.0.2.1", "24.1.rc1", "24.1.rc1.b030",
-    "24.1.rc2", "24.1.rc2.2", "24.1.rc3", "24.1.0", "24.1.0.b062", "25.0.rc1", "25.0.rc1.1", "25.3.rc1",
-    "25.3.rc1.b020", "25.5.0", "26.0.RC1", "26.1.0", "26.1.0.b061",
+    "21.0.2",
+    "22.0.4.1",
+    "23.0.rc2",
+    "23.0.RC3",
+    "23.0.0",
+    "23.0.1",
+    "23.0.2.1",
+    "24.1.rc1",
+    "24.1.rc1.b030",
+    "24.1.rc2",
+    "24.1.rc2.2",
+    "24.1.rc3",
+    "24.1.0",
+    "24.1.0.b062",
+    "25.0.rc1",
+    "25.0.rc1.1",
+    "25.3.rc1",
+    "25.3.rc1.b020",
+    "25.5.0",
+    "26.0.RC1",
+    "26.1.0",
+    "26.1.0.b061",
 ]
-FIRMWARE_ORDER = ["6.4.0.4.220", "7.1.0.6.220", "7.3.0.1.231", "7.5.0.1.129", "7.5.0.2.220", "7.7.0.1.231", "7.7.0.2.220"]
-COMPONENT_ORDER = ["1.84.15.1.310", "7.2.T11.0.B218", "7.5.T11.0.B081", "7.5.0.1.129", "7.6.0.1.220", "7.7.0.1.238", "8.2.0.0.201"]
-INNER_ORDER = ["V100R001C13SPC005B246", "V100R001C15SPC003B226", "V100R001C17B214", "V100R001C21B081",
-               "V100R001C21SPC001B238", "V100R001C22SPC001B231", "V100R001C23B085", "V100R001C23SPC002B210"]
+FIRMWARE_ORDER = [
+    "6.4.0.4.220",
+    "7.1.0.6.220",
+    "7.3.0.1.231",
+    "7.5.0.1.129",
+    "7.5.0.2.220",
+    "7.7.0.1.231",
+    "7.7.0.2.220",
+]
+COMPONENT_ORDER = [
+    "1.84.15.1.310",
+    "7.2.T11.0.B218",
+    "7.5.T11.0.B081",
+    "7.5.0.1.129",
+    "7.6.0.1.220",
+    "7.7.0.1.238",
+    "8.2.0.0.201",
+]
+INNER_ORDER = [
+    "V100R001C13SPC005B246",
+    "V100R001C15SPC003B226",
+    "V100R001C17B214",
+    "V100R001C21B081",
+    "V100R001C21SPC001B238",
+    "V100R001C22SPC001B231",
+    "V100R001C23B085",
+    "V100R001C23SPC002B210",
+]
 
 
-@pytest.mark.parametrize("line, order", [
-    (CANN, CANN_ORDER), (DRIVER, DRIVER_ORDER), (FIRMWARE, FIRMWARE_ORDER), (COMPONENT, COMPONENT_ORDER), (INNER, INNER_ORDER),
-])
+@pytest.mark.parametrize(
+    "line, order",
+    [
+        (CANN, CANN_ORDER),
+        (DRIVER, DRIVER_ORDER),
+        (FIRMWARE, FIRMWARE_ORDER),
+        (COMPONENT, COMPONENT_ORDER),
+        (INNER, INNER_ORDER),
+    ],
+)
 def test_sorting_gives_the_documented_order(line: ProductLine, order: list) -> None:
     parsed = [v(text, line) for text in order]
     assert [str(x) for x in sorted(reversed(parsed))] == order
@@ -63,8 +144,13 @@ def test_sorting_gives_the_documented_order(line: ProductLine, order: list) -> N
         assert lower < higher and higher > lower and lower != higher
 
 
-@pytest.mark.parametrize("text, line", [(t, CANN) for t in CANN_ORDER] + [(t, DRIVER) for t in DRIVER_ORDER]
-                         + [(t, INNER) for t in INNER_ORDER] + [("7.5.T11.0.B081", CANN), ("8.0.T63", COMPONENT)])
+@pytest.mark.parametrize(
+    "text, line",
+    [(t, CANN) for t in CANN_ORDER]
+    + [(t, DRIVER) for t in DRIVER_ORDER]
+    + [(t, INNER) for t in INNER_ORDER]
+    + [("7.5.T11.0.B081", CANN), ("8.0.T63", COMPONENT)],
+)
 def test_raw_string_is_kept(text: str, line: ProductLine) -> None:
     parsed = v(text, line)
     assert str(parsed) == text and parsed.raw == text
@@ -80,7 +166,9 @@ def test_rc_case_does_not_matter_bundle_and_driver_file_are_the_same_release() -
 def test_community_beta_label_maps_to_the_commercial_release() -> None:
     assert str(v("8.0.RC3.beta1").commercial()) == "8.0.RC3"
     assert str(v("8.0.0.beta1").commercial()) == "8.0.0"
-    assert v("8.0.RC3.alpha003").commercial() is not None and str(v("8.0.RC3.alpha003").commercial()) == "8.0.RC3.alpha003"
+    assert (
+        v("8.0.RC3.alpha003").commercial() is not None and str(v("8.0.RC3.alpha003").commercial()) == "8.0.RC3.alpha003"
+    )
     # From 8.5 on, beta is a real pre-release and stays one.
     assert str(v("9.0.0-beta.1").commercial()) == "9.0.0-beta.1"
 
@@ -92,11 +180,26 @@ def test_flags() -> None:
     assert v("8.1.RC1").release == (8, 1)
 
 
-@pytest.mark.parametrize("text, line", [
-    ("", CANN), ("8", CANN), ("abc", CANN), ("8.0.RC", CANN), ("8.0.RC1.rc2", CANN), ("8.0.0..1", CANN),
-    ("1.2.x", CANN), ("8.0.RC2 beta", CANN), ("8.0.alpha1", CANN), ("V100R001C22", DRIVER),
-    ("24.1.rc2.b1.b2", DRIVER), ("V100R001", INNER), ("8.0.0", INNER), ("８.０.０", CANN), ("8.².0", CANN),
-])
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        ("", CANN),
+        ("8", CANN),
+        ("abc", CANN),
+        ("8.0.RC", CANN),
+        ("8.0.RC1.rc2", CANN),
+        ("8.0.0..1", CANN),
+        ("1.2.x", CANN),
+        ("8.0.RC2 beta", CANN),
+        ("8.0.alpha1", CANN),
+        ("V100R001C22", DRIVER),
+        ("24.1.rc2.b1.b2", DRIVER),
+        ("V100R001", INNER),
+        ("8.0.0", INNER),
+        ("８.０.０", CANN),
+        ("8.².0", CANN),
+    ],
+)
 def test_invalid_text_raises_invalid_version_quoting_it(text: str, line: ProductLine) -> None:
     with pytest.raises(InvalidVersion) as caught:
         v(text, line)
@@ -121,7 +224,11 @@ def test_ordering_across_product_lines_is_refused() -> None:
 
 # --- ranges, on the fields of real version.info files -------------------------------------------
 
-NOTES_800IA2 = CORPUS / "version_files" / "driver25.0.rc1.1_fw7.7.0.1.231_toolkit8.2.RC1_opp_kernel_nnal_mindie2.1.RC1_800IA2-notes.txt"
+NOTES_800IA2 = (
+    CORPUS
+    / "version_files"
+    / "driver25.0.rc1.1_fw7.7.0.1.231_toolkit8.2.RC1_opp_kernel_nnal_mindie2.1.RC1_800IA2-notes.txt"
+)
 
 
 def field(text: str, key: str) -> str:
@@ -224,13 +331,42 @@ def test_python_version_errors_quote_the_input() -> None:
 
 # --- properties ----------------------------------------------------------------------------------
 
-TOKENS = st.sampled_from(["8", "0", "24", "1", "RC1", "rc2", "T63", "alpha003", "beta", "beta1", "b030", "B081", "2",
-                          "220", "-", ".", "X", "", "V100R001C22", "SPC001", "rc", "²", " "])
+TOKENS = st.sampled_from(
+    [
+        "8",
+        "0",
+        "24",
+        "1",
+        "RC1",
+        "rc2",
+        "T63",
+        "alpha003",
+        "beta",
+        "beta1",
+        "b030",
+        "B081",
+        "2",
+        "220",
+        "-",
+        ".",
+        "X",
+        "",
+        "V100R001C22",
+        "SPC001",
+        "rc",
+        "²",
+        " ",
+    ]
+)
 
 
 @settings(max_examples=400, deadline=None)
-@given(text=st.one_of(st.text(max_size=30), st.lists(TOKENS, max_size=8).map(".".join), st.lists(TOKENS, max_size=8).map("".join)),
-       line=st.sampled_from(list(ProductLine)))
+@given(
+    text=st.one_of(
+        st.text(max_size=30), st.lists(TOKENS, max_size=8).map(".".join), st.lists(TOKENS, max_size=8).map("".join)
+    ),
+    line=st.sampled_from(list(ProductLine)),
+)
 def test_parse_never_raises_anything_but_invalid_version(text: str, line: ProductLine) -> None:
     try:
         parsed = AscendVersion.parse(text, line=line)

@@ -18,7 +18,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dist = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(dist), str(REPO)],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     (wheel,) = dist.glob("ascenv-*.whl")
     env_dir = tmp_path_factory.mktemp("venv")
@@ -31,21 +32,35 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_ships_data_and_runs(installed: Path, tmp_path: Path) -> None:
     python = installed / "bin" / "python"
     where = subprocess.run(
-        [str(python), "-c", "import json, ascenv.paths as p; print(json.dumps({n: str(p.data_dir(n)) for n in ('compat', 'containers', 'kernels')}))"],
-        check=True, capture_output=True, text=True, cwd=tmp_path,
+        [
+            str(python),
+            "-c",
+            "import json, ascenv.paths as p; print(json.dumps({n: str(p.data_dir(n)) for n in ('compat', 'containers', 'kernels')}))",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     dirs = json.loads(where.stdout)
     for name, path in dirs.items():
         assert "site-packages" in path and path.endswith(f"_data/{name}"), (name, path)
         shipped = sorted(p.relative_to(path).as_posix() for p in Path(path).rglob("*") if p.is_file())
-        in_repo = sorted(p.relative_to(REPO / name).as_posix() for p in (REPO / name).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        in_repo = sorted(
+            p.relative_to(REPO / name).as_posix()
+            for p in (REPO / name).rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts
+        )
         assert shipped == in_repo, name
     root = tmp_path / "root"
     (root / "etc").mkdir(parents=True)
     (root / "etc" / "os-release").write_text('ID=openEuler\nVERSION_ID="22.03"\n')
     snap = subprocess.run(
         [str(installed / "bin" / "ascenv"), "snapshot", "--root", str(root), "--format", "json"],
-        capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
     )
     assert snap.returncode == 0, snap.stderr
     data = json.loads(snap.stdout)

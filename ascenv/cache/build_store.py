@@ -6,9 +6,10 @@ lock's references and the staging's process checked again), never file by file."
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Optional
 
 from ascenv.cache.entry import CacheEntry, CacheRoot
 from ascenv.cache.scan import scan
@@ -18,8 +19,16 @@ OWNER = "store"
 
 
 class StoreDebris:
-    def __init__(self, store: Store, *, keep: int, referenced: Iterable[str], uid: Optional[int], recent_cutoff: float,
-                 one_file_system: bool = True) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        keep: int,
+        referenced: Iterable[str],
+        uid: Optional[int],
+        recent_cutoff: float,
+        one_file_system: bool = True,
+    ) -> None:
         self.store = store
         self.keep = keep
         self.referenced = frozenset(referenced)
@@ -29,15 +38,27 @@ class StoreDebris:
         """Each piece of debris as a root of its own, for the scanner to size."""
         plan = self.store.gc_plan(self.keep, self.referenced)
         where = f"build store {self.store.root}"
-        roots = [CacheRoot("ascenv-store", str(p), f"{where}: staging of a process that is gone") for p in plan.dead_tmp]
-        roots += [CacheRoot("ascenv-store", str(e.path), f"{where}: beyond the {self.keep} newest builds of {e.op}") for e in plan.remove]
+        roots = [
+            CacheRoot("ascenv-store", str(p), f"{where}: staging of a process that is gone") for p in plan.dead_tmp
+        ]
+        roots += [
+            CacheRoot("ascenv-store", str(e.path), f"{where}: beyond the {self.keep} newest builds of {e.op}")
+            for e in plan.remove
+        ]
         return roots
 
     def entries(self) -> list[CacheEntry]:
         report = scan(self.roots(), **self.scan_options)
         # The store removes a build whole or not at all: one holding recent or foreign files waits.
-        return [replace(e, owner=OWNER, in_use=e.in_use or ("holds files changed in the last minutes or another user's" if e.kept_files else None))
-                for e in report.entries]
+        return [
+            replace(
+                e,
+                owner=OWNER,
+                in_use=e.in_use
+                or ("holds files changed in the last minutes or another user's" if e.kept_files else None),
+            )
+            for e in report.entries
+        ]
 
     def remove(self, entry: CacheEntry) -> Optional[str]:
         return self.store.discard(Path(entry.path), self.referenced)

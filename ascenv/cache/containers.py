@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascenv.cache.entry import CacheEntry
 from ascenv.containers import LABEL_PREFIX, MANAGED_LABEL, RECIPE_LABEL
@@ -42,7 +43,9 @@ def pinned_refs(pins_files: Iterable[Path]) -> tuple[frozenset[str], tuple[str, 
         try:
             pins = load_pins(path)
         except (AscenvError, OSError) as exc:
-            notes.append(f"cannot read {path} ({getattr(exc, 'message', exc)}); no labelled image is listed for deletion")
+            notes.append(
+                f"cannot read {path} ({getattr(exc, 'message', exc)}); no labelled image is listed for deletion"
+            )
             continue
         refs |= {r for pin in pins.values() for r in (pin.image_id, pin.ref) if r}
     return frozenset(refs), tuple(notes)
@@ -78,7 +81,7 @@ def _epoch(rfc3339: str) -> Optional[float]:
 
 @dataclass
 class EngineObjects:
-    engine: "Engine"
+    engine: Engine
     pinned: frozenset[str]
     recent_cutoff: float
     pins_unreadable: bool = False  # then every image is kept
@@ -91,8 +94,20 @@ class EngineObjects:
         found = []
         for c in self.engine.container_infos({MANAGED_LABEL: "", **self.scope}):
             in_use = f"the container is {c.state}" if c.state in RUNNING else self._recent(c.created)
-            found.append(CacheEntry("container", f"container:{c.name}", root, f"label {MANAGED_LABEL}", allocated=c.size,
-                                    apparent=c.size, newest=c.created, oldest=c.created, in_use=in_use, owner=OWNER))
+            found.append(
+                CacheEntry(
+                    "container",
+                    f"container:{c.name}",
+                    root,
+                    f"label {MANAGED_LABEL}",
+                    allocated=c.size,
+                    apparent=c.size,
+                    newest=c.created,
+                    oldest=c.created,
+                    in_use=in_use,
+                    owner=OWNER,
+                )
+            )
         for image in self.engine.images_labelled(LABEL_PREFIX):
             if any(image.labels.get(k) != v for k, v in self.scope.items()):
                 continue
@@ -106,13 +121,29 @@ class EngineObjects:
             elif image.labels.get(RECIPE_LABEL) in self.recipes:
                 recipe = image.labels[RECIPE_LABEL]
                 protected = f"built from recipe {recipe}, pinned in {self.recipes[recipe]}"
-            found.append(CacheEntry("container", f"image:{image.id}", root, f"label {LABEL_PREFIX}*", allocated=image.size,
-                                    apparent=image.size, newest=when, oldest=when, protected=protected,
-                                    in_use=self._recent(when), owner=OWNER))
+            found.append(
+                CacheEntry(
+                    "container",
+                    f"image:{image.id}",
+                    root,
+                    f"label {LABEL_PREFIX}*",
+                    allocated=image.size,
+                    apparent=image.size,
+                    newest=when,
+                    oldest=when,
+                    protected=protected,
+                    in_use=self._recent(when),
+                    owner=OWNER,
+                )
+            )
         return found
 
     def _recent(self, when: Optional[float]) -> Optional[str]:
-        return "created in the last minutes (a build may be starting it)" if when is not None and when >= self.recent_cutoff else None
+        return (
+            "created in the last minutes (a build may be starting it)"
+            if when is not None and when >= self.recent_cutoff
+            else None
+        )
 
     def remove(self, entry: CacheEntry) -> Optional[str]:
         import docker.errors

@@ -4,8 +4,9 @@ report that holds them. Frozen data; no I/O here."""
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Protocol, Sequence
+from typing import Optional, Protocol
 
 CACHE_SCHEMA = 1
 
@@ -31,7 +32,9 @@ KINDS: dict[str, Kind] = {
         Kind("atrace", "trace logs", False),
         Kind("dump", "graph, exception and printf dumps", False),
         Kind("profiling", "profiling output", False),
-        Kind("ascenv-store", "ascenv's own store and build debris (needs CACHEDIR.TAG): old builds, dead staging", False),
+        Kind(
+            "ascenv-store", "ascenv's own store and build debris (needs CACHEDIR.TAG): old builds, dead staging", False
+        ),
         Kind("container", "containers and images labelled ascenv.*", False),
         Kind("aoe-bank", "AOE tuning knowledge bank (user results)", False, protected=True),
     )

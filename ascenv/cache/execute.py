@@ -156,7 +156,9 @@ class _Remover:
         return True
 
 
-def remove_entry(entry: CacheEntry, *, uid: Optional[int], recent_cutoff: float, one_file_system: bool = True) -> EntryResult:
+def remove_entry(
+    entry: CacheEntry, *, uid: Optional[int], recent_cutoff: float, one_file_system: bool = True
+) -> EntryResult:
     result = EntryResult(entry.path, entry.kind)
     path = posixpath.normpath(entry.path)
     root = posixpath.normpath(entry.root)
@@ -217,7 +219,9 @@ def execute(
         for entry in plan.entries:
             if entry.owner is not None or entry.kind == "container":
                 result = EntryResult(entry.path, entry.kind)
-                problem = remove_other(entry) if remove_other else f"nothing to remove it with ({entry.owner or 'no engine'})"
+                problem = (
+                    remove_other(entry) if remove_other else f"nothing to remove it with ({entry.owner or 'no engine'})"
+                )
                 if problem:
                     result.errors.append(f"{display_path(entry.path)}: {problem}")
                 else:
@@ -226,13 +230,24 @@ def execute(
                 result = remove_entry(entry, uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
             results.append(result)
             if log is not None:
-                log.write(json.dumps({
-                    "time": stamp or datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                    "action": "remove", "kind": entry.kind, "path": display_path(entry.path),
-                    "freed": result.freed, "files": result.removed_files, "dirs": result.removed_dirs,
-                    "kept_recent": result.kept_recent, "kept_foreign": result.kept_foreign,
-                    "errors": result.errors,
-                }, ensure_ascii=False) + "\n")
+                log.write(
+                    json.dumps(
+                        {
+                            "time": stamp or datetime.datetime.now(datetime.timezone.utc).isoformat(),
+                            "action": "remove",
+                            "kind": entry.kind,
+                            "path": display_path(entry.path),
+                            "freed": result.freed,
+                            "files": result.removed_files,
+                            "dirs": result.removed_dirs,
+                            "kept_recent": result.kept_recent,
+                            "kept_foreign": result.kept_foreign,
+                            "errors": result.errors,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
                 log.flush()
     finally:
         if log is not None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Optional
+from typing import Optional
 
 from ascenv import proc
 from ascenv.cache.entry import CannRecord, VendorRecord
@@ -33,7 +34,9 @@ def _mtime(path: Optional[str]) -> Optional[float]:
         return None
 
 
-def gather_machine_facts(environ: Mapping[str, str], *, home: str, run: proc.Runner, uid: Optional[int]) -> MachineFacts:
+def gather_machine_facts(
+    environ: Mapping[str, str], *, home: str, run: proc.Runner, uid: Optional[int]
+) -> MachineFacts:
     """Installed CANNs and vendors with their install times, NPU processes, busy paths.
     ``uid``: whose processes to look at for open files (None: everyone's)."""
     from ascenv.probe.fs import Root
@@ -62,11 +65,19 @@ def gather_machine_facts(environ: Mapping[str, str], *, home: str, run: proc.Run
         for vendor in probe_vendors(root, environ, opp)[0]:
             if vendor.exists:
                 # install.sh copies version.info without -p: its mtime is the (re)install time
-                vendors.append(VendorRecord(vendor.name, vendor.path, _mtime(posixpath.join(vendor.path, "version.info")),
-                                            tuple(vendor.compute_units)))
+                vendors.append(
+                    VendorRecord(
+                        vendor.name,
+                        vendor.path,
+                        _mtime(posixpath.join(vendor.path, "version.info")),
+                        tuple(vendor.compute_units),
+                    )
+                )
                 protected.append(vendor.path)
     except Exception as exc:  # noqa: BLE001
-        notes.append(f"installed operator packages unknown ({type(exc).__name__}: {exc}); staleness by vendor not judged")
+        notes.append(
+            f"installed operator packages unknown ({type(exc).__name__}: {exc}); staleness by vendor not judged"
+        )
     npu_pids: list[int] = []
     try:
         from ascenv.probe.npu import probe_npu
@@ -75,7 +86,9 @@ def gather_machine_facts(environ: Mapping[str, str], *, home: str, run: proc.Run
         npu_pids = sorted({p.pid for p in npu.processes if p.pid is not None})
     except Exception as exc:  # noqa: BLE001
         notes.append(f"NPU processes unknown ({type(exc).__name__}: {exc})")
-    return MachineFacts(tuple(canns), tuple(vendors), tuple(npu_pids), busy_paths(uid, npu_pids), tuple(protected), tuple(notes))
+    return MachineFacts(
+        tuple(canns), tuple(vendors), tuple(npu_pids), busy_paths(uid, npu_pids), tuple(protected), tuple(notes)
+    )
 
 
 def busy_paths(uid: Optional[int], extra_pids: tuple[int, ...] | list[int] = ()) -> tuple[tuple[str, int], ...]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import datetime
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional, Sequence
+from typing import Optional
 
 from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CannRecord, VendorRecord
 from ascenv.cache.roots import is_within
@@ -64,15 +65,19 @@ def assess(
             if before:
                 version = before[-1].version
             if entry.oldest is not None and entry.oldest < installs[0].installed_at:
-                reasons.append(f"holds files from {_date(entry.oldest)}, before any installed CANN "
-                               f"(first: {installs[0].version or installs[0].path}, {_date(installs[0].installed_at)})")
+                reasons.append(
+                    f"holds files from {_date(entry.oldest)}, before any installed CANN "
+                    f"(first: {installs[0].version or installs[0].path}, {_date(installs[0].installed_at)})"
+                )
         kind = KINDS.get(entry.kind)
         if kind is not None and kind.serves_operators and entry.oldest is not None:
             unit = compute_unit(entry.soc) if entry.soc else None
             for vendor in vendors:
                 serves = not vendor.compute_units or unit is None or unit in vendor.compute_units
                 if serves and vendor.installed_at is not None and entry.oldest < vendor.installed_at:
-                    reasons.append(f"holds kernels compiled before vendor {vendor.name} was (re)installed ({_date(vendor.installed_at)})")
+                    reasons.append(
+                        f"holds kernels compiled before vendor {vendor.name} was (re)installed ({_date(vendor.installed_at)})"
+                    )
         in_use = entry.in_use  # what its owner already knows (a running container, ...)
         users = sorted({pid for path, pid in busy if is_within(path, entry.path)})
         if in_use:
@@ -80,8 +85,12 @@ def assess(
         elif users:
             in_use = "open or used as working directory by pid " + ", ".join(map(str, users))
         elif npu_pids and kind is not None and kind.serves_operators:
-            in_use = "NPU processes are running (pid " + ", ".join(map(str, sorted(npu_pids))) + ") and may compile into it"
-        entries.append(replace(entry, stale=bool(reasons), stale_reasons=tuple(reasons), cann_version=version, in_use=in_use))
+            in_use = (
+                "NPU processes are running (pid " + ", ".join(map(str, sorted(npu_pids))) + ") and may compile into it"
+            )
+        entries.append(
+            replace(entry, stale=bool(reasons), stale_reasons=tuple(reasons), cann_version=version, in_use=in_use)
+        )
     return replace(report, entries=tuple(entries))
 
 

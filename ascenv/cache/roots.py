@@ -21,13 +21,32 @@ Sources (see shared research operator-build-and-caches.md §4):
 from __future__ import annotations
 
 import posixpath
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Callable, Optional
 
 from ascenv.cache.entry import CacheRoot
 
 # Directories whose children must never be taken for cache entries, whatever a variable says.
-_SYSTEM_DIRS = ("/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib64", "/opt", "/proc", "/root",
-                "/sbin", "/sys", "/tmp", "/usr", "/usr/local", "/var", "/usr/local/Ascend")
+_SYSTEM_DIRS = (
+    "/",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib64",
+    "/opt",
+    "/proc",
+    "/root",
+    "/sbin",
+    "/sys",
+    "/tmp",
+    "/usr",
+    "/usr/local",
+    "/var",
+    "/usr/local/Ascend",
+)
 
 
 def absolute(path: str, cwd: str) -> str:
@@ -63,7 +82,9 @@ def resolve_roots(
     work = env("ASCEND_WORK_PATH")
     cache = env("ASCEND_CACHE_PATH")
 
-    def chain(kind: str, candidates: list[tuple[Optional[str], str]], layout: str, pattern: Optional[str] = None) -> None:
+    def chain(
+        kind: str, candidates: list[tuple[Optional[str], str]], layout: str, pattern: Optional[str] = None
+    ) -> None:
         """The first set candidate is active; the others are older places still worth listing."""
         first = True
         for path, source in candidates:
@@ -82,33 +103,75 @@ def resolve_roots(
         chain(kind, [(d and posixpath.join(d, sub), s) for d, s in cache_dirs], "soc")
     # old torch_npu forced $CWD/cache as compile cache dir; not listed: the name is too common.
 
-    chain("kernel-meta", [(work and posixpath.join(work, "kernel_meta"), "ASCEND_WORK_PATH"),
-                          (posixpath.join(cwd, "kernel_meta"), "working directory")], "self")
+    chain(
+        "kernel-meta",
+        [
+            (work and posixpath.join(work, "kernel_meta"), "ASCEND_WORK_PATH"),
+            (posixpath.join(cwd, "kernel_meta"), "working directory"),
+        ],
+        "self",
+    )
     for base, source in ((work, "ASCEND_WORK_PATH"), (cwd, "working directory")):
         if base:
             roots.append(CacheRoot("fusion-result", posixpath.join(base, "FE"), source, "children", pattern=r"\d+"))
     roots.append(CacheRoot("fusion-result", posixpath.join(cwd, "fusion_result.json"), "working directory", "self"))
-    chain("log", [(env("ASCEND_PROCESS_LOG_PATH"), "ASCEND_PROCESS_LOG_PATH"),
-                  (work and posixpath.join(work, "log"), "ASCEND_WORK_PATH"),
-                  (posixpath.join(home, "ascend", "log"), "default $HOME/ascend/log")], "children")
-    chain("atrace", [(work and posixpath.join(work, "atrace"), "ASCEND_WORK_PATH"),
-                     (posixpath.join(home, "ascend", "atrace"), "default $HOME/ascend/atrace")], "children")
-    chain("dump", [(env("NPU_COLLECT_PATH"), "NPU_COLLECT_PATH"),
-                   (work and posixpath.join(work, "extra-info", "data-dump"), "ASCEND_WORK_PATH")], "children")
-    chain("dump", [(env("ASCEND_DUMP_PATH"), "ASCEND_DUMP_PATH"),
-                   (work and posixpath.join(work, "printf"), "ASCEND_WORK_PATH")], "children")
+    chain(
+        "log",
+        [
+            (env("ASCEND_PROCESS_LOG_PATH"), "ASCEND_PROCESS_LOG_PATH"),
+            (work and posixpath.join(work, "log"), "ASCEND_WORK_PATH"),
+            (posixpath.join(home, "ascend", "log"), "default $HOME/ascend/log"),
+        ],
+        "children",
+    )
+    chain(
+        "atrace",
+        [
+            (work and posixpath.join(work, "atrace"), "ASCEND_WORK_PATH"),
+            (posixpath.join(home, "ascend", "atrace"), "default $HOME/ascend/atrace"),
+        ],
+        "children",
+    )
+    chain(
+        "dump",
+        [
+            (env("NPU_COLLECT_PATH"), "NPU_COLLECT_PATH"),
+            (work and posixpath.join(work, "extra-info", "data-dump"), "ASCEND_WORK_PATH"),
+        ],
+        "children",
+    )
+    chain(
+        "dump",
+        [(env("ASCEND_DUMP_PATH"), "ASCEND_DUMP_PATH"), (work and posixpath.join(work, "printf"), "ASCEND_WORK_PATH")],
+        "children",
+    )
     chain("dump", [(env("DUMP_GRAPH_PATH"), "DUMP_GRAPH_PATH")], "children")
     if work:  # graph dumps default to $ASCEND_WORK_PATH/<pid>_<device>
         roots.append(CacheRoot("dump", work, "ASCEND_WORK_PATH", "children", pattern=r"\d+_\d+"))
         roots.append(CacheRoot("profiling", posixpath.join(work, "profiling_data"), "ASCEND_WORK_PATH", "children"))
         roots.append(CacheRoot("aoe-workspace", posixpath.join(work, "aoe_data"), "ASCEND_WORK_PATH", "self"))
     roots.append(CacheRoot("aoe-workspace", posixpath.join(cwd, "aoe_workspace"), "working directory", "self"))
-    chain("aoe-bank", [(env("TUNE_BANK_PATH"), "TUNE_BANK_PATH"),
-                       (cache and posixpath.join(cache, "aoe_data"), "ASCEND_CACHE_PATH"),
-                       (posixpath.join(home, "Ascend", "latest", "data", "aoe", "custom"), "default $HOME/Ascend/latest/data/aoe/custom")],
-          "self")
-    roots.append(CacheRoot("ascenv-store", ascenv_cache_dir(environ, home=home, cwd=cwd), "ascenv cache directory",
-                           "children", require_tag=True))
+    chain(
+        "aoe-bank",
+        [
+            (env("TUNE_BANK_PATH"), "TUNE_BANK_PATH"),
+            (cache and posixpath.join(cache, "aoe_data"), "ASCEND_CACHE_PATH"),
+            (
+                posixpath.join(home, "Ascend", "latest", "data", "aoe", "custom"),
+                "default $HOME/Ascend/latest/data/aoe/custom",
+            ),
+        ],
+        "self",
+    )
+    roots.append(
+        CacheRoot(
+            "ascenv-store",
+            ascenv_cache_dir(environ, home=home, cwd=cwd),
+            "ascenv cache directory",
+            "children",
+            require_tag=True,
+        )
+    )
     for path in search_paths:
         roots.append(CacheRoot("search", absolute(path, cwd), "--path", "search"))
     for kind, path in discovered:
@@ -174,8 +237,10 @@ def _guard(root: CacheRoot, *, home: str, cwd: str, banks: list[str], installs: 
     if root.kind in ("aoe-bank", "search"):
         return root
     reason = None
-    if root.layout != "self" and root.pattern is None and (
-        root.path in _SYSTEM_DIRS or is_within(home, root.path) or is_within(cwd, root.path)
+    if (
+        root.layout != "self"
+        and root.pattern is None
+        and (root.path in _SYSTEM_DIRS or is_within(home, root.path) or is_within(cwd, root.path))
     ):
         reason = f"{root.path} is the home, working or a system directory; its contents are not a cache"
     elif root.layout == "self" and (root.path in _SYSTEM_DIRS or is_within(home, root.path)):

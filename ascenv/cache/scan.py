@@ -25,8 +25,9 @@ import os
 import re
 import stat
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Optional, Sequence
+from typing import Optional
 
 from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CacheRoot, display_path
 
@@ -66,9 +67,35 @@ def _scan_dir(path: str, names: Optional[list], dev: int, uid: Optional[int], re
             try:
                 names = os.listdir(fd)
             except OSError as exc:
-                return (0, 0, 0, 0, 0, 0, None, None, (), (), None, [f"{display_path(path)}: {exc.strerror} (not scanned)"])
+                return (
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    None,
+                    None,
+                    (),
+                    (),
+                    None,
+                    [f"{display_path(path)}: {exc.strerror} (not scanned)"],
+                )
             if len(names) > CHUNK:
-                return (0, 0, 0, 0, 0, 0, None, None, (), (), [names[i:i + CHUNK] for i in range(0, len(names), CHUNK)], [])
+                return (
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    None,
+                    None,
+                    (),
+                    (),
+                    [names[i : i + CHUNK] for i in range(0, len(names), CHUNK)],
+                    [],
+                )
         lstat = os.lstat
         S_ISDIR = stat.S_ISDIR
         blocks = size = files = dirs = kept_files = kept_blocks = 0
@@ -137,7 +164,12 @@ class _Acc:
     def merge(self, result: tuple) -> None:
         blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, _, _, errors = result
         c = self.counts
-        c[0] += blocks; c[1] += size; c[2] += files; c[3] += dirs; c[4] += kept_files; c[5] += kept_blocks  # noqa: E702
+        c[0] += blocks
+        c[1] += size
+        c[2] += files
+        c[3] += dirs
+        c[4] += kept_files
+        c[5] += kept_blocks  # noqa: E702
         if newest is not None:
             self.newest = newest if self.newest is None else max(self.newest, newest)
             self.oldest = oldest if self.oldest is None else min(self.oldest, oldest)
@@ -145,13 +177,25 @@ class _Acc:
             if (dev, ino) in self.inodes:
                 continue  # a hard link already counted: `du` counts an inode once
             self.inodes.add((dev, ino))
-            c[0] += nblocks; c[1] += nsize; c[4] += keep; c[5] += nblocks if keep else 0  # noqa: E702
+            c[0] += nblocks
+            c[1] += nsize
+            c[4] += keep
+            c[5] += nblocks if keep else 0  # noqa: E702
         self.errors.extend(errors)
 
     def result(self, top_mtime: Optional[float]) -> TreeStats:
         blocks, size, files, dirs, kept_files, kept_blocks = self.counts
-        return TreeStats(blocks * 512, size, files, dirs, self.newest if self.newest is not None else top_mtime,
-                         self.oldest if self.oldest is not None else top_mtime, kept_files, kept_blocks * 512, tuple(self.errors))
+        return TreeStats(
+            blocks * 512,
+            size,
+            files,
+            dirs,
+            self.newest if self.newest is not None else top_mtime,
+            self.oldest if self.oldest is not None else top_mtime,
+            kept_files,
+            kept_blocks * 512,
+            tuple(self.errors),
+        )
 
 
 def tree_stats(
@@ -208,7 +252,13 @@ def tree_stats(
 def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs) -> None:
     """Finish the walk in a pool of forked processes; in-process when there is one CPU or no
     pool can be made (no /dev/shm in some containers)."""
-    count = workers if workers is not None else len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    count = (
+        workers
+        if workers is not None
+        else len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else (os.cpu_count() or 1)
+    )
     pool = None
     if count > 1:
         try:
@@ -293,19 +343,33 @@ def scan(
             continue
         units.extend(_units(root))
     units = _outermost(units)
-    stats = tree_stats([u[1] for u in units], uid=uid, recent_cutoff=recent_cutoff,
-                       one_file_system=one_file_system, workers=workers)
+    stats = tree_stats(
+        [u[1] for u in units], uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system, workers=workers
+    )
     entries = []
     for (root, path, soc), st in zip(units, stats):
         if st is None:
             continue  # vanished between listing the root and scanning it
         kind = KINDS.get(root.kind)
-        entries.append(CacheEntry(
-            kind=root.kind, path=path, root=root.path, source=root.source, allocated=st.allocated,
-            apparent=st.apparent, files=st.files, dirs=st.dirs, newest=st.newest, oldest=st.oldest,
-            kept_files=st.kept_files, kept_bytes=st.kept_bytes, soc=soc, errors=st.errors,
-            protected="AOE tuning banks are user results" if kind is not None and kind.protected else None,
-        ))
+        entries.append(
+            CacheEntry(
+                kind=root.kind,
+                path=path,
+                root=root.path,
+                source=root.source,
+                allocated=st.allocated,
+                apparent=st.apparent,
+                files=st.files,
+                dirs=st.dirs,
+                newest=st.newest,
+                oldest=st.oldest,
+                kept_files=st.kept_files,
+                kept_bytes=st.kept_bytes,
+                soc=soc,
+                errors=st.errors,
+                protected="AOE tuning banks are user results" if kind is not None and kind.protected else None,
+            )
+        )
     return CacheReport(entries=tuple(entries), roots=tuple(roots), warnings=tuple(warnings))
 
 
@@ -332,7 +396,9 @@ def _units(root: CacheRoot) -> list[tuple[CacheRoot, str, Optional[str]]]:
             except OSError:
                 continue
             result.append((root, path, name))
-        elif (pattern is None or pattern.fullmatch(name)) and not (root.require_tag and (name in _NEVER_ENTRIES or name.endswith(".lock"))):
+        elif (pattern is None or pattern.fullmatch(name)) and not (
+            root.require_tag and (name in _NEVER_ENTRIES or name.endswith(".lock"))
+        ):
             result.append((root, path, None))
     return result
 

@@ -9,8 +9,9 @@ re-checks a saved machine offline with the same result.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 from ascenv.model import Finding, Severity, Snapshot
 

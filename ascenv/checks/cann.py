@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from typing import Iterator
+from collections.abc import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.checks.npu import has_npu_hardware
@@ -25,7 +25,8 @@ def cann_found(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     installs = snap.cann.installs
     if not installs:
         yield finding(
-            "ASC-CANN-FOUND", Severity.ERROR if has_npu_hardware(snap) else Severity.INFO,
+            "ASC-CANN-FOUND",
+            Severity.ERROR if has_npu_hardware(snap) else Severity.INFO,
             "no CANN installation found",
             found="nothing under /usr/local/Ascend, ~/Ascend or the ASCEND_* variables",
             expected="an Ascend-cann-toolkit (or nnae/nnrt) installation",
@@ -37,13 +38,20 @@ def cann_found(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         listing = ", ".join(f"{i.version or '?'} ({i.path})" for i in installs)
         # Which one to source is ASC-ENV-SOURCED's finding (with the exact command).
         yield finding(
-            "ASC-CANN-FOUND", Severity.INFO, f"{len(installs)} CANN installations",
+            "ASC-CANN-FOUND",
+            Severity.INFO,
+            f"{len(installs)} CANN installations",
             found=listing + (f"; active: {winner} (from {snap.cann.active_reason})" if winner else "; none active"),
             expected="one active install, chosen by the set_env.sh you source",
         )
     else:
         only = installs[0]
-        yield finding("ASC-CANN-FOUND", Severity.OK, f"CANN {only.version or '?'} at {only.path}", evidence=tuple(p for p in (only.info_file,) if p))
+        yield finding(
+            "ASC-CANN-FOUND",
+            Severity.OK,
+            f"CANN {only.version or '?'} at {only.path}",
+            evidence=tuple(p for p in (only.info_file,) if p),
+        )
 
 
 @check(
@@ -69,7 +77,11 @@ def cann_links(snap: Snapshot, matrix: object) -> Iterator[Finding]:
                 else f"rm {link.path}  # and reinstall CANN"
             )
             yield finding(
-                "ASC-CANN-LINK", Severity.ERROR, f"{link.path} dangles",
-                found=f"{link.path} -> {link.target} (missing)", expected="a link to an installed CANN version",
-                evidence=(link.path,), fix=fix,
+                "ASC-CANN-LINK",
+                Severity.ERROR,
+                f"{link.path} dangles",
+                found=f"{link.path} -> {link.target} (missing)",
+                expected="a link to an installed CANN version",
+                evidence=(link.path,),
+                fix=fix,
             )

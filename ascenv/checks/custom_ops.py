@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any, Optional
 
 from ascenv.checks import check, finding
 from ascenv.checks.env import set_env_line
@@ -67,24 +68,38 @@ def vendor_abi(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         versions = vendor_compiler_versions(vendor)
         if not versions:
             yield finding(
-                "ASC-VENDOR-ABI", Severity.INFO, f"vendor {vendor.name}: build compiler unknown, CANN loads it unchecked",
-                found=f"no custom_opp_compiler_version in {vendor.path}/version.info", evidence=_evidence(vendor),
+                "ASC-VENDOR-ABI",
+                Severity.INFO,
+                f"vendor {vendor.name}: build compiler unknown, CANN loads it unchecked",
+                found=f"no custom_opp_compiler_version in {vendor.path}/version.info",
+                evidence=_evidence(vendor),
             )
             continue
         if ranges is None:
             yield finding(
-                "ASC-VENDOR-ABI", Severity.ERROR, f"vendor {vendor.name} is skipped: CANN cannot read its own ABI range",
-                found=f"required_opp_abi_version={required!r} in {compiler_file}", expected='">=X.Y, <=X.Y" (or X.Y items)',
-                evidence=_evidence(vendor, compiler_file), fix=f"reinstall CANN {install.version or ''} (its compiler/version.info is damaged)",
+                "ASC-VENDOR-ABI",
+                Severity.ERROR,
+                f"vendor {vendor.name} is skipped: CANN cannot read its own ABI range",
+                found=f"required_opp_abi_version={required!r} in {compiler_file}",
+                expected='">=X.Y, <=X.Y" (or X.Y items)',
+                evidence=_evidence(vendor, compiler_file),
+                fix=f"reinstall CANN {install.version or ''} (its compiler/version.info is damaged)",
             )
             continue
         bad = [v for v in versions if effective_version(v) is None or not accepted(effective_version(v), ranges)]
         if bad:
             origin = _built_with(matrix, bad[0])
             yield finding(
-                "ASC-VENDOR-ABI", Severity.ERROR, f"vendor {vendor.name} is silently skipped by CANN {install.version or '?'}",
-                found=f"built by compiler {', '.join(bad)}" + (f" (CANN {origin})" if origin else "")
-                + ("" if all(effective_version(v) is not None for v in bad) else " — not comparable: CANN cannot parse it")
+                "ASC-VENDOR-ABI",
+                Severity.ERROR,
+                f"vendor {vendor.name} is silently skipped by CANN {install.version or '?'}",
+                found=f"built by compiler {', '.join(bad)}"
+                + (f" (CANN {origin})" if origin else "")
+                + (
+                    ""
+                    if all(effective_version(v) is not None for v in bad)
+                    else " — not comparable: CANN cannot parse it"
+                )
                 + f"; runtime accepts required_opp_abi_version {required} = {describe_ranges(ranges)}",
                 expected=f"a package built with a compiler inside {required}",
                 evidence=_evidence(vendor, compiler_file),
@@ -96,14 +111,22 @@ def vendor_abi(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         if install.compiler_version and install.compiler_version not in versions:
             origin = _built_with(matrix, versions[0])
             yield finding(
-                "ASC-VENDOR-ABI", Severity.INFO, f"vendor {vendor.name} was built by another CANN's compiler (accepted)",
-                found=f"built by {', '.join(versions)}" + (f" (CANN {origin})" if origin else "")
+                "ASC-VENDOR-ABI",
+                Severity.INFO,
+                f"vendor {vendor.name} was built by another CANN's compiler (accepted)",
+                found=f"built by {', '.join(versions)}"
+                + (f" (CANN {origin})" if origin else "")
                 + f"; runtime compiler {install.compiler_version}, accepts {required}",
-                evidence=_evidence(vendor, compiler_file), fix=f"rebuild {vendor.name} with CANN {install.version} to be sure",
+                evidence=_evidence(vendor, compiler_file),
+                fix=f"rebuild {vendor.name} with CANN {install.version} to be sure",
             )
             continue
-        yield finding("ASC-VENDOR-ABI", Severity.OK, f"vendor {vendor.name} accepted ({', '.join(versions)} in {required})",
-                      evidence=_evidence(vendor, compiler_file))
+        yield finding(
+            "ASC-VENDOR-ABI",
+            Severity.OK,
+            f"vendor {vendor.name} accepted ({', '.join(versions)} in {required})",
+            evidence=_evidence(vendor, compiler_file),
+        )
 
 
 @check(
@@ -127,14 +150,21 @@ def vendor_units(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             continue
         missing = [s for s in socs if s.compute_unit not in vendor.compute_units]
         if not missing:
-            yield finding("ASC-VENDOR-UNITS", Severity.OK, f"vendor {vendor.name} has kernels for {', '.join(sorted({s.compute_unit for s in socs}))}",
-                          evidence=(vendor.path,))
+            yield finding(
+                "ASC-VENDOR-UNITS",
+                Severity.OK,
+                f"vendor {vendor.name} has kernels for {', '.join(sorted({s.compute_unit for s in socs}))}",
+                evidence=(vendor.path,),
+            )
             continue
         units = sorted({s.compute_unit for s in missing})
         socs_text = ", ".join(sorted({s.soc_version for s in missing if s.soc_version})) or "this chip"
         yield finding(
-            "ASC-VENDOR-UNITS", Severity.ERROR, f"vendor {vendor.name} has no kernels for {', '.join(units)}",
+            "ASC-VENDOR-UNITS",
+            Severity.ERROR,
+            f"vendor {vendor.name} has no kernels for {', '.join(units)}",
             found=f"{vendor.path}/op_impl/ai_core/tbe holds {', '.join(vendor.compute_units)}",
-            expected=f"kernels for {', '.join(units)} ({socs_text})", evidence=_evidence(vendor),
+            expected=f"kernels for {', '.join(units)} ({socs_text})",
+            evidence=_evidence(vendor),
             fix=f"rebuild {vendor.name} with ASCEND_COMPUTE_UNIT={';'.join(units)} in CMakePresets.json (--soc_version {socs_text}) and reinstall it",
         )

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.checks.npu import has_npu_hardware
-from ascenv.probe.devices import npu_functions
 from ascenv.model import Finding, Severity, Snapshot
+from ascenv.probe.devices import npu_functions
 
 # The nodes every NPU process opens besides its /dev/davinciN (cann-container-image README;
 # Ascend Docker Runtime adds the same three: research/operator-build-and-caches.md §5.2).
@@ -34,15 +34,18 @@ def device_nodes(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     if not (has_npu_hardware(snap) or npu_smi_ran):
         return
     present = {n.path: n for n in snap.devices.nodes if n.exists}
-    chips = sorted((p for p in present if _CHIP_NODE.match(p)), key=lambda p: int(p[len("/dev/davinci"):]))
+    chips = sorted((p for p in present if _CHIP_NODE.match(p)), key=lambda p: int(p[len("/dev/davinci") :]))
     missing = [p for p in MANAGER_NODES if p not in present]
     if not chips:
         missing.insert(0, "/dev/davinciN")
     if missing:
         flags = " ".join(f"--device {p if p != '/dev/davinciN' else '/dev/davinci0'}" for p in missing)
         yield finding(
-            "ASC-DEV-NODES", Severity.ERROR, "NPU device nodes missing",
-            found="missing: " + ", ".join(missing), expected="/dev/davinciN and " + ", ".join(MANAGER_NODES),
+            "ASC-DEV-NODES",
+            Severity.ERROR,
+            "NPU device nodes missing",
+            found="missing: " + ", ".join(missing),
+            expected="/dev/davinciN and " + ", ".join(MANAGER_NODES),
             fix=f"start the container with {flags} (one --device per NPU you use)"
             if snap.devices.in_container
             else "the driver creates these nodes: check that it is installed and loaded (lsmod | grep drv_davinci)",
@@ -50,8 +53,11 @@ def device_nodes(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     denied = [p for p, n in present.items() if n.accessible is False]
     if denied:
         yield finding(
-            "ASC-DEV-NODES", Severity.ERROR, "NPU device nodes not accessible to this user",
-            found="no read/write access to " + ", ".join(sorted(denied)), expected="read and write access",
+            "ASC-DEV-NODES",
+            Severity.ERROR,
+            "NPU device nodes not accessible to this user",
+            found="no read/write access to " + ", ".join(sorted(denied)),
+            expected="read and write access",
             fix="sudo usermod -aG HwHiAiUser $USER  (then log in again); in a container: --group-add HwHiAiUser's gid",
         )
     if chips and not missing and not denied:
@@ -74,7 +80,9 @@ def driver_loaded(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         cards = npu_functions(snap.devices.pci)
         if cards and not snap.devices.in_container:
             yield finding(
-                "ASC-DRIVER-LOADED", Severity.ERROR, "Ascend card present but no driver installed",
+                "ASC-DRIVER-LOADED",
+                Severity.ERROR,
+                "Ascend card present but no driver installed",
                 found=f"{len(cards)} Ascend PCI function(s), no driver version.info",
                 expected="/usr/local/Ascend/driver/version.info",
                 fix="install the Ascend-hdk driver and firmware .run packages for this card (driver first)",
@@ -82,7 +90,9 @@ def driver_loaded(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         return
     if driver.loaded is False and not snap.devices.in_container:
         yield finding(
-            "ASC-DRIVER-LOADED", Severity.ERROR, "driver installed but not loaded",
+            "ASC-DRIVER-LOADED",
+            Severity.ERROR,
+            "driver installed but not loaded",
             found=f"driver {driver.version} on disk, kernel module not loaded",
             evidence=tuple(p for p in (driver.path,) if p),
             fix="reboot, or load it: modprobe drv_davinci_intf (see dmesg for the reason it did not load)",

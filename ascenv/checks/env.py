@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from collections.abc import Iterator
+from typing import Optional
 
 from ascenv.checks import check, finding
 from ascenv.model import CannInstall, Finding, Severity, Snapshot
@@ -53,8 +54,11 @@ def sourced(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         # ("ASCEND_HOME_PATH=/opt/x does not lead to a CANN installation").
         unset = snap.cann.active_reason in ("", NOT_SOURCED)
         yield finding(
-            "ASC-ENV-SOURCED", Severity.ERROR,
-            "CANN is installed but set_env.sh is not sourced" if unset else "the CANN variables lead to no installed CANN",
+            "ASC-ENV-SOURCED",
+            Severity.ERROR,
+            "CANN is installed but set_env.sh is not sourced"
+            if unset
+            else "the CANN variables lead to no installed CANN",
             found="ASCEND_HOME_PATH and ASCEND_TOOLKIT_HOME are unset" if unset else snap.cann.active_reason,
             expected=f"the environment of CANN {target.version or ''} at {target.path}".replace("  ", " "),
             fix=set_env_line(target),
@@ -83,8 +87,11 @@ def search_paths(snap: Snapshot, matrix: object) -> Iterator[Finding]:
                 cann_roots.append(entry.cann_path)
         if len(cann_roots) > 1:
             yield finding(
-                "ASC-ENV-PATHS", Severity.ERROR, f"{variable} mixes {len(cann_roots)} CANN installations",
-                found="; ".join(cann_roots), expected=f"only {snap.cann.active or cann_roots[0]}",
+                "ASC-ENV-PATHS",
+                Severity.ERROR,
+                f"{variable} mixes {len(cann_roots)} CANN installations",
+                found="; ".join(cann_roots),
+                expected=f"only {snap.cann.active or cann_roots[0]}",
                 fix="open a new shell and source one set_env.sh only (remove other `source …/set_env.sh` lines from ~/.bashrc)",
             )
         # Only entries into a CANN install: a PATH that repeats ~/.cargo/bin is common, harmless
@@ -92,9 +99,12 @@ def search_paths(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         dups = sorted({e.value for e in entries if e.duplicate and e.value and e.cann_path})
         if dups:
             yield finding(
-                "ASC-ENV-PATHS", Severity.WARN, f"{variable} repeats {len(dups)} entr{'y' if len(dups) == 1 else 'ies'}",
+                "ASC-ENV-PATHS",
+                Severity.WARN,
+                f"{variable} repeats {len(dups)} entr{'y' if len(dups) == 1 else 'ies'}",
                 found=", ".join(dups[:5]) + (" …" if len(dups) > 5 else ""),
-                expected="each entry once", fix="set_env.sh was sourced more than once: source it once, from a fresh shell",
+                expected="each entry once",
+                fix="set_env.sh was sourced more than once: source it once, from a fresh shell",
             )
 
 
@@ -115,14 +125,20 @@ def custom_opp(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     if any(e.value == "" for e in entries):
         cleaned = ":".join(e.value for e in entries if e.value)
         yield finding(
-            "ASC-ENV-CUSTOM-OPP", Severity.WARN, "ASCEND_CUSTOM_OPP_PATH has an empty entry",
-            found=repr(raw), expected="colon-separated vendor directories, none empty",
+            "ASC-ENV-CUSTOM-OPP",
+            Severity.WARN,
+            "ASCEND_CUSTOM_OPP_PATH has an empty entry",
+            found=repr(raw),
+            expected="colon-separated vendor directories, none empty",
             fix=f"export ASCEND_CUSTOM_OPP_PATH={cleaned}",
         )
     for entry in entries:
         if entry.value and entry.exists is False:
             yield finding(
-                "ASC-ENV-CUSTOM-OPP", Severity.ERROR, "ASCEND_CUSTOM_OPP_PATH names a missing directory",
-                found=entry.value, expected="an installed custom operator vendor directory",
+                "ASC-ENV-CUSTOM-OPP",
+                Severity.ERROR,
+                "ASCEND_CUSTOM_OPP_PATH names a missing directory",
+                found=entry.value,
+                expected="an installed custom operator vendor directory",
                 fix="install the operator package there (./custom_opp_*.run --install-path=<dir>) or drop the entry",
             )

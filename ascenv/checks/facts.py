@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Any, Optional
 
 from ascenv.model import CannInstall, Snapshot, Vendor
 from ascenv.probe.devices import npu_functions
@@ -24,7 +24,7 @@ class DeviceSoc:
     source: str  # the command or sysfs path it came from
 
 
-def device_socs(snap: Snapshot, matrix: Any) -> Tuple[DeviceSoc, ...]:
+def device_socs(snap: Snapshot, matrix: Any) -> tuple[DeviceSoc, ...]:
     """The distinct SoCs of the NPUs npu-smi lists; the PCI ids add the compute unit when the
     names cannot give it (A3 prints ``Ascend910``: its SoC needs the board's Chip/NPU Name)."""
     from ascenv.compat import soc_version_for_npu_smi
@@ -38,23 +38,31 @@ def device_socs(snap: Snapshot, matrix: Any) -> Tuple[DeviceSoc, ...]:
         chip_name = board.fields.get("Chip Name") if board else None
         npu_name = board.fields.get("NPU Name") if board else None
         row = matrix.soc_for_npu_smi(chip.name, board_chip_name=chip_name, board_npu_name=npu_name) if matrix else None
-        soc = row.soc_version if row else soc_version_for_npu_smi(chip.name, board_chip_name=chip_name, board_npu_name=npu_name)
+        soc = (
+            row.soc_version
+            if row
+            else soc_version_for_npu_smi(chip.name, board_chip_name=chip_name, board_npu_name=npu_name)
+        )
         entry = DeviceSoc(chip.name, soc, row.compute_unit if row else None, snap.npu.source or "npu-smi info")
         found.setdefault((entry.soc_version, entry.compute_unit, entry.name), entry)
     if matrix is not None and not any(e.compute_unit for e in found.values()):
         for function in npu_functions(snap.devices.pci):
-            match = matrix.card_for_pci(function.device, function.subsystem_vendor, function.subsystem_device, arch=snap.host.arch)
+            match = matrix.card_for_pci(
+                function.device, function.subsystem_vendor, function.subsystem_device, arch=snap.host.arch
+            )
             if match.device is not None and match.device.compute_unit:
-                entry = DeviceSoc(match.device.chip, None, match.device.compute_unit, f"/sys/bus/pci/devices/{function.address}")
+                entry = DeviceSoc(
+                    match.device.chip, None, match.device.compute_unit, f"/sys/bus/pci/devices/{function.address}"
+                )
                 found.setdefault((None, entry.compute_unit, entry.name), entry)
     return tuple(found.values())
 
 
-def device_units(snap: Snapshot, matrix: Any) -> Tuple[str, ...]:
+def device_units(snap: Snapshot, matrix: Any) -> tuple[str, ...]:
     return tuple(sorted({s.compute_unit for s in device_socs(snap, matrix) if s.compute_unit}))
 
 
-def judged_installs(snap: Snapshot) -> Tuple[CannInstall, ...]:
+def judged_installs(snap: Snapshot) -> tuple[CannInstall, ...]:
     """The active install; with none sourced, every install (the user may source any of them)."""
     active = [i for i in snap.cann.installs if i.path == snap.cann.active]
     return tuple(active) or snap.cann.installs
@@ -111,7 +119,7 @@ def effective_version(text: str) -> Optional[int]:
     return int(digits)
 
 
-def opp_abi_ranges(text: str) -> Optional[Tuple[Tuple[int, int], ...]]:
+def opp_abi_ranges(text: str) -> Optional[tuple[tuple[int, int], ...]]:
     """``">=6.3, <=7.7"`` (also ``">=6.3, <=6.4, 6.4"``) → ((630000, 770000),). None where CANN
     rejects the value; then it refuses every versioned vendor."""
     items = [item.strip() for item in text.replace('"', "").strip().split(",")]
@@ -133,7 +141,7 @@ def opp_abi_ranges(text: str) -> Optional[Tuple[Tuple[int, int], ...]]:
     return tuple(ranges)
 
 
-def vendor_compiler_versions(vendor: Vendor) -> Tuple[str, ...]:
+def vendor_compiler_versions(vendor: Vendor) -> tuple[str, ...]:
     """The versions CANN reads from the first ``...compiler_version=`` line of <vendor>/version.info
     (``custom_opp_compiler_version=7.7.0.1.238``, written by the project template's
     cmake/util/gen_version_info.sh); several are comma-separated."""
@@ -143,9 +151,9 @@ def vendor_compiler_versions(vendor: Vendor) -> Tuple[str, ...]:
     return ()
 
 
-def accepted(effective: int, ranges: Tuple[Tuple[int, int], ...]) -> bool:
+def accepted(effective: int, ranges: tuple[tuple[int, int], ...]) -> bool:
     return any(low <= effective <= high for low, high in ranges)
 
 
-def describe_ranges(ranges: Tuple[Tuple[int, int], ...]) -> str:
+def describe_ranges(ranges: tuple[tuple[int, int], ...]) -> str:
     return ", ".join(f"[{low}, {high}]" for low, high in ranges)

@@ -3,18 +3,31 @@
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Iterator, Optional, Tuple
+from collections.abc import Iterator
+from typing import Any, Optional
 
 from ascenv.checks import check, finding
-from ascenv.checks.facts import accepted, describe_ranges, device_socs, effective_version, judged_installs, opp_abi_ranges, parse
+from ascenv.checks.facts import (
+    accepted,
+    describe_ranges,
+    device_socs,
+    effective_version,
+    judged_installs,
+    opp_abi_ranges,
+    parse,
+)
 from ascenv.model import CannInstall, Finding, Severity, Snapshot
 from ascenv.probe.cann import KERNEL_DIR
 from ascenv.versions import ProductLine
 
 
-def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[Tuple[str, bool]]:
+def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str, bool]]:
     """(package name, documented?) for a compute unit in this CANN release, if the matrix knows."""
-    release = matrix.cann_release(install.version) if matrix is not None and parse(install.version, ProductLine.CANN) else None
+    release = (
+        matrix.cann_release(install.version)
+        if matrix is not None and parse(install.version, ProductLine.CANN)
+        else None
+    )
     found = release.package_for(unit) if release else None
     return (found[0], found[1].value == "documented") if found else None
 
@@ -38,19 +51,33 @@ def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         kernel_dir = posixpath.join(install.path, KERNEL_DIR)
         for unit in units:
             if unit in install.kernels:
-                yield finding("ASC-KERNELS-SOC", Severity.OK, f"CANN {install.version or '?'} has kernels for {unit}", evidence=(kernel_dir,))
+                yield finding(
+                    "ASC-KERNELS-SOC",
+                    Severity.OK,
+                    f"CANN {install.version or '?'} has kernels for {unit}",
+                    evidence=(kernel_dir,),
+                )
                 continue
             package = _package(matrix, install, unit)
             if package:
                 name, documented = package
                 arch = install.arch or snap.host.arch or "<arch>"
-                fix = f"./{name}_{install.version}_linux-{arch}.run --install" + ("" if documented else "  # package name inferred")
+                fix = f"./{name}_{install.version}_linux-{arch}.run --install" + (
+                    "" if documented else "  # package name inferred"
+                )
             else:
-                name, fix = "the kernels/ops package", f"install the kernels/ops package for {unit} of CANN {install.version or 'this install'}"
+                name, fix = (
+                    "the kernels/ops package",
+                    f"install the kernels/ops package for {unit} of CANN {install.version or 'this install'}",
+                )
             yield finding(
-                "ASC-KERNELS-SOC", Severity.ERROR, f"CANN {install.version or '?'} has no kernels for {unit}",
+                "ASC-KERNELS-SOC",
+                Severity.ERROR,
+                f"CANN {install.version or '?'} has no kernels for {unit}",
                 found=f"{kernel_dir}/ holds {', '.join(install.kernels) or 'nothing'}",
-                expected=f"{kernel_dir}/{unit} from {name}", evidence=(kernel_dir,), fix=fix,
+                expected=f"{kernel_dir}/{unit} from {name}",
+                evidence=(kernel_dir,),
+                fix=fix,
             )
 
 
@@ -73,8 +100,11 @@ def soc_version(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             if soc.source.startswith("/sys/"):
                 continue
             yield finding(
-                "ASC-SOC-VERSION", Severity.INFO, f"SoC of npu-smi name {soc.name!r} unknown",
-                found=f"npu-smi prints {soc.name!r} without board details", evidence=(soc.source,),
+                "ASC-SOC-VERSION",
+                Severity.INFO,
+                f"SoC of npu-smi name {soc.name!r} unknown",
+                found=f"npu-smi prints {soc.name!r} without board details",
+                evidence=(soc.source,),
                 fix="npu-smi info -t board -i 0  # --soc_version=<Chip Name>_<NPU Name>, e.g. Ascend910_9392",
             )
             continue
@@ -82,14 +112,20 @@ def soc_version(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         missing = [i for i in installs if i.socs and soc.soc_version not in i.socs]
         for install in missing:
             yield finding(
-                "ASC-SOC-VERSION", Severity.WARN, f"CANN {install.version or '?'} cannot target {soc.soc_version}",
+                "ASC-SOC-VERSION",
+                Severity.WARN,
+                f"CANN {install.version or '?'} cannot target {soc.soc_version}",
                 found=f"no {soc.soc_version}.ini in {install.path}/{install.arch or '<arch>'}-linux/data/platform_config",
-                expected=f"a CANN release that supports {soc.soc_version}", evidence=(install.path,),
+                expected=f"a CANN release that supports {soc.soc_version}",
+                evidence=(install.path,),
                 fix="install a CANN release that lists this SoC (compat/cann.toml chips)",
             )
         yield finding(
-            "ASC-SOC-VERSION", Severity.INFO, f"compile for --soc_version={soc.soc_version}",
-            found=f"npu-smi name {soc.name} → {soc.soc_version}{unit}", evidence=(soc.source,),
+            "ASC-SOC-VERSION",
+            Severity.INFO,
+            f"compile for --soc_version={soc.soc_version}",
+            found=f"npu-smi name {soc.name} → {soc.soc_version}{unit}",
+            evidence=(soc.source,),
             fix=f"atc ... --soc_version={soc.soc_version}",
         )
 
@@ -110,26 +146,38 @@ def stale_latest(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     for install in snap.cann.installs:
         for link in install.links:
             family = posixpath.dirname(link)
-            peers = [i for i in snap.cann.installs if i is not install and i.kind == install.kind
-                     and (posixpath.dirname(i.path) == family or install.kind == "cann")]
+            peers = [
+                i
+                for i in snap.cann.installs
+                if i is not install
+                and i.kind == install.kind
+                and (posixpath.dirname(i.path) == family or install.kind == "cann")
+            ]
             if not peers:
                 continue
             mine = parse(install.version, ProductLine.CANN)
             versions = [(parse(p.version, ProductLine.CANN), p) for p in peers]
             if mine is None or mine.is_test_build or any(v is None or v.is_test_build for v, _ in versions):
                 yield finding(
-                    "ASC-CANN-LATEST", Severity.INFO, f"{link}: versions not comparable",
+                    "ASC-CANN-LATEST",
+                    Severity.INFO,
+                    f"{link}: versions not comparable",
                     found=", ".join(f"{i.version or '?'} ({i.path})" for i in (install, *peers)),
-                    expected="release version strings", evidence=(link,),
+                    expected="release version strings",
+                    evidence=(link,),
                 )
                 continue
             newer = [(v, p) for v, p in versions if v > mine]
             if newer:
                 _, newest = max(newer, key=lambda pair: pair[0])
                 yield finding(
-                    "ASC-CANN-LATEST", Severity.WARN, f"{link} points to CANN {install.version}, {newest.version} is installed",
-                    found=f"{link} -> {install.path}", expected=f"{link} -> {newest.path} (unless you keep the older one on purpose)",
-                    evidence=(link,), fix=f"ln -sfn {newest.path} {link}",
+                    "ASC-CANN-LATEST",
+                    Severity.WARN,
+                    f"{link} points to CANN {install.version}, {newest.version} is installed",
+                    found=f"{link} -> {install.path}",
+                    expected=f"{link} -> {newest.path} (unless you keep the older one on purpose)",
+                    evidence=(link,),
+                    fix=f"ln -sfn {newest.path} {link}",
                 )
 
 
@@ -151,21 +199,35 @@ def compiler_opp(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         required, opp = install.required_opp_abi_version, install.opp_version
         if not required or not opp:
             continue
-        evidence = (posixpath.join(install.path, "compiler", "version.info"), posixpath.join(install.path, "opp", "version.info"))
+        evidence = (
+            posixpath.join(install.path, "compiler", "version.info"),
+            posixpath.join(install.path, "opp", "version.info"),
+        )
         ranges, effective = opp_abi_ranges(required), effective_version(opp)
         if ranges is None or effective is None:
             yield finding(
-                "ASC-COMPILER-OPP", Severity.WARN, f"CANN {install.version or '?'}: opp version not comparable",
+                "ASC-COMPILER-OPP",
+                Severity.WARN,
+                f"CANN {install.version or '?'}: opp version not comparable",
                 found=f"required_opp_abi_version={required!r}, opp Version={opp!r}",
-                expected='">=X.Y, <=X.Y" and a dotted version', evidence=evidence,
+                expected='">=X.Y, <=X.Y" and a dotted version',
+                evidence=evidence,
                 fix="reinstall the toolkit and its kernels/ops package of one CANN release",
             )
         elif not accepted(effective, ranges):
             yield finding(
-                "ASC-COMPILER-OPP", Severity.ERROR, f"CANN {install.version or '?'}: built-in operators {opp} rejected by the compiler",
+                "ASC-COMPILER-OPP",
+                Severity.ERROR,
+                f"CANN {install.version or '?'}: built-in operators {opp} rejected by the compiler",
                 found=f"opp Version={opp} (effective {effective}) outside required_opp_abi_version {required} {describe_ranges(ranges)}",
-                expected="opp and compiler of the same CANN release", evidence=evidence,
+                expected="opp and compiler of the same CANN release",
+                evidence=evidence,
                 fix=f"reinstall the opp/kernels package of CANN {install.version or '<the toolkit version>'} (or the toolkit matching opp {opp})",
             )
         else:
-            yield finding("ASC-COMPILER-OPP", Severity.OK, f"CANN {install.version or '?'}: opp {opp} accepted by the compiler ({required})", evidence=evidence)
+            yield finding(
+                "ASC-COMPILER-OPP",
+                Severity.OK,
+                f"CANN {install.version or '?'}: opp {opp} accepted by the compiler ({required})",
+                evidence=evidence,
+            )

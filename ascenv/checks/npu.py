@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.model import Finding, Severity, Snapshot
@@ -36,20 +36,28 @@ def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     errors = snap.npu.errors
     if snap.npu.chips:
         if not errors:
-            yield finding("ASC-NPU-SMI", Severity.OK, f"npu-smi lists {len(snap.npu.chips)} chip(s)", evidence=(snap.npu.source,))
+            yield finding(
+                "ASC-NPU-SMI", Severity.OK, f"npu-smi lists {len(snap.npu.chips)} chip(s)", evidence=(snap.npu.source,)
+            )
         else:  # the table came; some sub-queries (-m, -t board) did not: one note, not one per NPU
             commands = sorted({e.source for e in errors if e.source})
             yield finding(
-                "ASC-NPU-SMI", Severity.WARN, f"npu-smi answered only in part ({len(errors)} failed quer{'y' if len(errors) == 1 else 'ies'})",
+                "ASC-NPU-SMI",
+                Severity.WARN,
+                f"npu-smi answered only in part ({len(errors)} failed quer{'y' if len(errors) == 1 else 'ies'})",
                 found=last_line(errors[0].message) or errors[0].kind,
-                evidence=tuple(commands[:3]), fix="run the failing command by hand as root to compare: " + (commands[0] if commands else "npu-smi info"),
+                evidence=tuple(commands[:3]),
+                fix="run the failing command by hand as root to compare: "
+                + (commands[0] if commands else "npu-smi info"),
             )
         return
     for error in errors:
         missing = error.kind == "not-found"
         if missing and not has_npu_hardware(snap):
             yield finding(
-                "ASC-NPU-SMI", Severity.INFO, "no Ascend NPU on this machine",
+                "ASC-NPU-SMI",
+                Severity.INFO,
+                "no Ascend NPU on this machine",
                 found="no npu-smi, no driver, no Ascend PCI device, no /dev/davinci*",
                 expected="nothing: fine for building and checking without a device",
             )
@@ -65,7 +73,9 @@ def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         )
         title = "npu-smi not found" if missing else f"npu-smi failed{f' ({error.code})' if error.code else ''}"
         found = error.message if not error.meaning else f"{error.message} — {error.meaning}"
-        yield finding("ASC-NPU-SMI", severity, title, found=found, evidence=(error.source,) if error.source else (), fix=fix)
+        yield finding(
+            "ASC-NPU-SMI", severity, title, found=found, evidence=(error.source,) if error.source else (), fix=fix
+        )
 
 
 def _fix_for_code(code: object) -> str:
@@ -94,8 +104,11 @@ def chip_health(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         if chip.health and chip.health.upper() != "OK":
             severity = Severity.WARN if chip.health.lower() == "warning" else Severity.ERROR
             yield finding(
-                "ASC-NPU-HEALTH", severity, f"NPU {chip.npu} chip {chip.chip} health is {chip.health}",
-                found=f"{chip.name or 'chip'} at {chip.bus_id or 'unknown bus'}: {chip.health}", expected="OK",
+                "ASC-NPU-HEALTH",
+                severity,
+                f"NPU {chip.npu} chip {chip.chip} health is {chip.health}",
+                found=f"{chip.name or 'chip'} at {chip.bus_id or 'unknown bus'}: {chip.health}",
+                expected="OK",
                 evidence=(snap.npu.source,),
                 fix=f"npu-smi info -t health -i {chip.npu} -c {chip.chip}  # shows the error codes",
             )

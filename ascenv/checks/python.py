@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterator
+from collections.abc import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.checks.npu import has_npu_hardware
@@ -23,8 +23,12 @@ the Python layer cannot be checked.
 def python_probe(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     for error in snap.python.errors:
         yield finding(
-            "ASC-PY-PROBE", Severity.WARN, "target Python not read", found=error.message,
-            evidence=(error.source,) if error.source else (), fix="pass the interpreter you use: ascenv doctor --python /path/to/python",
+            "ASC-PY-PROBE",
+            Severity.WARN,
+            "target Python not read",
+            found=error.message,
+            evidence=(error.source,) if error.source else (),
+            fix="pass the interpreter you use: ascenv doctor --python /path/to/python",
         )
 
 
@@ -47,9 +51,12 @@ def duplicates(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         # (Debian's python3-cryptography): same version, same place, nothing to fix.
         if len({(d.version, d.location) for d in dists}) > 1:
             yield finding(
-                "ASC-PY-DUPLICATE", Severity.WARN, f"{name} is installed {len(dists)} times",
+                "ASC-PY-DUPLICATE",
+                Severity.WARN,
+                f"{name} is installed {len(dists)} times",
                 found="; ".join(f"{d.version} in {d.location}" for d in dists),
-                expected="one copy", fix=f"{snap.python.executable or 'python'} -m pip uninstall -y {name}  # repeat until none is left, then reinstall once",
+                expected="one copy",
+                fix=f"{snap.python.executable or 'python'} -m pip uninstall -y {name}  # repeat until none is left, then reinstall once",
             )
 
 
@@ -75,13 +82,20 @@ def torch_pairing(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         found = f"torch {torch}" + (f" with {', '.join(nvidia[:3])}{' …' if len(nvidia) > 3 else ''}" if nvidia else "")
         base = torch.split("+", 1)[0]
         yield finding(
-            "ASC-PY-TORCH", Severity.ERROR, "a CUDA build of torch on an Ascend host",
-            found=found, expected=f"the CPU build torch=={base}" + ("+cpu" if (snap.host.arch or "") == "x86_64" else ""),
-            fix=f"pip uninstall -y torch {' '.join(nvidia)}".rstrip() + f" && pip install torch=={base} --index-url <your CPU wheel index>",
+            "ASC-PY-TORCH",
+            Severity.ERROR,
+            "a CUDA build of torch on an Ascend host",
+            found=found,
+            expected=f"the CPU build torch=={base}" + ("+cpu" if (snap.host.arch or "") == "x86_64" else ""),
+            fix=f"pip uninstall -y torch {' '.join(nvidia)}".rstrip()
+            + f" && pip install torch=={base} --index-url <your CPU wheel index>",
         )
     if "torch-npu" not in packages and npu_host:
         yield finding(
-            "ASC-PY-TORCH", Severity.WARN, "torch without torch_npu",
-            found=f"torch {torch}, no torch_npu", expected="torch_npu built for this torch",
+            "ASC-PY-TORCH",
+            Severity.WARN,
+            "torch without torch_npu",
+            found=f"torch {torch}, no torch_npu",
+            expected="torch_npu built for this torch",
             fix="pip install torch_npu==<the release for your torch and CANN>  (see `ascenv doctor` torch_npu findings)",
         )

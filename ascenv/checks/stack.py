@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional, Tuple
+from collections.abc import Iterator
+from typing import Any, Optional
 
 from ascenv.checks import check, finding
 from ascenv.checks.facts import device_socs, judged_installs, not_comparable, parse
@@ -14,7 +15,7 @@ def _driver_version(snap: Snapshot) -> Optional[str]:
     return snap.driver.version or snap.npu.driver_version
 
 
-def _driver_file(snap: Snapshot) -> Tuple[str, ...]:
+def _driver_file(snap: Snapshot) -> tuple[str, ...]:
     file = snap.driver.version_file
     return (file.path,) if file else ((snap.npu.source,) if snap.npu.source else ())
 
@@ -38,7 +39,14 @@ def firmware_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     if not driver.version or not firmware.version:
         return
     sides = (
-        ("the driver", driver.version_file, "compatible_version_fw", "firmware", firmware.version, ProductLine.FIRMWARE),
+        (
+            "the driver",
+            driver.version_file,
+            "compatible_version_fw",
+            "firmware",
+            firmware.version,
+            ProductLine.FIRMWARE,
+        ),
         ("the firmware", firmware.version_file, "compatible_version_drv", "driver", driver.version, ProductLine.DRIVER),
     )
     evidence = tuple(dict.fromkeys(p for p in (driver.version_file and driver.version_file.path, firmware.source) if p))
@@ -62,20 +70,33 @@ def firmware_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     bundle = (driver.version_file.get("package_version") if driver.version_file else None) or driver.version
     if refused:
         yield finding(
-            "ASC-FW-DRIVER", Severity.ERROR, f"driver {driver.version} and firmware {firmware.version} do not match",
-            found="; ".join(refused), expected="each inside the other's compatible range", evidence=evidence,
+            "ASC-FW-DRIVER",
+            Severity.ERROR,
+            f"driver {driver.version} and firmware {firmware.version} do not match",
+            found="; ".join(refused),
+            expected="each inside the other's compatible range",
+            evidence=evidence,
             fix=f"install the firmware of the driver's HDK release {bundle} (Ascend-hdk-<chip>-npu-firmware_{bundle}.run --full; "
             "or the driver of the firmware's release), then reboot",
         )
     elif odd:
         yield finding(
-            "ASC-FW-DRIVER", Severity.WARN, "driver/firmware compatibility not comparable",
-            found="; ".join(odd), expected="version strings and ranges as the HDK packages write them", evidence=evidence,
+            "ASC-FW-DRIVER",
+            Severity.WARN,
+            "driver/firmware compatibility not comparable",
+            found="; ".join(odd),
+            expected="version strings and ranges as the HDK packages write them",
+            evidence=evidence,
             fix="check by hand: npu-smi info -t board -i 0 (Compatibility : OK)",
         )
     elif judged:
-        yield finding("ASC-FW-DRIVER", Severity.OK, f"driver {driver.version} and firmware {firmware.version} accept each other",
-                      found="; ".join(judged), evidence=evidence)
+        yield finding(
+            "ASC-FW-DRIVER",
+            Severity.OK,
+            f"driver {driver.version} and firmware {firmware.version} accept each other",
+            found="; ".join(judged),
+            evidence=evidence,
+        )
 
 
 @check(
@@ -100,14 +121,17 @@ def driver_reboot(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     if same:
         return
     yield finding(
-        "ASC-DRIVER-REBOOT", Severity.WARN, f"driver {disk} installed, {running} running: upgraded without reboot?",
+        "ASC-DRIVER-REBOOT",
+        Severity.WARN,
+        f"driver {disk} installed, {running} running: upgraded without reboot?",
         found=f"{snap.driver.path or 'driver'}/version.info says {disk}; npu-smi info says {running}",
-        expected="the same version", evidence=_driver_file(snap) + ((snap.npu.source,) if snap.npu.source else ()),
+        expected="the same version",
+        evidence=_driver_file(snap) + ((snap.npu.source,) if snap.npu.source else ()),
         fix=f"reboot so the installed driver {disk} is loaded (npu-smi info then shows Version: {disk})",
     )
 
 
-def _context(snap: Snapshot, matrix: Any) -> Tuple[Tuple[str, ...], Optional[str]]:
+def _context(snap: Snapshot, matrix: Any) -> tuple[tuple[str, ...], Optional[str]]:
     """What HDK rules apply here: compute units and card names, and the HDK numbering line."""
     units = {s.compute_unit for s in device_socs(snap, matrix) if s.compute_unit}
     cards = {b.product_name for b in snap.npu.boards if b.product_name}
@@ -115,16 +139,25 @@ def _context(snap: Snapshot, matrix: Any) -> Tuple[Tuple[str, ...], Optional[str
 
 
 _FIT_SEVERITY = {
-    "matched": Severity.OK, "compatible": Severity.OK, "known-working": Severity.OK,
-    "newer-than-matched": Severity.INFO, "unknown": Severity.INFO,
-    "older-than-matched": Severity.WARN, "not-listed": Severity.WARN,
-    "below-minimum": Severity.ERROR, "incompatible": Severity.ERROR,
+    "matched": Severity.OK,
+    "compatible": Severity.OK,
+    "known-working": Severity.OK,
+    "newer-than-matched": Severity.INFO,
+    "unknown": Severity.INFO,
+    "older-than-matched": Severity.WARN,
+    "not-listed": Severity.WARN,
+    "below-minimum": Severity.ERROR,
+    "incompatible": Severity.ERROR,
 }
 _FIT_WORDS = {
-    "matched": "the HDK released with it", "compatible": "in Huawei's compatibility list",
-    "known-working": "paired with it in an install guide", "newer-than-matched": "newer than the HDK released with it; no list says yes or no",
-    "unknown": "no HDK data for this CANN", "older-than-matched": "older than the HDK released with it",
-    "not-listed": "not in Huawei's compatibility list for it", "below-minimum": "below the documented minimum",
+    "matched": "the HDK released with it",
+    "compatible": "in Huawei's compatibility list",
+    "known-working": "paired with it in an install guide",
+    "newer-than-matched": "newer than the HDK released with it; no list says yes or no",
+    "unknown": "no HDK data for this CANN",
+    "older-than-matched": "older than the HDK released with it",
+    "not-listed": "not in Huawei's compatibility list for it",
+    "below-minimum": "below the documented minimum",
     "incompatible": "explicitly incompatible",
 }
 
@@ -151,8 +184,14 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         evidence = tuple(p for p in (install.info_file,) if p) + _driver_file(snap)
         odd = not_comparable(install.version, ProductLine.CANN) or not_comparable(driver, ProductLine.DRIVER)
         if odd:
-            yield finding("ASC-CANN-DRIVER", Severity.INFO, f"CANN {install.version or '?'} vs driver {driver}: not comparable",
-                          found=odd, expected="release version strings (8.0.RC2, 24.1.rc2.2)", evidence=evidence)
+            yield finding(
+                "ASC-CANN-DRIVER",
+                Severity.INFO,
+                f"CANN {install.version or '?'} vs driver {driver}: not comparable",
+                found=odd,
+                expected="release version strings (8.0.RC2, 24.1.rc2.2)",
+                evidence=evidence,
+            )
             continue
         verdict = matrix.driver_fit(install.version, driver, applies_to=context, hdk_line=hdk_line)
         fit = verdict.fit.value
@@ -160,7 +199,9 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         rules = verdict.evidence
         hdk = ", ".join(dict.fromkeys(t for r in rules for t in r.hdk_text)) or "-"
         soft = sorted({r.provenance.status.value for r in rules} - {"documented"})
-        found = f"driver {driver} is {_FIT_WORDS[fit]} ({hdk})" + (f"; the source marks this {'/'.join(soft)}" if soft else "")
+        found = f"driver {driver} is {_FIT_WORDS[fit]} ({hdk})" + (
+            f"; the source marks this {'/'.join(soft)}" if soft else ""
+        )
         sources = tuple(f"compat: {r.provenance.source[0]}" for r in rules[:2])
         title = f"CANN {install.version} with driver {driver}: {fit.replace('-', ' ')}"
         if severity in (Severity.OK, Severity.INFO):
@@ -171,13 +212,22 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         floors = [t for r in rules_here if r.kind.value == "minimum" for t in r.hdk_text]
         matched = [r.hdk_text[0] for r in rules_here if r.kind.value == "matched"]
         allowed = [v.cann.raw for v in matrix.cann_for_driver(driver, applies_to=context, hdk_line=hdk_line)]
-        upgrade = f"install the HDK {matched[0]} (driver, then firmware) released with CANN {install.version}" if matched else \
-            f"install an HDK driver listed for CANN {install.version}"
+        upgrade = (
+            f"install the HDK {matched[0]} (driver, then firmware) released with CANN {install.version}"
+            if matched
+            else f"install an HDK driver listed for CANN {install.version}"
+        )
         keep = f", or keep the driver and use CANN {', '.join(allowed[:4])}" if allowed else ""
         yield finding(
-            "ASC-CANN-DRIVER", severity, title, found=found,
-            expected="HDK " + (", ".join(dict.fromkeys(listed)) or "-") + (f" (at least {', '.join(floors)})" if floors else ""),
-            evidence=evidence + sources, fix=upgrade + keep,
+            "ASC-CANN-DRIVER",
+            severity,
+            title,
+            found=found,
+            expected="HDK "
+            + (", ".join(dict.fromkeys(listed)) or "-")
+            + (f" (at least {', '.join(floors)})" if floors else ""),
+            evidence=evidence + sources,
+            fix=upgrade + keep,
         )
 
 
@@ -197,20 +247,34 @@ def cann_for_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         return
     odd = not_comparable(driver, ProductLine.DRIVER)
     if odd:
-        yield finding("ASC-DRIVER-CANN", Severity.INFO, f"driver {driver}: allowed CANN releases unknown", found=odd, evidence=_driver_file(snap))
+        yield finding(
+            "ASC-DRIVER-CANN",
+            Severity.INFO,
+            f"driver {driver}: allowed CANN releases unknown",
+            found=odd,
+            evidence=_driver_file(snap),
+        )
         return
     context, hdk_line = _context(snap, matrix)
     verdicts = matrix.cann_for_driver(driver, applies_to=context, hdk_line=hdk_line)
     if not verdicts:
-        yield finding("ASC-DRIVER-CANN", Severity.INFO, f"no CANN release lists driver {driver}",
-                      found="compat/cann.toml has no matched, compatible or known-working row for it", evidence=_driver_file(snap))
+        yield finding(
+            "ASC-DRIVER-CANN",
+            Severity.INFO,
+            f"no CANN release lists driver {driver}",
+            found="compat/cann.toml has no matched, compatible or known-working row for it",
+            evidence=_driver_file(snap),
+        )
         return
     groups: dict = {}
     for v in verdicts:
         groups.setdefault(v.fit.value, []).append(v.cann.raw)
     names = [v.cann.raw for v in verdicts]
     yield finding(
-        "ASC-DRIVER-CANN", Severity.INFO,
-        f"driver {driver} allows CANN {names[0]}" + (f" … {names[-1]} ({len(names)} releases)" if len(names) > 1 else ""),
-        found="; ".join(f"{fit}: {', '.join(cann)}" for fit, cann in groups.items()), evidence=_driver_file(snap),
+        "ASC-DRIVER-CANN",
+        Severity.INFO,
+        f"driver {driver} allows CANN {names[0]}"
+        + (f" … {names[-1]} ({len(names)} releases)" if len(names) > 1 else ""),
+        found="; ".join(f"{fit}: {', '.join(cann)}" for fit, cann in groups.items()),
+        evidence=_driver_file(snap),
     )

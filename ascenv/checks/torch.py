@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Optional, Tuple
+from collections.abc import Iterator
+from typing import Any, Optional
 
 from ascenv.checks import check, finding
 from ascenv.checks.facts import active_install, not_comparable
@@ -30,11 +31,11 @@ def _dist(snap: Snapshot, name: str) -> Optional[Distribution]:
     return next((d for d in snap.python.distributions if normalize_name(d.name) == name), None)
 
 
-def _evidence(*dists: Optional[Distribution]) -> Tuple[str, ...]:
+def _evidence(*dists: Optional[Distribution]) -> tuple[str, ...]:
     return tuple(f"{d.location}/{d.name}-{d.version}.dist-info" for d in dists if d is not None)
 
 
-def _pip(requirements: Tuple[str, ...]) -> str:
+def _pip(requirements: tuple[str, ...]) -> str:
     command = "pip install " + " ".join(requirements)
     return command + (CPU_INDEX_NOTE if "+cpu" in command else "")
 
@@ -61,34 +62,54 @@ def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     if not torch:
         rows = matrix.torch_npu(npu) if matrix is not None else ()
         yield finding(
-            "ASC-TORCH-PAIR", Severity.ERROR, f"torch_npu {npu} without torch",
-            found=f"torch_npu {npu}, no torch distribution", expected="the torch release torch_npu was built for",
-            evidence=evidence, fix=f"pip install {rows[0].torch_requirement(_arch(snap))}" if rows else "pip install torch==<the X.Y.Z of torch_npu>",
+            "ASC-TORCH-PAIR",
+            Severity.ERROR,
+            f"torch_npu {npu} without torch",
+            found=f"torch_npu {npu}, no torch distribution",
+            expected="the torch release torch_npu was built for",
+            evidence=evidence,
+            fix=f"pip install {rows[0].torch_requirement(_arch(snap))}"
+            if rows
+            else "pip install torch==<the X.Y.Z of torch_npu>",
         )
         return
     try:
         wanted, have = torch_release(npu), torch_release(torch)
     except InvalidVersion as exc:
-        yield finding("ASC-TORCH-PAIR", Severity.INFO, "torch/torch_npu versions not comparable", found=exc.message,
-                      expected="X.Y.Z versions", evidence=evidence)
+        yield finding(
+            "ASC-TORCH-PAIR",
+            Severity.INFO,
+            "torch/torch_npu versions not comparable",
+            found=exc.message,
+            expected="X.Y.Z versions",
+            evidence=evidence,
+        )
         return
     arch = _arch(snap)
     rows = matrix.torch_npu(npu) if matrix is not None else ()
     requirement = rows[0].torch_requirement(arch) if rows else f"torch=={wanted}"
     if wanted != have:
         yield finding(
-            "ASC-TORCH-PAIR", Severity.ERROR, f"torch_npu {npu} needs torch {wanted}, torch is {torch}",
-            found=f"torch {torch}, torch_npu {npu}", expected=f"torch {wanted}.x build (torch_npu is built for one torch release)",
-            evidence=evidence, fix=f"pip install {requirement}  (or a torch_npu built for torch {have}: see ASC-TORCH-SUGGEST)",
+            "ASC-TORCH-PAIR",
+            Severity.ERROR,
+            f"torch_npu {npu} needs torch {wanted}, torch is {torch}",
+            found=f"torch {torch}, torch_npu {npu}",
+            expected=f"torch {wanted}.x build (torch_npu is built for one torch release)",
+            evidence=evidence,
+            fix=f"pip install {requirement}  (or a torch_npu built for torch {have}: see ASC-TORCH-SUGGEST)",
         )
         return
     label = split_local(torch)[1]
     cpu_pin = bool(rows) and rows[0].torch_pin.value == "cpu-local-on-x86_64"
     if arch == "x86_64" and cpu_pin and not label.startswith("+cpu") and not label.startswith("+cu"):
         yield finding(
-            "ASC-TORCH-PAIR", Severity.WARN, f"torch_npu {npu} pins torch=={wanted}+cpu on x86_64; torch {torch} has no +cpu label",
-            found=f"torch {torch} (from PyPI, not the CPU wheel index)", expected=f"torch {wanted}+cpu",
-            evidence=evidence, fix=f"pip install --force-reinstall {requirement}{CPU_INDEX_NOTE}",
+            "ASC-TORCH-PAIR",
+            Severity.WARN,
+            f"torch_npu {npu} pins torch=={wanted}+cpu on x86_64; torch {torch} has no +cpu label",
+            found=f"torch {torch} (from PyPI, not the CPU wheel index)",
+            expected=f"torch {wanted}+cpu",
+            evidence=evidence,
+            fix=f"pip install --force-reinstall {requirement}{CPU_INDEX_NOTE}",
         )
         return
     yield finding("ASC-TORCH-PAIR", Severity.OK, f"torch {torch} with torch_npu {npu}", evidence=evidence)
@@ -128,8 +149,13 @@ def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     except (LookupError, InvalidVersion):
         odd = f"torch_npu {npu} is not in compat/torch_npu.toml (a source, daily or private build?)"
     if fit is None:
-        yield finding("ASC-TORCH-CANN", Severity.INFO, f"torch_npu {npu} with CANN {install.version or '?'}: unknown",
-                      found=odd or "", evidence=evidence)
+        yield finding(
+            "ASC-TORCH-CANN",
+            Severity.INFO,
+            f"torch_npu {npu} with CANN {install.version or '?'}: unknown",
+            found=odd or "",
+            evidence=evidence,
+        )
         return
     severity, words = _GRADE[fit.grade.value]
     row = fit.release
@@ -142,8 +168,15 @@ def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         fix = _pip(better[0].release.pip_requirements(_arch(snap))) if better else ""
         if row.cann is not None:
             fix += ("  — or " if fix else "") + f"use CANN {row.cann} (the one torch_npu {row.text} was validated with)"
-    yield finding("ASC-TORCH-CANN", severity, f"torch_npu {npu} with CANN {install.version}: {fit.grade.value}",
-                  found=found, expected="the validated pair", evidence=evidence + (f"compat: {row.provenance.source[0]}",), fix=fix)
+    yield finding(
+        "ASC-TORCH-CANN",
+        severity,
+        f"torch_npu {npu} with CANN {install.version}: {fit.grade.value}",
+        found=found,
+        expected="the validated pair",
+        evidence=evidence + (f"compat: {row.provenance.source[0]}",),
+        fix=fix,
+    )
 
 
 def _suggestions(snap: Snapshot, matrix: Any, cann: str) -> tuple:
@@ -183,24 +216,38 @@ def suggest_torch_npu(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             return
         others = ", ".join(f"{f.release.text} ({f.grade.value})" for f in fits[1:4])
         yield finding(
-            "ASC-TORCH-SUGGEST", Severity.INFO, f"for CANN {install.version} and torch {torch}: torch_npu {best.release.text} ({best.grade.value})",
+            "ASC-TORCH-SUGGEST",
+            Severity.INFO,
+            f"for CANN {install.version} and torch {torch}: torch_npu {best.release.text} ({best.grade.value})",
             found=f"installed: torch_npu {installed or 'none'}" + (f"; also fitting: {others}" if others else ""),
-            evidence=(f"compat: {best.release.provenance.source[0]}",), fix=_pip(best.release.pip_requirements(arch)),
+            evidence=(f"compat: {best.release.provenance.source[0]}",),
+            fix=_pip(best.release.pip_requirements(arch)),
         )
         return
     cann = matrix.cann_release(install.version)
     validated = [
-        r for r in matrix.torch_npu_releases
-        if r.on_pypi and r.cann is not None and cann is not None and r.cann.commercial() == cann.version
-        and not r.version.is_prerelease and (python is None or python in r.python_for(arch))
+        r
+        for r in matrix.torch_npu_releases
+        if r.on_pypi
+        and r.cann is not None
+        and cann is not None
+        and r.cann.commercial() == cann.version
+        and not r.version.is_prerelease
+        and (python is None or python in r.python_for(arch))
     ]
     newest = max(validated, key=lambda r: r.version, default=None)
     yield finding(
-        "ASC-TORCH-SUGGEST", Severity.WARN, f"no torch_npu on PyPI fits torch {torch} with CANN {install.version}",
+        "ASC-TORCH-SUGGEST",
+        Severity.WARN,
+        f"no torch_npu on PyPI fits torch {torch} with CANN {install.version}",
         found=f"torch_npu validated with CANN {install.version}: "
-        + (", ".join(sorted({f"{r.text} (torch {r.torch})" for r in validated})) or "none on PyPI for this Python/arch"),
+        + (
+            ", ".join(sorted({f"{r.text} (torch {r.torch})" for r in validated})) or "none on PyPI for this Python/arch"
+        ),
         expected=f"a torch_npu release for torch {torch}",
-        fix=_pip(newest.pip_requirements(arch)) if newest else "choose a CANN release with a torch_npu for this torch (ascenv explain ASC-TORCH-CANN)",
+        fix=_pip(newest.pip_requirements(arch))
+        if newest
+        else "choose a CANN release with a torch_npu for this torch (ascenv explain ASC-TORCH-CANN)",
     )
 
 
@@ -231,18 +278,29 @@ def torch_python(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     dist, python = _dist(snap, "torch-npu"), _python_xy(snap)
     if dist is None or python is None:
         return
-    tagged = sorted({f"{m.group(1)}.{m.group(2)}" for tag in dist.wheel_tags for m in _CP_TAG.finditer(tag.split("-")[0])})
+    tagged = sorted(
+        {f"{m.group(1)}.{m.group(2)}" for tag in dist.wheel_tags for m in _CP_TAG.finditer(tag.split("-")[0])}
+    )
     rows = matrix.torch_npu(dist.version) if matrix is not None and not tagged else ()
     supported = tagged or (list(rows[0].python_for(_arch(snap))) if rows else [])
     source = "its wheel tags" if tagged else "the PyPI wheel list (compat/torch_npu.toml)"
     if not supported:
         return
     if python in supported:
-        yield finding("ASC-TORCH-PYTHON", Severity.OK, f"torch_npu {dist.version} supports Python {python}", evidence=_evidence(dist))
+        yield finding(
+            "ASC-TORCH-PYTHON",
+            Severity.OK,
+            f"torch_npu {dist.version} supports Python {python}",
+            evidence=_evidence(dist),
+        )
         return
     yield finding(
-        "ASC-TORCH-PYTHON", Severity.ERROR if tagged else Severity.WARN, f"torch_npu {dist.version} is not built for Python {python}",
-        found=f"Python {snap.python.version}; {source}: {', '.join(supported)}", expected=f"a torch_npu wheel for cp{python.replace('.', '')}",
-        evidence=_evidence(dist), fix=f"{snap.python.executable or 'python'} -m pip install --force-reinstall torch-npu=={dist.version}  "
+        "ASC-TORCH-PYTHON",
+        Severity.ERROR if tagged else Severity.WARN,
+        f"torch_npu {dist.version} is not built for Python {python}",
+        found=f"Python {snap.python.version}; {source}: {', '.join(supported)}",
+        expected=f"a torch_npu wheel for cp{python.replace('.', '')}",
+        evidence=_evidence(dist),
+        fix=f"{snap.python.executable or 'python'} -m pip install --force-reinstall torch-npu=={dist.version}  "
         f"# or use Python {supported[-1]}",
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.model import Finding, Severity, Snapshot
@@ -22,8 +22,11 @@ def vendor_config(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     config = snap.vendor_config
     for problem in config.problems:
         yield finding(
-            "ASC-VENDOR-CONFIG", Severity.ERROR, "vendors/config.ini is malformed",
-            found=problem, expected="one line: load_priority=<vendor>[,<vendor>…]",
+            "ASC-VENDOR-CONFIG",
+            Severity.ERROR,
+            "vendors/config.ini is malformed",
+            found=problem,
+            expected="one line: load_priority=<vendor>[,<vendor>…]",
             evidence=tuple(p for p in (config.path,) if p),
             fix=f"rewrite it: echo 'load_priority={','.join(config.load_priority) or 'customize'}' > {config.path or '$ASCEND_OPP_PATH/vendors/config.ini'}",
         )
@@ -42,7 +45,10 @@ def vendors_present(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     for vendor in snap.vendors:
         if not vendor.exists:
             yield finding(
-                "ASC-VENDOR-PRESENT", Severity.ERROR, f"vendor {vendor.name} is configured but missing",
-                found=f"{vendor.path} (from {vendor.origin}) does not exist", expected="an installed vendor directory",
+                "ASC-VENDOR-PRESENT",
+                Severity.ERROR,
+                f"vendor {vendor.name} is configured but missing",
+                found=f"{vendor.path} (from {vendor.origin}) does not exist",
+                expected="an installed vendor directory",
                 fix="reinstall the operator package, or remove the vendor from " + vendor.origin,
             )

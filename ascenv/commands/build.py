@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ascenv import __version__, builder, cli, errors, paths
 from ascenv.store import Store
@@ -20,20 +20,34 @@ HELP = "build an operator project reproducibly in its pinned container; reuse id
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("op", metavar="OP", help="operator project: a name under kernels/ (add_custom) or a directory with kernel.toml")
+    parser.add_argument(
+        "op", metavar="OP", help="operator project: a name under kernels/ (add_custom) or a directory with kernel.toml"
+    )
     parser.add_argument("--target", default="cpu", metavar="TARGET", help="recipe target: cpu or npu (default: cpu)")
-    parser.add_argument("--image", metavar="NAME", help="build in this pinned image (containers/NAME) instead of the recipe's")
+    parser.add_argument(
+        "--image", metavar="NAME", help="build in this pinned image (containers/NAME) instead of the recipe's"
+    )
     add_store_option(parser)
-    parser.add_argument("--verify", action="store_true", help="build twice in fresh containers from different host paths; fail if any byte differs")
-    parser.add_argument("--timeout", type=float, default=3600.0, metavar="SECONDS", help="kill the build after SECONDS (default: 3600)")
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="build twice in fresh containers from different host paths; fail if any byte differs",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=3600.0, metavar="SECONDS", help="kill the build after SECONDS (default: 3600)"
+    )
     cli.add_format_option(parser)
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", metavar="DIR", help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)")
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)",
+    )
 
 
-def store_dir(args: argparse.Namespace, ctx: "cli.Context") -> Path:
+def store_dir(args: argparse.Namespace, ctx: cli.Context) -> Path:
     chosen = args.store or ctx.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store")
     return Path(ctx.cwd, chosen).resolve()
 
@@ -44,38 +58,66 @@ def containers_dir(project: Path) -> Path:
     return local if local.is_dir() else paths.data_dir("containers")
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     from ascenv.containers.engine import connect
 
     project = Path(ctx.cwd).resolve()
     kernel_dir = builder.find_kernel(project, args.op, paths.data_dir("kernels"))
     recipe = builder.load_recipe(kernel_dir)
     if args.target not in recipe.targets:
-        raise errors.UsageError(f"{kernel_dir / builder.RECIPE_FILE} has no target {args.target!r}",
-                                hint=f"targets: {', '.join(sorted(recipe.targets))}")
+        raise errors.UsageError(
+            f"{kernel_dir / builder.RECIPE_FILE} has no target {args.target!r}",
+            hint=f"targets: {', '.join(sorted(recipe.targets))}",
+        )
     engine = connect(ctx.environ)
     image = builder.resolve_image(containers_dir(project), args.image or recipe.targets[args.target].image, engine)
     sde, sde_from = builder.source_date_epoch(kernel_dir, recipe.targets[args.target], ctx.run)
     if sde_from == "default":
         ctx.out.warn(f"{kernel_dir} is not in git and its recipe sets no source_date_epoch: using SOURCE_DATE_EPOCH=0")
-    request = builder.Request(kernel_dir, recipe, args.target, image, __version__, sde, sde_from,
-                              host=lambda: host_summary(ctx.environ, ctx), timeout=args.timeout)
+    request = builder.Request(
+        kernel_dir,
+        recipe,
+        args.target,
+        image,
+        __version__,
+        sde,
+        sde_from,
+        host=lambda: host_summary(ctx.environ, ctx),
+        timeout=args.timeout,
+    )
     from ascenv.output.build import log_writer, render_build
 
-    outcome = builder.build(request, engine, Store(store_dir(args, ctx)), verify=args.verify,
-                            on_log=log_writer(ctx.out), on_event=ctx.out.message)
+    outcome = builder.build(
+        request,
+        engine,
+        Store(store_dir(args, ctx)),
+        verify=args.verify,
+        on_log=log_writer(ctx.out),
+        on_event=ctx.out.message,
+    )
     if args.format == "json":
         m = outcome.entry.manifest
-        ctx.out.json({"schema": 1, "op": m.op, "target": m.target, "key": m.key, "reused": outcome.reused,
-                      "raced": outcome.raced, "verified": outcome.verified, "replaced": list(outcome.replaced),
-                      "seconds": round(outcome.seconds, 3), "path": str(outcome.entry.path),
-                      "outputs": [{"path": o.path, "size": o.size, "sha256": o.sha256} for o in m.outputs]})
+        ctx.out.json(
+            {
+                "schema": 1,
+                "op": m.op,
+                "target": m.target,
+                "key": m.key,
+                "reused": outcome.reused,
+                "raced": outcome.raced,
+                "verified": outcome.verified,
+                "replaced": list(outcome.replaced),
+                "seconds": round(outcome.seconds, 3),
+                "path": str(outcome.entry.path),
+                "outputs": [{"path": o.path, "size": o.size, "sha256": o.sha256} for o in m.outputs],
+            }
+        )
     else:
         render_build(ctx.out, outcome, str(outcome.entry.path.parent.parent))
     return errors.EXIT_OK
 
 
-def host_summary(environ: Mapping[str, str], ctx: "cli.Context") -> dict[str, str]:
+def host_summary(environ: Mapping[str, str], ctx: cli.Context) -> dict[str, str]:
     """The host stack in one table of strings: ascenv.probe.collect (about 0.15 s) when it works,
     the platform basics otherwise. Asked only for a real build, never for a store hit."""
     basics = {"platform": platform.platform(), "python": platform.python_version()}
@@ -89,9 +131,14 @@ def host_summary(environ: Mapping[str, str], ctx: "cli.Context") -> dict[str, st
     active = next((c for c in snap.cann.installs if c.path == snap.cann.active), None)
     chips = sorted({c.name for c in snap.npu.chips if c.name})
     found = {
-        "os": snap.host.os_name, "kernel": snap.host.kernel, "arch": snap.host.arch, "glibc": snap.host.glibc,
-        "driver": snap.driver.version, "firmware": snap.firmware.version,
-        "cann": active.version if active else None, "cann-compiler": active.compiler_version if active else None,
+        "os": snap.host.os_name,
+        "kernel": snap.host.kernel,
+        "arch": snap.host.arch,
+        "glibc": snap.host.glibc,
+        "driver": snap.driver.version,
+        "firmware": snap.firmware.version,
+        "cann": active.version if active else None,
+        "cann-compiler": active.compiler_version if active else None,
         "npu": f"{len(snap.npu.chips)} x {', '.join(chips)}" if chips else None,
     }
     return {**basics, **{k: v for k, v in found.items() if v}}

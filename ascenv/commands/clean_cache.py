@@ -41,31 +41,71 @@ ENGINE_TIMEOUT = 10  # seconds: an engine that does not answer must not hold up 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", nargs="?", choices=["ls"], help="ls: list the caches and stop")
     parser.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
-    parser.add_argument("-y", "--yes", action="store_true", help="delete without asking (required when not interactive)")
-    parser.add_argument("--kind", action="append", choices=sorted(KINDS) + ["all"], metavar="KIND",
-                        help="only these kinds (repeatable; 'all' = every kind). Default: compile caches and "
-                             "debris; logs, dumps, profiling and ascenv's store only when named. "
-                             f"Kinds: {', '.join(sorted(KINDS))}")
-    parser.add_argument("--older-than", metavar="AGE", help="only entries whose newest file is older than AGE (7d, 12h, 30m)")
-    parser.add_argument("--soc", action="append", metavar="SOC", help="only this SoC (Ascend910B4) or compute unit (ascend910b)")
-    parser.add_argument("--stale", action="store_true", help="only stale entries (older than the CANN or an operator package they serve)")
+    parser.add_argument(
+        "-y", "--yes", action="store_true", help="delete without asking (required when not interactive)"
+    )
+    parser.add_argument(
+        "--kind",
+        action="append",
+        choices=sorted(KINDS) + ["all"],
+        metavar="KIND",
+        help="only these kinds (repeatable; 'all' = every kind). Default: compile caches and "
+        "debris; logs, dumps, profiling and ascenv's store only when named. "
+        f"Kinds: {', '.join(sorted(KINDS))}",
+    )
+    parser.add_argument(
+        "--older-than", metavar="AGE", help="only entries whose newest file is older than AGE (7d, 12h, 30m)"
+    )
+    parser.add_argument(
+        "--soc", action="append", metavar="SOC", help="only this SoC (Ascend910B4) or compute unit (ascend910b)"
+    )
+    parser.add_argument(
+        "--stale",
+        action="store_true",
+        help="only stale entries (older than the CANN or an operator package they serve)",
+    )
     parser.add_argument("--all-users", action="store_true", help="also other users' files (default: only yours)")
-    parser.add_argument("--path", action="append", default=[], metavar="DIR", help="also look for kernel_meta/ and aoe_workspace/ below DIR (repeatable)")
-    parser.add_argument("--one-file-system", action=argparse.BooleanOptionalAction, default=True,
-                        help="stay on each cache's file system (default: yes)")
+    parser.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also look for kernel_meta/ and aoe_workspace/ below DIR (repeatable)",
+    )
+    parser.add_argument(
+        "--one-file-system",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="stay on each cache's file system (default: yes)",
+    )
     parser.add_argument("--recent", default="10m", metavar="AGE", help="keep files changed within AGE (default 10m)")
-    parser.add_argument("--keep-builds", type=int, default=3, metavar="N",
-                        help="ascenv-store: keep the N newest builds of each operator and target (default 3), as `ascenv store gc --keep N`")
-    parser.add_argument("--lock", action="append", default=[], metavar="FILE",
-                        help="ascenv-store: never delete a build this lock references (repeatable; ascenv.lock is read when present)")
-    parser.add_argument("--pins", action="append", default=[], metavar="FILE",
-                        help="container: also keep every image built from a recipe this pins file pins by ID (repeatable; "
-                             "containers/pins.toml here and the one shipped with ascenv are always read)")
+    parser.add_argument(
+        "--keep-builds",
+        type=int,
+        default=3,
+        metavar="N",
+        help="ascenv-store: keep the N newest builds of each operator and target (default 3), as `ascenv store gc --keep N`",
+    )
+    parser.add_argument(
+        "--lock",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="ascenv-store: never delete a build this lock references (repeatable; ascenv.lock is read when present)",
+    )
+    parser.add_argument(
+        "--pins",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="container: also keep every image built from a recipe this pins file pins by ID (repeatable; "
+        "containers/pins.toml here and the one shipped with ascenv are always read)",
+    )
     add_store_option(parser)
     cli.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     now = time.time()
     filters = Filters(
         kinds=None if not args.kind else frozenset(KINDS if "all" in args.kind else args.kind),
@@ -85,10 +125,21 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     named_pins = [os.path.abspath(os.path.join(ctx.cwd, p)) for p in args.pins]
     for path in named_pins:
         if not os.path.isfile(path):
-            raise errors.UsageError(f"--pins {path}: no such file", hint="name a pins.toml written by `ascenv image pin`")
+            raise errors.UsageError(
+                f"--pins {path}: no such file", hint="name a pins.toml written by `ascenv image pin`"
+            )
     owners, notes = _owners(args, ctx, filters, uid, recent_cutoff, [Path(p) for p in named_pins])
-    report = scan_machine(ctx.environ, home=home, cwd=cwd, search_paths=args.path, facts=facts, uid=uid,
-                          recent_cutoff=recent_cutoff, one_file_system=args.one_file_system, owners=owners)
+    report = scan_machine(
+        ctx.environ,
+        home=home,
+        cwd=cwd,
+        search_paths=args.path,
+        facts=facts,
+        uid=uid,
+        recent_cutoff=recent_cutoff,
+        one_file_system=args.one_file_system,
+        owners=owners,
+    )
     report = replace(report, warnings=report.warnings + notes)
     seconds = time.monotonic() - started
     for warning in report.warnings:
@@ -108,8 +159,10 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     dry = args.dry_run
     if not dry and plan.entries and not args.yes:
         if not ctx.out.interactive or args.format == "json":
-            raise errors.UsageError("refusing to delete without confirmation: this is not an interactive terminal",
-                                    hint="review with --dry-run, then rerun with --yes")
+            raise errors.UsageError(
+                "refusing to delete without confirmation: this is not an interactive terminal",
+                hint="review with --dry-run, then rerun with --yes",
+            )
     from ascenv.output.clean_cache import render_plan, size
 
     pins_files = getattr(owners.get(containers.OWNER), "pins_files", None)  # None: no image was listed
@@ -117,14 +170,24 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         render_plan(ctx.out, plan, dry, pins_files)
     if dry or not plan.entries:
         if args.format == "json":
-            ctx.out.json(_payload("dry-run" if dry else "delete", listed, report.warnings, seconds, now, plan, pins_files=pins_files))
+            ctx.out.json(
+                _payload(
+                    "dry-run" if dry else "delete", listed, report.warnings, seconds, now, plan, pins_files=pins_files
+                )
+            )
         return errors.EXIT_OK
     if not args.yes and not ctx.out.confirm(f"Delete {len(plan.entries)} entries and free {size(plan.bytes)}?"):
         ctx.out.message("Nothing was deleted.")
         return errors.EXIT_OK
     journal = posixpath.join(ascenv_state_dir(ctx.environ, home=home, cwd=cwd), JOURNAL)
-    outcome = execute(plan, uid=uid, recent_cutoff=recent_cutoff, one_file_system=args.one_file_system,
-                      journal=journal, remove_other=lambda e: owners[e.owner].remove(e))
+    outcome = execute(
+        plan,
+        uid=uid,
+        recent_cutoff=recent_cutoff,
+        one_file_system=args.one_file_system,
+        journal=journal,
+        remove_other=lambda e: owners[e.owner].remove(e),
+    )
     if args.format == "json":
         ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal, pins_files))
     else:
@@ -134,13 +197,19 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     return errors.EXIT_OK
 
 
-def _owners(args: argparse.Namespace, ctx: "cli.Context", filters: Filters, uid: Optional[int],
-            recent_cutoff: float, named_pins: list[Path]) -> tuple[dict[str, EntryOwner], tuple[str, ...]]:
+def _owners(
+    args: argparse.Namespace,
+    ctx: cli.Context,
+    filters: Filters,
+    uid: Optional[int],
+    recent_cutoff: float,
+    named_pins: list[Path],
+) -> tuple[dict[str, EntryOwner], tuple[str, ...]]:
     """What lists and removes the entries that are not plain paths: the build store and the
     container engine, each asked only when its kind is wanted; notes say what could not be asked."""
     owners: dict[str, EntryOwner] = {}
     notes: list[str] = []
-    wanted = (lambda kind: filters.kinds is None or kind in filters.kinds)
+    wanted = lambda kind: filters.kinds is None or kind in filters.kinds
     if wanted("ascenv-store"):
         from ascenv.commands.store import referenced_builds
         from ascenv.store import Store
@@ -148,8 +217,13 @@ def _owners(args: argparse.Namespace, ctx: "cli.Context", filters: Filters, uid:
         st = Store(store_dir(args, ctx))
         if st.root.is_dir():
             owners[build_store.OWNER] = build_store.StoreDebris(
-                st, keep=args.keep_builds, referenced=referenced_builds(args.lock, ctx.cwd), uid=uid,
-                recent_cutoff=recent_cutoff, one_file_system=args.one_file_system)
+                st,
+                keep=args.keep_builds,
+                referenced=referenced_builds(args.lock, ctx.cwd),
+                uid=uid,
+                recent_cutoff=recent_cutoff,
+                one_file_system=args.one_file_system,
+            )
     if wanted("container"):
         from ascenv.containers.engine import connect
         from ascenv.containers.pins import PINS_FILE
@@ -163,19 +237,42 @@ def _owners(args: argparse.Namespace, ctx: "cli.Context", filters: Filters, uid:
             read = sorted(p for p in pins if p.exists()) + [p for p in named_pins if p not in pins]
             pinned, unreadable = containers.pinned_refs(read)
             notes += unreadable
-            owners[containers.OWNER] = containers.EngineObjects(engine, pinned, recent_cutoff, pins_unreadable=bool(unreadable),
-                                                                recipes=containers.pinned_recipes(named_pins),
-                                                                pins_files=tuple(str(p) for p in read))
+            owners[containers.OWNER] = containers.EngineObjects(
+                engine,
+                pinned,
+                recent_cutoff,
+                pins_unreadable=bool(unreadable),
+                recipes=containers.pinned_recipes(named_pins),
+                pins_files=tuple(str(p) for p in read),
+            )
     return owners, tuple(notes)
 
 
-def scan_machine(environ, *, home: str, cwd: str, search_paths, facts: MachineFacts, uid: Optional[int],
-                 recent_cutoff: float, one_file_system: bool, owners: Optional[dict[str, EntryOwner]] = None):
+def scan_machine(
+    environ,
+    *,
+    home: str,
+    cwd: str,
+    search_paths,
+    facts: MachineFacts,
+    uid: Optional[int],
+    recent_cutoff: float,
+    one_file_system: bool,
+    owners: Optional[dict[str, EntryOwner]] = None,
+):
     """Resolve the roots, look below --path for kernel_meta/aoe_workspace, scan, add what the
     owners (engine, store) list, judge."""
+
     def roots(discovered=()):
-        return resolve_roots(environ, home=home, cwd=cwd, search_paths=search_paths, discovered=discovered,
-                             protected_paths=facts.protected, realpath=os.path.realpath)
+        return resolve_roots(
+            environ,
+            home=home,
+            cwd=cwd,
+            search_paths=search_paths,
+            discovered=discovered,
+            protected_paths=facts.protected,
+            realpath=os.path.realpath,
+        )
 
     first = roots()
     tops = [r.path for r in first if r.kind == "search"]
@@ -193,38 +290,71 @@ def scan_machine(environ, *, home: str, cwd: str, search_paths, facts: MachineFa
 
 
 def _iso(ts: Optional[float]) -> Optional[str]:
-    return None if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).isoformat(timespec="seconds")
+    return (
+        None if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).isoformat(timespec="seconds")
+    )
 
 
 def entry_json(e: CacheEntry, now: float) -> dict:
     return {
-        "kind": e.kind, "path": display_path(e.path), "root": display_path(e.root), "source": e.source,
-        "size": e.allocated, "apparent_size": e.apparent, "files": e.files, "dirs": e.dirs,
-        "newest": _iso(e.newest), "oldest": _iso(e.oldest),
+        "kind": e.kind,
+        "path": display_path(e.path),
+        "root": display_path(e.root),
+        "source": e.source,
+        "size": e.allocated,
+        "apparent_size": e.apparent,
+        "files": e.files,
+        "dirs": e.dirs,
+        "newest": _iso(e.newest),
+        "oldest": _iso(e.oldest),
         "age_seconds": None if e.newest is None else round(now - e.newest, 1),
-        "soc": e.soc, "cann_version": e.cann_version, "stale": e.stale, "stale_reasons": list(e.stale_reasons),
-        "protected": e.protected, "in_use": e.in_use, "kept_files": e.kept_files, "kept_size": e.kept_bytes,
+        "soc": e.soc,
+        "cann_version": e.cann_version,
+        "stale": e.stale,
+        "stale_reasons": list(e.stale_reasons),
+        "protected": e.protected,
+        "in_use": e.in_use,
+        "kept_files": e.kept_files,
+        "kept_size": e.kept_bytes,
         "errors": list(e.errors),
     }
 
 
-def _payload(mode: str, listed, warnings, seconds: float, now: float, plan: Optional[Plan] = None,
-             outcome: Optional[Outcome] = None, journal: Optional[str] = None,
-             pins_files: Optional[tuple[str, ...]] = None) -> dict:
+def _payload(
+    mode: str,
+    listed,
+    warnings,
+    seconds: float,
+    now: float,
+    plan: Optional[Plan] = None,
+    outcome: Optional[Outcome] = None,
+    journal: Optional[str] = None,
+    pins_files: Optional[tuple[str, ...]] = None,
+) -> dict:
     data: dict = {
-        "schema": CACHE_SCHEMA, "mode": mode, "size_unit": "bytes allocated on disk (du -B1)",
-        "scan_seconds": round(seconds, 3), "entries": [entry_json(e, now) for e in listed], "warnings": list(warnings),
+        "schema": CACHE_SCHEMA,
+        "mode": mode,
+        "size_unit": "bytes allocated on disk (du -B1)",
+        "scan_seconds": round(seconds, 3),
+        "entries": [entry_json(e, now) for e in listed],
+        "warnings": list(warnings),
     }
     if plan is not None:
         data["plan"] = {
-            "entries": [display_path(e.path) for e in plan.entries], "size": plan.bytes, "files": plan.files,
+            "entries": [display_path(e.path) for e in plan.entries],
+            "size": plan.bytes,
+            "files": plan.files,
             "skipped": [{"path": display_path(s.entry.path), "reason": s.reason} for s in plan.skipped],
         }
         if pins_files is not None:  # images were listed: the pins files that said which to keep
             data["plan"]["pins_files"] = list(pins_files)
     if outcome is not None:
         data["result"] = {
-            "freed": outcome.freed, "files": outcome.files, "kept_recent": outcome.kept_recent,
-            "kept_foreign": outcome.kept_foreign, "errors": outcome.errors, "journal": journal,
+            "freed": outcome.freed,
+            "files": outcome.files,
+            "kept_recent": outcome.kept_recent,
+            "kept_foreign": outcome.kept_foreign,
+            "errors": outcome.errors,
+            "journal": journal,
         }
     return data

@@ -19,11 +19,16 @@ HELP = "compare snapshots and locks: two side by side, or a fleet grouped by sta
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("inputs", nargs="+", metavar="FILE", help="snapshots (ascenv snapshot -o FILE), locks (ascenv lock -o FILE) and report bundles (ascenv report)")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="FILE",
+        help="snapshots (ascenv snapshot -o FILE), locks (ascenv lock -o FILE) and report bundles (ascenv report)",
+    )
     cli.add_format_option(parser, ("human", "json", "markdown"))
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     if len(args.inputs) < 2:
         raise errors.UsageError("ascenv diff needs at least two snapshots or locks", hint="ascenv diff A B [C ...]")
     reader = _StackReader()
@@ -33,7 +38,14 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     if len(nodes) == 2:
         changes = pair(nodes[0], nodes[1])
         if args.format == "json":
-            ctx.out.json({"schema": 1, "inputs": args.inputs, "identical": not changes, "changes": [serde.to_data(c) for c in changes]})
+            ctx.out.json(
+                {
+                    "schema": 1,
+                    "inputs": args.inputs,
+                    "identical": not changes,
+                    "changes": [serde.to_data(c) for c in changes],
+                }
+            )
         elif args.format == "markdown":
             ctx.out.text(render.pair_markdown(nodes[0].name, nodes[1].name, changes))
         else:
@@ -41,7 +53,9 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         return errors.EXIT_FINDINGS if changes else errors.EXIT_OK
     groups = fleet(nodes)
     if args.format == "json":
-        ctx.out.json({"schema": 1, "nodes": len(nodes), "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]})
+        ctx.out.json(
+            {"schema": 1, "nodes": len(nodes), "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]}
+        )
     elif args.format == "markdown":
         ctx.out.text(render.fleet_markdown(len(nodes), groups))
     else:
@@ -49,7 +63,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     return errors.EXIT_FINDINGS if len(groups) > 1 else errors.EXIT_OK
 
 
-def load_node(path: str, name: str, ctx: "cli.Context", reader: "_StackReader") -> Node:
+def load_node(path: str, name: str, ctx: cli.Context, reader: _StackReader) -> Node:
     """A snapshot (JSON), a lock (TOML) or a report bundle (.tar.gz), told apart by content, as a Lock."""
     from ascenv.commands.lock import read_lock
 
@@ -61,10 +75,14 @@ def load_node(path: str, name: str, ctx: "cli.Context", reader: "_StackReader") 
     first = head.lstrip()[:1]
     if head.startswith(GZIP_MAGIC) or name.endswith((".tar.gz", ".tgz")):  # an `ascenv report` bundle
         snapshot = load_bundle(path, name)
-        return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False)
+        return Node(
+            name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False
+        )
     if first == b"{":
         snapshot = reader.snapshot(path, name)
-        return Node(name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False)
+        return Node(
+            name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False
+        )
     lock, warnings = read_lock(path, name)
     for warning in warnings:
         ctx.out.warn(warning)

@@ -22,12 +22,14 @@ HELP = "audit the whole Ascend stack and print exact fixes"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli.add_machine_options(parser)
-    parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="check a saved snapshot (ascenv snapshot -o FILE) offline")
+    parser.add_argument(
+        "--from", dest="from_file", metavar="SNAPSHOT", help="check a saved snapshot (ascenv snapshot -o FILE) offline"
+    )
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     cli.add_format_option(parser, ("human", "json", "markdown"))
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
     # target Python (start-up time, issue #3 item 5); errors surface here as before.
     matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
@@ -37,7 +39,9 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         if args.root != "/" and args.python is None and snapshot.python.executable:
             # --root never executes anything under DIR: the Python judged is this shell's.
-            ctx.out.message(f"note: the Python checked is {snapshot.python.executable} from this shell's PATH, not one inside {args.root}; choose with --python")
+            ctx.out.message(
+                f"note: the Python checked is {snapshot.python.executable} from this shell's PATH, not one inside {args.root}; choose with --python"
+            )
     findings = run_checks(snapshot, matrix())
     code = exit_code(findings, strict=args.strict)
     if args.format == "json":

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     checks = load_checks()
     if args.id is None:
         chosen = list(checks.values())
@@ -33,8 +33,15 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
             )
         chosen = [checks[wanted]]
     if args.format == "json":
-        ctx.out.json({"schema": 1, "checks": [{"id": c.id, "layer": c.layer, "title": c.title, "explain": c.explain} for c in chosen]})
+        ctx.out.json(
+            {
+                "schema": 1,
+                "checks": [{"id": c.id, "layer": c.layer, "title": c.title, "explain": c.explain} for c in chosen],
+            }
+        )
     else:
         for c in chosen:
-            ctx.out.text(f"{c.id}  ({c.layer}) {c.title}\n\n{c.explain}\n" if args.id else f"{c.id:<22} {c.layer:<10} {c.title}")
+            ctx.out.text(
+                f"{c.id}  ({c.layer}) {c.title}\n\n{c.explain}\n" if args.id else f"{c.id:<22} {c.layer:<10} {c.title}"
+            )
     return errors.EXIT_OK

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ascenv import cli, errors, paths, serde
 from ascenv.cache.roots import ascenv_cache_dir
-from ascenv.containers import engine as engine_mod, images
+from ascenv.containers import engine as engine_mod
+from ascenv.containers import images
 from ascenv.containers.pins import PINS_FILE, load_pins, save_pins
 from ascenv.containers.recipe import load_recipe, recipe_names
 
@@ -40,13 +41,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             p.add_argument("name", metavar="NAME", help="an image under containers/ (see `ascenv image ls`)")
         if action == "build":
             p.add_argument("--force", action="store_true", help="bootstrap again even when the pinned image is present")
-            p.add_argument("--save", metavar="FILE", help="also keep the image archive (docker load -i FILE on an air-gapped machine)")
+            p.add_argument(
+                "--save",
+                metavar="FILE",
+                help="also keep the image archive (docker load -i FILE on an air-gapped machine)",
+            )
         p.add_argument("--containers", metavar="DIR", help="the recipes directory (default: ascenv's containers/)")
         p.add_argument("--pins", metavar="FILE", help="the pins file (default: pins.toml in the recipes directory)")
         cli.add_format_option(p)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     directory = Path(ctx.cwd, args.containers) if args.containers else paths.data_dir("containers")
     pins_path = Path(ctx.cwd, args.pins) if args.pins else directory / PINS_FILE
     pins = load_pins(pins_path)
@@ -68,12 +73,18 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         images.require_pin(recipe, pin)  # refuse before asking anything of the engine
     engine = engine_mod.connect(ctx.environ)
     home = ctx.environ.get("HOME") or os.path.expanduser("~")
-    host = images.Host(environ=ctx.environ, cache=Path(ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)), run=ctx.run,
-                       on_event=ctx.out.message)
+    host = images.Host(
+        environ=ctx.environ,
+        cache=Path(ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)),
+        run=ctx.run,
+        on_event=ctx.out.message,
+    )
 
     if args.image_command == "verify":
         if pin is not None and pin.architecture != engine.arch:
-            raise errors.PlatformMismatch(f"{recipe.name} is pinned for {pin.architecture}; this engine runs {engine.arch}")
+            raise errors.PlatformMismatch(
+                f"{recipe.name} is pinned for {pin.architecture}; this engine runs {engine.arch}"
+            )
         state = images.status(recipe, pin, engine)
         if args.format == "json":
             ctx.out.json({"schema": 1, **serde.to_data(state)})
@@ -82,14 +93,18 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         return errors.EXIT_OK if state.state == images.OK else errors.EXIT_FINDINGS
 
     if args.image_command == "build":
-        outcome = images.build(recipe, pin, engine, host, force=args.force, save=Path(ctx.cwd, args.save) if args.save else None)
+        outcome = images.build(
+            recipe, pin, engine, host, force=args.force, save=Path(ctx.cwd, args.save) if args.save else None
+        )
         if args.format == "json":
             ctx.out.json({"schema": 1, **serde.to_data(outcome)})
         else:
             render.build(ctx.out, outcome)
         if outcome.matches_pin is False:
             assert pin is not None
-            changes = "; ".join(c.describe() for c in outcome.pin_changes) or "same package versions, different file contents"
+            changes = (
+                "; ".join(c.describe() for c in outcome.pin_changes) or "same package versions, different file contents"
+            )
             message = f"{recipe.name} built as {outcome.image_id}, but pins.toml has {pin.image_id} ({changes})"
             hint = f"if the new image is intended, record it: ascenv image pin {recipe.name}"
             if pin.recipe_sha256 == recipe.sha256:

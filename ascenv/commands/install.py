@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 from ascenv import cli, errors, proc
 from ascenv.commands.build import add_store_option, store_dir
@@ -30,13 +31,22 @@ class InstallFailed(errors.AscenvError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("op", metavar="OP", help="the operator project name (add_custom)")
-    parser.add_argument("--install-path", required=True, metavar="DIR", help="install root: the package installs into DIR/vendors/<vendor>")
-    parser.add_argument("--key", metavar="KEY", help="install this build (key or its first 6+ characters); default: the newest npu build of OP")
+    parser.add_argument(
+        "--install-path",
+        required=True,
+        metavar="DIR",
+        help="install root: the package installs into DIR/vendors/<vendor>",
+    )
+    parser.add_argument(
+        "--key",
+        metavar="KEY",
+        help="install this build (key or its first 6+ characters); default: the newest npu build of OP",
+    )
     add_store_option(parser)
     cli.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     st = Store(store_dir(args, ctx))
     entry = pick_build(st, args.op, args.key)
     package = run_file(entry)
@@ -45,11 +55,22 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     vendors = package_vendors(package, ctx.run, ctx.environ)
     done = ctx.run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(ctx.environ))
     if not done.ok:
-        raise InstallFailed(f"the installer of {package.name} failed:\n{done.describe()}", hint="nothing was recorded; see the installer's output above")
+        raise InstallFailed(
+            f"the installer of {package.name} failed:\n{done.describe()}",
+            hint="nothing was recorded; see the installer's output above",
+        )
     written = record_manifest(entry, root, vendors)
     if args.format == "json":
-        ctx.out.json({"schema": 1, "op": entry.op, "key": entry.key, "package": str(package), "install_path": str(root),
-                      "manifests": [str(p) for p in written]})
+        ctx.out.json(
+            {
+                "schema": 1,
+                "op": entry.op,
+                "key": entry.key,
+                "package": str(package),
+                "install_path": str(root),
+                "manifests": [str(p) for p in written],
+            }
+        )
     else:
         from ascenv.output.build import render_install
 
@@ -66,11 +87,17 @@ def pick_build(st: Store, op: str, key: Optional[str]) -> Entry:
     else:
         builds = [e for e in st.entries() if e.op == op and e.manifest and e.manifest.target == "npu"]
         if not builds:
-            raise errors.UsageError(f"the store {st.root} has no npu build of {op!r}", hint=f"build it first: ascenv build {op} --target npu")
+            raise errors.UsageError(
+                f"the store {st.root} has no npu build of {op!r}",
+                hint=f"build it first: ascenv build {op} --target npu",
+            )
         entry = builds[0]
     problems = st.verify(entry)
     if problems:
-        raise errors.InputError(f"the stored build {entry.key[:12]} is damaged: {'; '.join(problems)}", hint=f"rebuild it: ascenv build {op} --target npu")
+        raise errors.InputError(
+            f"the stored build {entry.key[:12]} is damaged: {'; '.join(problems)}",
+            hint=f"rebuild it: ascenv build {op} --target npu",
+        )
     return entry
 
 
@@ -78,8 +105,10 @@ def run_file(entry: Entry) -> Path:
     assert entry.manifest is not None
     packages = [o.path for o in entry.manifest.outputs if o.path.endswith(".run")]
     if len(packages) != 1:
-        raise errors.UsageError(f"build {entry.key[:12]} has {len(packages)} .run packages among its outputs, expected one",
-                                hint="ascenv install takes the npu target's custom_opp_*.run")
+        raise errors.UsageError(
+            f"build {entry.key[:12]} has {len(packages)} .run packages among its outputs, expected one",
+            hint="ascenv install takes the npu target's custom_opp_*.run",
+        )
     return entry.outputs / packages[0]
 
 
@@ -103,7 +132,9 @@ def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
     if not vendors:  # no listing: the one vendor directory the installer made
         vendors = sorted(p.name for p in vendors_dir.iterdir() if p.is_dir()) if vendors_dir.is_dir() else []
         if len(vendors) != 1:
-            raise InstallFailed(f"cannot tell which vendor {entry.op} installed under {vendors_dir} (found: {', '.join(vendors) or 'none'})")
+            raise InstallFailed(
+                f"cannot tell which vendor {entry.op} installed under {vendors_dir} (found: {', '.join(vendors) or 'none'})"
+            )
     data = (entry.path / MANIFEST).read_bytes()
     written = []
     for vendor in vendors:

@@ -19,15 +19,34 @@ DEFAULT_LOCK = "ascenv.lock"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", default=DEFAULT_LOCK, metavar="FILE", help=f"where to write the lock (default: {DEFAULT_LOCK})")
-    parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="lock (or check) a saved snapshot (ascenv snapshot -o FILE) instead of this machine")
-    parser.add_argument("--check", nargs="?", const=DEFAULT_LOCK, metavar="LOCK", help=f"compare with LOCK (default: {DEFAULT_LOCK}) instead of writing")
-    parser.add_argument("--strict", action="store_true", help="with --check: every difference is an error (patch releases too)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default=DEFAULT_LOCK,
+        metavar="FILE",
+        help=f"where to write the lock (default: {DEFAULT_LOCK})",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="SNAPSHOT",
+        help="lock (or check) a saved snapshot (ascenv snapshot -o FILE) instead of this machine",
+    )
+    parser.add_argument(
+        "--check",
+        nargs="?",
+        const=DEFAULT_LOCK,
+        metavar="LOCK",
+        help=f"compare with LOCK (default: {DEFAULT_LOCK}) instead of writing",
+    )
+    parser.add_argument(
+        "--strict", action="store_true", help="with --check: every difference is an error (patch releases too)"
+    )
     cli.add_machine_options(parser)
     cli.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     if args.check:
         return _check(args, ctx)
     machine = machine_lock(args, ctx)
@@ -42,7 +61,7 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
     return errors.EXIT_OK
 
 
-def _check(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def _check(args: argparse.Namespace, ctx: cli.Context) -> int:
     locked, warnings = read_lock(os.path.join(ctx.cwd, args.check), args.check)
     for warning in warnings:
         ctx.out.warn(warning)
@@ -67,7 +86,7 @@ def _check(args: argparse.Namespace, ctx: "cli.Context") -> int:
     return code
 
 
-def machine_lock(args: argparse.Namespace, ctx: "cli.Context") -> Lock:
+def machine_lock(args: argparse.Namespace, ctx: cli.Context) -> Lock:
     """The lock of what is installed: the live machine (or --root), or a saved snapshot."""
     from ascenv.commands.snapshot import load_snapshot
 
@@ -98,11 +117,15 @@ def read_lock(path: str, shown: str) -> tuple[Lock, list[str]]:
         with open(path, "rb") as fh:
             raw = fh.read()
     except OSError as exc:
-        raise errors.InputError(f"cannot read lock {shown}: {exc.strerror}", hint="write one with `ascenv lock -o FILE`") from None
+        raise errors.InputError(
+            f"cannot read lock {shown}: {exc.strerror}", hint="write one with `ascenv lock -o FILE`"
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise errors.InputError(f"{shown} is not a lock (not UTF-8 text)", hint="write one with `ascenv lock -o FILE`") from None
+        raise errors.InputError(
+            f"{shown} is not a lock (not UTF-8 text)", hint="write one with `ascenv lock -o FILE`"
+        ) from None
     return lockfile.loads_lock(text, shown)
 
 

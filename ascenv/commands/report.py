@@ -12,8 +12,9 @@ import datetime
 import os
 import posixpath
 import shlex
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping, Optional
+from typing import Optional
 
 from ascenv import __version__, cli, errors, lockfile, proc, report
 from ascenv.model import Snapshot
@@ -26,15 +27,33 @@ HELP = "bundle snapshot, findings, lock and raw captures, redacted, into one fil
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-o", "--output", default=report.DEFAULT_OUTPUT, metavar="FILE", help=f"where to write the bundle (default: {report.DEFAULT_OUTPUT})")
+    parser.add_argument(
+        "-o",
+        "--output",
+        default=report.DEFAULT_OUTPUT,
+        metavar="FILE",
+        help=f"where to write the bundle (default: {report.DEFAULT_OUTPUT})",
+    )
     cli.add_machine_options(parser)
-    parser.add_argument("--from", dest="from_file", metavar="SNAPSHOT", help="bundle a saved snapshot (ascenv snapshot -o FILE) instead of this machine")
-    parser.add_argument("--lock", metavar="LOCK", help="put this lock in the bundle (default: one generated from the snapshot)")
-    parser.add_argument("--no-redact", dest="redact", action="store_false", help="keep host names, user names, IPs, serials and secrets as read")
+    parser.add_argument(
+        "--from",
+        dest="from_file",
+        metavar="SNAPSHOT",
+        help="bundle a saved snapshot (ascenv snapshot -o FILE) instead of this machine",
+    )
+    parser.add_argument(
+        "--lock", metavar="LOCK", help="put this lock in the bundle (default: one generated from the snapshot)"
+    )
+    parser.add_argument(
+        "--no-redact",
+        dest="redact",
+        action="store_false",
+        help="keep host names, user names, IPs, serials and secrets as read",
+    )
     cli.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     created = report_time(ctx.environ)
     recorder = _Recorder(ctx.run)
     root: Optional[Root] = None
@@ -101,11 +120,14 @@ def report_time(environ: Mapping[str, str]) -> str:
     elif value.isdigit():
         moment = datetime.datetime.fromtimestamp(int(value), datetime.timezone.utc)
     else:
-        raise errors.UsageError(f"SOURCE_DATE_EPOCH={value!r} is not a number of seconds since 1970", hint="unset it or set it to e.g. $(date +%s)")
+        raise errors.UsageError(
+            f"SOURCE_DATE_EPOCH={value!r} is not a number of seconds since 1970",
+            hint="unset it or set it to e.g. $(date +%s)",
+        )
     return moment.replace(microsecond=0).isoformat()
 
 
-def _lock(args: argparse.Namespace, ctx: "cli.Context", snapshot: Snapshot) -> tuple[lockfile.Lock, str]:
+def _lock(args: argparse.Namespace, ctx: cli.Context, snapshot: Snapshot) -> tuple[lockfile.Lock, str]:
     from ascenv.commands.lock import pinned_images, read_lock
 
     if args.lock:
@@ -118,7 +140,9 @@ def _lock(args: argparse.Namespace, ctx: "cli.Context", snapshot: Snapshot) -> t
     except errors.AscenvError as exc:  # a broken pins file must not cost the user the report
         ctx.out.warn(f"image pins left out of the lock: {exc.message}")
         images = ()
-    return lockfile.lock_from_snapshot(snapshot, generator_version=__version__, images=images), "generated from snapshot.json"
+    return lockfile.lock_from_snapshot(
+        snapshot, generator_version=__version__, images=images
+    ), "generated from snapshot.json"
 
 
 def raw_files(root: Root, snapshot: Snapshot) -> tuple[report.RawFile, ...]:
@@ -178,7 +202,8 @@ def summary(bundle: report.Bundle, data: bytes, path: str) -> dict:
         "redacted": bundle.redacted,
         "redactions": bundle.redactions,
         "summary": findings["summary"],
-        "members": [{"name": m["name"], "sha256": m["sha256"], "size": m["size"]} for m in manifest["members"]] + [{"name": report.MANIFEST}],
+        "members": [{"name": m["name"], "sha256": m["sha256"], "size": m["size"]} for m in manifest["members"]]
+        + [{"name": report.MANIFEST}],
     }
 
 

@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
     data = snapshot_to_json(snapshot)
     if args.output:
@@ -32,7 +32,10 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
             # 0600: a snapshot names serial numbers and home paths (report redacts them)
             write_atomic(os.path.join(ctx.cwd, args.output), json.dumps(data, indent=2) + "\n", mode=0o600)
         except OSError as exc:
-            raise errors.UsageError(f"cannot write {args.output}: {exc.strerror or exc}", hint="-o takes a file path in a writable directory") from None
+            raise errors.UsageError(
+                f"cannot write {args.output}: {exc.strerror or exc}",
+                hint="-o takes a file path in a writable directory",
+            ) from None
     if args.format == "json":
         ctx.out.json(data)
     else:
@@ -55,9 +58,14 @@ def snapshot_from_json(data: object, source: str) -> Snapshot:
         if isinstance(data.get("python"), dict):
             data["python"] = {k: v for k, v in data["python"].items() if k != "packages"}
         if "schema" not in data:
-            raise errors.InputError(f"{source}: not an ascenv snapshot (it has no \"schema\" key)", hint="write one with `ascenv snapshot -o FILE`")
+            raise errors.InputError(
+                f'{source}: not an ascenv snapshot (it has no "schema" key)',
+                hint="write one with `ascenv snapshot -o FILE`",
+            )
         if data.get("schema") != 1:
-            raise errors.InputError(f"{source}: snapshot schema {data.get('schema')!r} is not supported (this ascenv reads schema 1)")
+            raise errors.InputError(
+                f"{source}: snapshot schema {data.get('schema')!r} is not supported (this ascenv reads schema 1)"
+            )
     try:
         return serde.from_data(Snapshot, data)
     except serde.SchemaError as exc:
@@ -79,4 +87,3 @@ def read_snapshot_json(path: str, name: str) -> object:
 
 def load_snapshot(path: str) -> Snapshot:
     return snapshot_from_json(read_snapshot_json(path, path), path)
-

@@ -21,20 +21,29 @@ DEFAULT_LOCK = "ascenv.lock"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=["ls", "show", "gc"], help="ls | show KEY | gc --keep N")
     parser.add_argument("key", nargs="?", metavar="KEY", help="show: the build key, or its first 6+ characters")
-    parser.add_argument("--keep", type=int, metavar="N", help="gc: keep the N newest builds of each operator and target")
-    parser.add_argument("--lock", action="append", default=[], metavar="FILE",
-                        help=f"gc: never delete a build this lock references (repeatable; {DEFAULT_LOCK} is read when present)")
+    parser.add_argument(
+        "--keep", type=int, metavar="N", help="gc: keep the N newest builds of each operator and target"
+    )
+    parser.add_argument(
+        "--lock",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help=f"gc: never delete a build this lock references (repeatable; {DEFAULT_LOCK} is read when present)",
+    )
     add_store_option(parser)
     cli.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
+def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     st = Store(store_dir(args, ctx))
     if args.action == "ls":
         entries = st.entries()
         problems = {e.key: st.verify(e) for e in entries}
         if args.format == "json":
-            ctx.out.json({"schema": 1, "store": str(st.root), "builds": [_entry_json(e, problems[e.key]) for e in entries]})
+            ctx.out.json(
+                {"schema": 1, "store": str(st.root), "builds": [_entry_json(e, problems[e.key]) for e in entries]}
+            )
         else:
             from ascenv.output.build import render_ls
 
@@ -46,8 +55,13 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         entry = st.find(args.key)
         problems = st.verify(entry)
         if args.format == "json":
-            ctx.out.json({"schema": 1, **_entry_json(entry, problems),
-                          "manifest": serde.to_data(entry.manifest) if entry.manifest else None})
+            ctx.out.json(
+                {
+                    "schema": 1,
+                    **_entry_json(entry, problems),
+                    "manifest": serde.to_data(entry.manifest) if entry.manifest else None,
+                }
+            )
         else:
             from ascenv.output.build import render_show
 
@@ -57,9 +71,15 @@ def run(args: argparse.Namespace, ctx: "cli.Context") -> int:
         raise errors.UsageError("ascenv store gc needs --keep N", hint="for example: ascenv store gc --keep 3")
     result = st.gc(args.keep, referenced_builds(args.lock, ctx.cwd))
     if args.format == "json":
-        ctx.out.json({"schema": 1, "removed": [f"{e.op}/{e.key}" for e in result.removed],
-                      "kept_referenced": [f"{e.op}/{e.key}" for e in result.kept_referenced],
-                      "swept_tmp": list(result.swept_tmp), "freed": result.freed})
+        ctx.out.json(
+            {
+                "schema": 1,
+                "removed": [f"{e.op}/{e.key}" for e in result.removed],
+                "kept_referenced": [f"{e.op}/{e.key}" for e in result.kept_referenced],
+                "swept_tmp": list(result.swept_tmp),
+                "freed": result.freed,
+            }
+        )
     else:
         from ascenv.output.build import render_gc
 
@@ -86,8 +106,14 @@ def referenced_builds(locks: list, cwd: str) -> set:
 def _entry_json(e, problems: list) -> dict:  # type: ignore[no-untyped-def]
     m = e.manifest
     return {
-        "op": e.op, "key": e.key, "path": str(e.path), "ok": not problems, "problems": problems,
-        "target": m.target if m else None, "finished": m.timings.finished if m else None,
-        "image_id": m.toolchain.image_id if m else None, "manifest_sha256": e.manifest_sha256,
+        "op": e.op,
+        "key": e.key,
+        "path": str(e.path),
+        "ok": not problems,
+        "problems": problems,
+        "target": m.target if m else None,
+        "finished": m.timings.finished if m else None,
+        "image_id": m.toolchain.image_id if m else None,
+        "manifest_sha256": e.manifest_sha256,
         "outputs": [{"path": o.path, "size": o.size, "sha256": o.sha256} for o in m.outputs] if m else [],
     }

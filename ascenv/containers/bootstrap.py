@@ -25,9 +25,10 @@ import re
 import shlex
 import stat
 import tarfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterator, Mapping, Optional
+from typing import BinaryIO, Optional
 
 from ascenv import proc
 from ascenv.containers import MANAGED_LABEL, RECIPE_LABEL
@@ -91,7 +92,15 @@ def parse_deb822_sources(text: str, origin: str) -> list[AptSource]:
         if signed_by and "\n" in signed_by:  # an inline key block: leave verification to apt's keyrings
             signed_by = None
         for uri in fields.get("uris", "").split():
-            found.append(AptSource(uri, tuple(fields.get("suites", "").split()), tuple(fields.get("components", "").split()), signed_by, origin))
+            found.append(
+                AptSource(
+                    uri,
+                    tuple(fields.get("suites", "").split()),
+                    tuple(fields.get("components", "").split()),
+                    signed_by,
+                    origin,
+                )
+            )
     return found
 
 
@@ -104,7 +113,11 @@ def parse_one_line_sources(text: str, origin: str) -> list[AptSource]:
         if not match:
             continue
         options = dict(o.split("=", 1) for o in (match.group(1) or "").split() if "=" in o)
-        found.append(AptSource(match.group(2), (match.group(3),), tuple(match.group(4).split()), options.get("signed-by"), origin))
+        found.append(
+            AptSource(
+                match.group(2), (match.group(3),), tuple(match.group(4).split()), options.get("signed-by"), origin
+            )
+        )
     return found
 
 
@@ -163,17 +176,30 @@ def mmdebstrap_env(boot: Bootstrap, environ: Mapping[str, str]) -> dict[str, str
     return env
 
 
-def run_mmdebstrap(boot: Bootstrap, source: AptSource, target: Path, debs: Path, arch: str, environ: Mapping[str, str], run: proc.Runner = proc.run) -> None:
+def run_mmdebstrap(
+    boot: Bootstrap,
+    source: AptSource,
+    target: Path,
+    debs: Path,
+    arch: str,
+    environ: Mapping[str, str],
+    run: proc.Runner = proc.run,
+) -> None:
     debs.mkdir(parents=True, exist_ok=True)
     prune_deb_cache(debs)
-    done = run(mmdebstrap_argv(boot, source, target, debs, arch), timeout=MMDEBSTRAP_TIMEOUT, env=mmdebstrap_env(boot, environ))
+    done = run(
+        mmdebstrap_argv(boot, source, target, debs, arch), timeout=MMDEBSTRAP_TIMEOUT, env=mmdebstrap_env(boot, environ)
+    )
     prune_deb_cache(debs)
     if done.ok:
         return
     # unshare itself missing is NOT_FOUND; unshare present but mmdebstrap missing is unshare's
     # exit 127 ("failed to execute mmdebstrap"), which is no mirror problem either.
     if done.status == proc.NOT_FOUND or done.returncode == 127:
-        raise BootstrapFailed(f"cannot bootstrap: {done.stderr.strip()}", hint="install mmdebstrap and util-linux (apt-get install mmdebstrap util-linux)")
+        raise BootstrapFailed(
+            f"cannot bootstrap: {done.stderr.strip()}",
+            hint="install mmdebstrap and util-linux (apt-get install mmdebstrap util-linux)",
+        )
     tail = "\n".join(done.stderr.strip().splitlines()[-25:])
     raise BootstrapFailed(
         f"mmdebstrap failed ({done.status}, code {done.returncode}) for suite {boot.suite!r} from {source.uri}:\n{tail}",
@@ -195,7 +221,10 @@ def prune_deb_cache(debs: Path) -> None:
 def host_architecture(run: proc.Runner = proc.run) -> str:
     done = run(["dpkg", "--print-architecture"], timeout=30)
     if not done.ok:
-        raise BootstrapFailed("cannot tell the Debian architecture of this host (dpkg --print-architecture failed)", hint="bootstrapping needs a Debian or Ubuntu host with dpkg and apt")
+        raise BootstrapFailed(
+            "cannot tell the Debian architecture of this host (dpkg --print-architecture failed)",
+            hint="bootstrapping needs a Debian or Ubuntu host with dpkg and apt",
+        )
     return done.stdout.strip()
 
 
@@ -292,7 +321,12 @@ def image_config(recipe: Recipe, arch: str, diff_id: str, packages: dict) -> byt
             "Labels": labels,
         },
         "rootfs": {"type": "layers", "diff_ids": [diff_id]},
-        "history": [{"created": _iso(boot.source_date_epoch), "created_by": f"ascenv image build {recipe.name} (mmdebstrap {boot.suite}/{boot.variant})"}],
+        "history": [
+            {
+                "created": _iso(boot.source_date_epoch),
+                "created_by": f"ascenv image build {recipe.name} (mmdebstrap {boot.suite}/{boot.variant})",
+            }
+        ],
     }
     return json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
 
@@ -301,7 +335,9 @@ def parse_packages_label(value: str) -> dict[str, str]:
     return dict(item.split("=", 1) for item in value.split() if "=" in item)
 
 
-def write_image_archive(rootfs: Path, archive: Path, recipe: Recipe, arch: str, scratch: Optional[Path] = None) -> ImageArchive:
+def write_image_archive(
+    rootfs: Path, archive: Path, recipe: Recipe, arch: str, scratch: Optional[Path] = None
+) -> ImageArchive:
     """rootfs -> a ``docker load``-able archive with one layer; returns its IDs and packages.
     The layer is first written to a file in ``scratch`` (default: beside ``archive``)."""
     boot = recipe.bootstrap
@@ -318,7 +354,9 @@ def write_image_archive(rootfs: Path, archive: Path, recipe: Recipe, arch: str, 
         image_id = "sha256:" + hashlib.sha256(config).hexdigest()
         tag = f"ascenv/{recipe.name}:{image_id[7:19]}"
         layer_name = f"{diff_id[7:]}/layer.tar"
-        manifest = json.dumps([{"Config": f"{image_id[7:]}.json", "Layers": [layer_name], "RepoTags": [tag]}], separators=(",", ":")).encode()
+        manifest = json.dumps(
+            [{"Config": f"{image_id[7:]}.json", "Layers": [layer_name], "RepoTags": [tag]}], separators=(",", ":")
+        ).encode()
         with tarfile.open(archive, "w", format=tarfile.GNU_FORMAT) as tar:
             _add_bytes(tar, f"{image_id[7:]}.json", config, boot.source_date_epoch)
             dir_info = tarfile.TarInfo(diff_id[7:])

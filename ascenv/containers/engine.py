@@ -32,12 +32,21 @@ import threading
 import time
 import uuid
 import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Optional
 
 from ascenv.containers import LABEL_PREFIX, MANAGED_LABEL
-from ascenv.errors import AscenvError, EngineError, EnginePermissionDenied, EngineSdkMissing, EngineTooOld, EngineUnreachable, EXIT_FINDINGS
+from ascenv.errors import (
+    EXIT_FINDINGS,
+    AscenvError,
+    EngineError,
+    EnginePermissionDenied,
+    EngineSdkMissing,
+    EngineTooOld,
+    EngineUnreachable,
+)
 
 # API 1.41 = Docker 20.10, the oldest engine cibuildwheel accepts too
 # (pypa/cibuildwheel@8832cf6b cibuildwheel/oci_container.py::_check_engine_version).
@@ -49,16 +58,16 @@ META = "/ascenv/meta"  # inside the container: log, status
 
 # $1.. is the command. fd 3 keeps the real stdin: background jobs of a non-interactive shell
 # get /dev/null as stdin (POSIX 2.9.3, "Asynchronous Lists"), so the watchdog reads fd 3.
-WRAPPER = """umask 022
+WRAPPER = f"""umask 022
 exec 3<&0
-"$@" > {meta}/log 2>&1 &
+"$@" > {META}/log 2>&1 &
 child=$!
 ( while read -r _ <&3; do :; done; kill -KILL "$child" 2>/dev/null ) 3<&3 &
 wait "$child"
 code=$?
-echo "$code" > {meta}/status
+echo "$code" > {META}/status
 exit "$code"
-""".format(meta=META)
+"""
 
 
 class ImageNotAvailable(AscenvError):
@@ -133,7 +142,12 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(current))
         yield current
-        nested = [current.__cause__, current.__context__, getattr(current, "reason", None), *getattr(current, "args", ())]
+        nested = [
+            current.__cause__,
+            current.__context__,
+            getattr(current, "reason", None),
+            *getattr(current, "args", ()),
+        ]
         todo.extend(n for n in nested if isinstance(n, BaseException))
 
 
@@ -152,7 +166,7 @@ def classify_connection_error(exc: BaseException, host: str) -> EngineError:
     )
 
 
-def connect(environ: Mapping[str, str], *, timeout: float = 120) -> "Engine":
+def connect(environ: Mapping[str, str], *, timeout: float = 120) -> Engine:
     """The preflight: an ``Engine`` that answers with a recent enough API, or an ``EngineError``."""
     try:
         import docker
@@ -283,9 +297,20 @@ class Engine:
         """All containers (running or not) carrying these labels (``{key: ""}``: the key, any value)."""
         filters = {"label": [f"{k}={v}" if v else k for k, v in labels.items()]}
         found = self.client.api.containers(all=True, filters=filters, size=True)
-        return sorted((ContainerInfo(str(c["Names"][0]).lstrip("/"), str(c.get("State", "")), str(c.get("ImageID", "")),
-                                     float(c.get("Created") or 0), int(c.get("SizeRw") or 0), dict(c.get("Labels") or {}))
-                       for c in found), key=lambda c: c.name)
+        return sorted(
+            (
+                ContainerInfo(
+                    str(c["Names"][0]).lstrip("/"),
+                    str(c.get("State", "")),
+                    str(c.get("ImageID", "")),
+                    float(c.get("Created") or 0),
+                    int(c.get("SizeRw") or 0),
+                    dict(c.get("Labels") or {}),
+                )
+                for c in found
+            ),
+            key=lambda c: c.name,
+        )
 
     def image_users(self, image_id: str) -> list[str]:
         """Names of the containers (running or not) created from this image."""
@@ -361,10 +386,15 @@ class Engine:
                         labels=all_labels,
                         stdin_open=True,
                         detach=False,  # with stdin_open this sets StdinOnce (docker.types.ContainerConfig)
-                        host_config=api.create_host_config(auto_remove=True, network_mode="none" if network_disabled else None, mounts=binds),
+                        host_config=api.create_host_config(
+                            auto_remove=True, network_mode="none" if network_disabled else None, mounts=binds
+                        ),
                     )
                 except docker.errors.ImageNotFound:
-                    raise ImageNotAvailable(f"image {image} is not present in the engine at {self.host}", hint="build or load it first: ascenv image build NAME") from None
+                    raise ImageNotAvailable(
+                        f"image {image} is not present in the engine at {self.host}",
+                        hint="build or load it first: ascenv image build NAME",
+                    ) from None
                 sock = api.attach_socket(name, params={"stdin": 1, "stream": 1})
                 api.start(name)
                 follower.start()
@@ -436,7 +466,11 @@ def _wait_gone(api: Any, name: str, limit: float = 30.0) -> None:
 def _close(sock: Any) -> None:
     """Close the attach socket for real: the SDK hands out a SocketIO over the HTTP response's
     socket, and the file descriptor goes only when every wrapper is closed."""
-    for closer in (getattr(getattr(sock, "_response", None), "close", None), getattr(getattr(sock, "_sock", None), "close", None), sock.close):
+    for closer in (
+        getattr(getattr(sock, "_response", None), "close", None),
+        getattr(getattr(sock, "_sock", None), "close", None),
+        sock.close,
+    ):
         if closer is not None:
             with contextlib.suppress(Exception):
                 closer()

@@ -7,16 +7,17 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable, Optional
 
 from ascenv import proc
 from ascenv.containers import RECIPE_LABEL, bootstrap
 from ascenv.containers.engine import Engine, ImageInfo, ImageNotAvailable, sigterm_as_interrupt
 from ascenv.containers.pins import PackageChange, Pin, package_changes
 from ascenv.containers.recipe import Recipe
-from ascenv.errors import AscenvError, EXIT_USAGE
+from ascenv.errors import EXIT_USAGE, AscenvError
 from ascenv.fsutil import atomic_path
 
 OK = "ok"  # pinned, and exactly the pinned image is present
@@ -77,12 +78,23 @@ def status(recipe: Recipe, pin: Optional[Pin], engine: Engine) -> ImageStatus:
         found = exact or other
         pinned = pin.ref if pin else None
         state = UNPINNED if pin is None else OK if exact else DRIFTED if other else MISSING
-        return ImageStatus(recipe.name, recipe.kind, state, pinned, found.id if found else None, changed, (), found.size if found else 0)
+        return ImageStatus(
+            recipe.name,
+            recipe.kind,
+            state,
+            pinned,
+            found.id if found else None,
+            changed,
+            (),
+            found.size if found else 0,
+        )
     exact = engine.image(pin.image_id) if pin and pin.image_id else None
     if pin is None:
         candidates = _recipe_images(recipe, engine)
         found = candidates[0] if candidates else None
-        return ImageStatus(recipe.name, recipe.kind, UNPINNED, None, found.id if found else None, False, (), found.size if found else 0)
+        return ImageStatus(
+            recipe.name, recipe.kind, UNPINNED, None, found.id if found else None, False, (), found.size if found else 0
+        )
     if exact is not None:
         return ImageStatus(recipe.name, recipe.kind, OK, pin.image_id, exact.id, changed, (), exact.size)
     candidates = _recipe_images(recipe, engine)
@@ -106,25 +118,51 @@ class Host:
     on_event: Callable[[str], None] = lambda _: None
 
 
-def build(recipe: Recipe, pin: Optional[Pin], engine: Engine, host: Host, *, force: bool = False, save: Optional[Path] = None) -> BuildOutcome:
+def build(
+    recipe: Recipe, pin: Optional[Pin], engine: Engine, host: Host, *, force: bool = False, save: Optional[Path] = None
+) -> BuildOutcome:
     start = time.monotonic()
     if recipe.kind == "registry":
         return _obtain_registry_image(recipe, pin, engine, host, start)
     if pin is not None and not force and save is None and pin.recipe_sha256 == recipe.sha256:
         present = engine.image(pin.image_id or "")
         if present is not None:  # the ID is the content hash: present means identical
-            return BuildOutcome(recipe.name, present.id, _tag(present, recipe), True, time.monotonic() - start, present.size, _packages(present), (), True)
+            return BuildOutcome(
+                recipe.name,
+                present.id,
+                _tag(present, recipe),
+                True,
+                time.monotonic() - start,
+                present.size,
+                _packages(present),
+                (),
+                True,
+            )
     archive = bootstrap_image(recipe, engine, host, save)
     info = engine.image(archive.image_id)
     if info is None:
-        raise bootstrap.BootstrapFailed(f"the engine did not keep the image {archive.image_id} after loading {archive.path}")
+        raise bootstrap.BootstrapFailed(
+            f"the engine did not keep the image {archive.image_id} after loading {archive.path}"
+        )
     matches = None if pin is None else pin.image_id == archive.image_id
     changes = () if pin is None else tuple(package_changes(pin.packages, archive.packages))
-    return BuildOutcome(recipe.name, archive.image_id, archive.tag, False, time.monotonic() - start, info.size, archive.packages, changes, matches)
+    return BuildOutcome(
+        recipe.name,
+        archive.image_id,
+        archive.tag,
+        False,
+        time.monotonic() - start,
+        info.size,
+        archive.packages,
+        changes,
+        matches,
+    )
 
 
 def _tag(info: ImageInfo, recipe: Recipe) -> str:
-    return next((t for t in info.tags if t.startswith(f"ascenv/{recipe.name}:")), info.tags[0] if info.tags else info.id)
+    return next(
+        (t for t in info.tags if t.startswith(f"ascenv/{recipe.name}:")), info.tags[0] if info.tags else info.id
+    )
 
 
 def require_pin(recipe: Recipe, pin: Optional[Pin]) -> None:
@@ -137,7 +175,9 @@ def require_pin(recipe: Recipe, pin: Optional[Pin]) -> None:
         )
 
 
-def _obtain_registry_image(recipe: Recipe, pin: Optional[Pin], engine: Engine, host: Host, start: float) -> BuildOutcome:
+def _obtain_registry_image(
+    recipe: Recipe, pin: Optional[Pin], engine: Engine, host: Host, start: float
+) -> BuildOutcome:
     require_pin(recipe, pin)
     assert pin is not None and pin.ref is not None
     info = engine.image(pin.ref)
@@ -165,9 +205,13 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
         work = Path(tempfile.mkdtemp(prefix=f"build-{recipe.name}-", dir=images_dir))
         try:
             rootfs = work / "rootfs"
-            host.on_event(f"bootstrapping {recipe.name}: mmdebstrap {boot.suite}/{boot.variant} for {arch}, "
-                          f"{len(boot.packages)} packages from {source.uri} (minutes when the .deb cache is cold)")
-            bootstrap.run_mmdebstrap(boot, source, rootfs, images_dir / recipe.name / "debs", arch, host.environ, host.run)
+            host.on_event(
+                f"bootstrapping {recipe.name}: mmdebstrap {boot.suite}/{boot.variant} for {arch}, "
+                f"{len(boot.packages)} packages from {source.uri} (minutes when the .deb cache is cold)"
+            )
+            bootstrap.run_mmdebstrap(
+                boot, source, rootfs, images_dir / recipe.name / "debs", arch, host.environ, host.run
+            )
             if save is None:
                 return _write_and_load(rootfs, work / "image.tar", recipe, arch, engine, host)
             # the saved archive appears whole, and only once the engine took it
@@ -178,7 +222,9 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
             remove_tree(work)
 
 
-def _write_and_load(rootfs: Path, path: Path, recipe: Recipe, arch: str, engine: Engine, host: Host) -> bootstrap.ImageArchive:
+def _write_and_load(
+    rootfs: Path, path: Path, recipe: Recipe, arch: str, engine: Engine, host: Host
+) -> bootstrap.ImageArchive:
     work = rootfs.parent  # the layer is written there, never beside a --save path
     host.on_event("writing the image archive")
     archive = bootstrap.write_image_archive(rootfs, path, recipe, arch, scratch=work)
@@ -213,7 +259,9 @@ def make_pin(recipe: Recipe, engine: Engine, host: Host) -> Pin:
         info = engine.pull(f"{reg.repository}:{reg.tag}")
         digests = [d for d in info.repo_digests if d.startswith(reg.repository + "@")]
         if not digests:
-            raise ImageNotAvailable(f"the engine reports no registry digest for {reg.repository}:{reg.tag} (RepoDigests: {list(info.repo_digests)})")
+            raise ImageNotAvailable(
+                f"the engine reports no registry digest for {reg.repository}:{reg.tag} (RepoDigests: {list(info.repo_digests)})"
+            )
         return Pin("registry", recipe.sha256, engine.arch, ref=digests[0], tag=reg.tag)
     current = [i for i in _recipe_images(recipe, engine) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256]
     if current:  # the image of this recipe loaded last, i.e. the one just built

@@ -86,7 +86,9 @@ def save_pins(path: Path, pins: dict[str, Pin]) -> None:
     for name in sorted(pins):
         data = serde.to_data(pins[name])
         images[name] = {k: v for k, v in data.items() if v not in (None, {})}
-    text = "# Written by `ascenv image pin NAME`; do not edit by hand.\n" + tomli_w.dumps({"schema": SCHEMA, "images": images})
+    text = "# Written by `ascenv image pin NAME`; do not edit by hand.\n" + tomli_w.dumps(
+        {"schema": SCHEMA, "images": images}
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, text)  # 0644: pins.toml is committed (mkstemp's 0600 leaked in before)
 

@@ -117,7 +117,9 @@ def _known_keys(cls: Any) -> set[str]:
 
     if dataclasses.is_dataclass(cls):
         hints = typing.get_type_hints(cls)
-        return {f.name for f in dataclasses.fields(cls)}.union(*(_known_keys(hints[f.name]) for f in dataclasses.fields(cls)))
+        return {f.name for f in dataclasses.fields(cls)}.union(
+            *(_known_keys(hints[f.name]) for f in dataclasses.fields(cls))
+        )
     return set().union(*(_known_keys(a) for a in typing.get_args(cls)))
 
 
@@ -147,7 +149,9 @@ def validate(spec: RecipeFile, source: str) -> None:
     boot = spec.bootstrap
     if boot is not None:
         if boot.source_date_epoch < 0:
-            raise DataFileError(f"{source}: bootstrap.source_date_epoch: expected seconds since 1970, found {boot.source_date_epoch}")
+            raise DataFileError(
+                f"{source}: bootstrap.source_date_epoch: expected seconds since 1970, found {boot.source_date_epoch}"
+            )
         if not boot.packages:
             raise DataFileError(f"{source}: bootstrap.packages: list at least one package")
         for i, package in enumerate(boot.packages):

@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from typing import IO, TYPE_CHECKING, Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import IO, TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,18 +38,20 @@ class Output:
 
     # rich is imported on first use: JSON output never needs it (doctor start-up, issue #3 item 5)
     @property
-    def console(self) -> "Console":
+    def console(self) -> Console:
         return self._console("stdout")
 
     @property
-    def err_console(self) -> "Console":
+    def err_console(self) -> Console:
         return self._console("stderr")
 
-    def _console(self, stream: str) -> "Console":
+    def _console(self, stream: str) -> Console:
         if stream not in self._consoles:
             from rich.console import Console
 
-            self._consoles[stream] = Console(file=getattr(self, stream), highlight=False, soft_wrap=True, no_color=self._no_color)
+            self._consoles[stream] = Console(
+                file=getattr(self, stream), highlight=False, soft_wrap=True, no_color=self._no_color
+            )
         return self._consoles[stream]
 
     # machine output ----------------------------------------------------------------------------
@@ -80,7 +83,7 @@ class Output:
         return answer in ("y", "yes")
 
     @contextlib.contextmanager
-    def progress(self, description: str, total: Optional[float] = None) -> Iterator["Progress"]:
+    def progress(self, description: str, total: Optional[float] = None) -> Iterator[Progress]:
         """A progress bar on stderr when interactive; silent otherwise."""
         if not self.interactive or self.format == "json":
             yield Progress(None, None)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from collections.abc import Iterable
+from typing import Callable
 
 from rich.markup import escape
 from rich.table import Table
@@ -44,7 +45,9 @@ def render_build(out: Output, outcome, store_root: str) -> None:  # outcome: bui
     out.console.print(head)
     if outcome.replaced:
         out.console.print(f"replaced a damaged entry: {escape('; '.join(outcome.replaced))}")
-    out.console.print(f"image {escape(m.toolchain.image)} {escape(m.toolchain.image_id)}; SOURCE_DATE_EPOCH={m.source_date_epoch} ({escape(m.source_date_epoch_from)})")
+    out.console.print(
+        f"image {escape(m.toolchain.image)} {escape(m.toolchain.image_id)}; SOURCE_DATE_EPOCH={m.source_date_epoch} ({escape(m.source_date_epoch_from)})"
+    )
     for o in m.outputs:
         out.console.print(f"  {escape(str(entry.outputs / o.path))}  {size(o.size)}  sha256:{o.sha256}")
     out.console.print(f"manifest {escape(str(entry.path / 'manifest.toml'))}")
@@ -58,9 +61,16 @@ def render_ls(out: Output, entries: Iterable[Entry], problems: dict) -> None:
     for e in entries:
         m = e.manifest
         state = "[green]ok[/]" if not problems[e.key] else f"[red]{escape(problems[e.key][0])}[/]"
-        table.add_row(escape(e.op), escape(m.target if m else "?"), e.key[:12], escape(m.timings.finished if m else "?"),
-                      str(len(m.outputs)) if m else "?", size(sum(o.size for o in m.outputs)) if m else "?",
-                      escape(m.toolchain.image if m else "?"), state)
+        table.add_row(
+            escape(e.op),
+            escape(m.target if m else "?"),
+            e.key[:12],
+            escape(m.timings.finished if m else "?"),
+            str(len(m.outputs)) if m else "?",
+            size(sum(o.size for o in m.outputs)) if m else "?",
+            escape(m.toolchain.image if m else "?"),
+            state,
+        )
     if entries:
         out.console.print(table)
     out.console.print(f"{len(entries)} build{'s' if len(entries) != 1 else ''} in the store.")
@@ -79,7 +89,9 @@ def render_gc(out: Output, result: GcResult) -> None:
     for e in result.kept_referenced:
         out.message(f"kept {e.op}/{e.key[:12]}: a lock references it")
     if result.swept_tmp:
-        out.message(f"removed {len(result.swept_tmp)} leftover staging director{'y' if len(result.swept_tmp) == 1 else 'ies'}")
+        out.message(
+            f"removed {len(result.swept_tmp)} leftover staging director{'y' if len(result.swept_tmp) == 1 else 'ies'}"
+        )
     out.console.print(f"{len(result.removed)} build(s) removed, {size(result.freed)} freed.")
 
 

@@ -46,13 +46,23 @@ def render_listing(out: Output, entries: list[CacheEntry], now: Optional[float] 
         table.add_column(title, no_wrap=True, justify="right" if title in ("SIZE", "FILES", "AGE") else "left")
     table.add_column("PATH", overflow="fold")
     for e in entries:
-        table.add_row(e.kind, size(e.allocated), f"{e.files:,}", age(None if e.newest is None else now - e.newest),
-                      escape(e.soc or "-"), escape(e.cann_version or "-"), _state(e), escape(display_path(e.path)))
+        table.add_row(
+            e.kind,
+            size(e.allocated),
+            f"{e.files:,}",
+            age(None if e.newest is None else now - e.newest),
+            escape(e.soc or "-"),
+            escape(e.cann_version or "-"),
+            _state(e),
+            escape(display_path(e.path)),
+        )
     if entries:
         out.console.print(table)
     total = sum(e.allocated for e in entries)
-    out.console.print(f"Found {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'}, {size(total)} on disk "
-                      f"in {sum(e.files for e in entries):,} files.")
+    out.console.print(
+        f"Found {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'}, {size(total)} on disk "
+        f"in {sum(e.files for e in entries):,} files."
+    )
     for e in entries:
         for reason in e.stale_reasons:
             out.console.print(f"  stale {escape(display_path(e.path))}: {escape(reason)}")
@@ -67,9 +77,13 @@ def render_plan(out: Output, plan, dry_run: bool, pins_files: Optional[tuple[str
     for e in plan.entries:
         out.message(f"  {size(e.freeable):>10}  {e.kind:<18} {display_path(e.path)}")
     if plan.kept_files:
-        out.message(f"{plan.kept_files:,} files in them stay: other users' (see --all-users) or changed in the last minutes")
+        out.message(
+            f"{plan.kept_files:,} files in them stay: other users' (see --all-users) or changed in the last minutes"
+        )
     verb = "would free" if dry_run else "will free"
-    out.message(f"{len(plan.entries)} entr{'y' if len(plan.entries) == 1 else 'ies'}: {verb} {size(plan.bytes)} in {plan.files:,} files.")
+    out.message(
+        f"{len(plan.entries)} entr{'y' if len(plan.entries) == 1 else 'ies'}: {verb} {size(plan.bytes)} in {plan.files:,} files."
+    )
     if dry_run:
         out.message("Dry run: nothing was deleted.")
 
@@ -83,7 +97,9 @@ def render_outcome(out: Output, outcome, journal: Optional[str]) -> None:
     if outcome.kept_foreign:
         kept.append(f"{outcome.kept_foreign:,} of other users")
     tail = f" Kept {', '.join(kept)}." if kept else ""
-    out.message(f"Deleted {len(outcome.results)} entr{'y' if len(outcome.results) == 1 else 'ies'}: "
-                f"freed {size(outcome.freed)} in {outcome.files:,} files.{tail}")
+    out.message(
+        f"Deleted {len(outcome.results)} entr{'y' if len(outcome.results) == 1 else 'ies'}: "
+        f"freed {size(outcome.freed)} in {outcome.files:,} files.{tail}"
+    )
     if journal:
         out.message(f"Journal: {journal}")

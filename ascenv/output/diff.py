@@ -32,7 +32,9 @@ def fleet_human(out: Output, total: int, groups: tuple[Group, ...]) -> None:
         c.print(f"[green]all {total} nodes have the identical stack[/] (input-hash {groups[0].input_hash})")
         return
     reference = groups[-1]
-    c.print(f"{total} nodes, {len(groups)} distinct stacks; reference: the {len(reference.nodes)} node(s) sharing the most common one")
+    c.print(
+        f"{total} nodes, {len(groups)} distinct stacks; reference: the {len(reference.nodes)} node(s) sharing the most common one"
+    )
     for group in groups[:-1]:
         c.print(f"\n[bold red]outlier[/] ({len(group.nodes)} node(s)): {escape(_names(group.nodes))}")
         c.print(f"  differs in: [bold]{', '.join(group.layers)}[/]")

@@ -8,7 +8,12 @@ from ascenv.checks import LAYERS
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.output import Output
 
-_MARK = {Severity.ERROR: "[bold red]✗[/]", Severity.WARN: "[yellow]![/]", Severity.INFO: "[blue]i[/]", Severity.OK: "[green]✓[/]"}
+_MARK = {
+    Severity.ERROR: "[bold red]✗[/]",
+    Severity.WARN: "[yellow]![/]",
+    Severity.INFO: "[blue]i[/]",
+    Severity.OK: "[green]✓[/]",
+}
 _MD_MARK = {Severity.ERROR: "❌", Severity.WARN: "⚠️", Severity.INFO: "ℹ️", Severity.OK: "✅"}
 
 
@@ -53,7 +58,14 @@ def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
 
 
 def markdown(snap: Snapshot, findings: list[Finding]) -> str:
-    lines = ["### ascenv doctor", "", f"`{_headline(snap)}`", "", "| | layer | finding | found | fix |", "|---|---|---|---|---|"]
+    lines = [
+        "### ascenv doctor",
+        "",
+        f"`{_headline(snap)}`",
+        "",
+        "| | layer | finding | found | fix |",
+        "|---|---|---|---|---|",
+    ]
     for f in findings:
         cells = [_MD_MARK[f.severity], f.layer, f"{f.title} (`{f.id}`)", f.found, f"`{f.fix}`" if f.fix else ""]
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")

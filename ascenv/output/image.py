@@ -35,11 +35,17 @@ def verify(out: Output, s: ImageStatus) -> None:
     if s.state == OK:
         out.console.print(f"[green]ok[/] {escape(s.name)}: the present image is the pinned {escape(s.pinned or '')}")
     elif s.state == "unpinned":
-        out.console.print(f"[yellow]unpinned[/] {escape(s.name)}: no pin in pins.toml; record one with `ascenv image pin {escape(s.name)}`")
+        out.console.print(
+            f"[yellow]unpinned[/] {escape(s.name)}: no pin in pins.toml; record one with `ascenv image pin {escape(s.name)}`"
+        )
     elif s.state == "missing":
-        out.console.print(f"[yellow]missing[/] {escape(s.name)}: pinned {escape(s.pinned or '')} is not present; run `ascenv image build {escape(s.name)}`")
+        out.console.print(
+            f"[yellow]missing[/] {escape(s.name)}: pinned {escape(s.pinned or '')} is not present; run `ascenv image build {escape(s.name)}`"
+        )
     else:
-        out.console.print(f"[red]drifted[/] {escape(s.name)}: pinned {escape(s.pinned or '')}, present {escape(s.present or '')}")
+        out.console.print(
+            f"[red]drifted[/] {escape(s.name)}: pinned {escape(s.pinned or '')}, present {escape(s.present or '')}"
+        )
         for change in s.changes:
             out.console.print(f"  {escape(change.describe())}")
         if not s.changes and s.kind == "bootstrap":
@@ -50,9 +56,13 @@ def verify(out: Output, s: ImageStatus) -> None:
 
 def build(out: Output, o: BuildOutcome) -> None:
     if o.reused:
-        out.console.print(f"[green]present[/] {escape(o.name)} {escape(o.image_id)} equals its pin ({o.seconds:.2f} s, nothing built)")
+        out.console.print(
+            f"[green]present[/] {escape(o.name)} {escape(o.image_id)} equals its pin ({o.seconds:.2f} s, nothing built)"
+        )
         return
-    out.console.print(f"[bold]built[/] {escape(o.name)} {escape(o.image_id)} as {escape(o.tag)} in {o.seconds:.1f} s, {o.size / 1e6:.0f} MB, {len(o.packages)} packages")
+    out.console.print(
+        f"[bold]built[/] {escape(o.name)} {escape(o.image_id)} as {escape(o.tag)} in {o.seconds:.1f} s, {o.size / 1e6:.0f} MB, {len(o.packages)} packages"
+    )
     if o.matches_pin is None:
         out.console.print(f"  not pinned yet: record it with `ascenv image pin {escape(o.name)}`")
     elif o.matches_pin:
@@ -60,4 +70,6 @@ def build(out: Output, o: BuildOutcome) -> None:
 
 
 def pinned(out: Output, name: str, pin: Pin, path: Path) -> None:
-    out.console.print(f"[bold]pinned[/] {escape(name)} = {escape(pin.image_id or pin.ref or '')} in {escape(str(path))}")
+    out.console.print(
+        f"[bold]pinned[/] {escape(name)} = {escape(pin.image_id or pin.ref or '')} in {escape(str(path))}"
+    )

@@ -51,6 +51,8 @@ def render_check(out: Output, path: str, lock: Lock, machine: Lock, changes: tup
     errors = sum(1 for c in changes if c.severity is Severity.ERROR)
     warns = len(changes) - errors
     verdict = "[bold red]drift[/]" if errors else "[yellow]in sync, with warnings[/]"
-    out.console.print(f"{verdict}: {errors} error(s), {warns} warning(s) against {escape(path)} (written {escape(lock.created or '?')})")
+    out.console.print(
+        f"{verdict}: {errors} error(s), {warns} warning(s) against {escape(path)} (written {escape(lock.created or '?')})"
+    )
     if errors:
         out.message("update the machine to match the lock, or accept the change with `ascenv lock -o " + path + "`")

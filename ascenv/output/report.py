@@ -3,21 +3,34 @@ headline, findings, versions, the commands that produced the data) and the comma
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.markup import escape
 
 from ascenv import __version__
 from ascenv.model import Finding, Snapshot
-from ascenv.output import Output
-from ascenv.output import doctor
+from ascenv.output import Output, doctor
 from ascenv.report import describe_redactions
 
 # Packages maintainers ask for in Ascend issues (vllm-ascend/ms-swift templates: torch, torch-npu,
 # vllm, vllm_ascend, ms_swift; research/peers-and-pain-points.md §9.8), in this order, when present.
 PACKAGES = (
-    "torch", "torch-npu", "torchvision", "torchaudio", "numpy", "transformers", "vllm", "vllm-ascend",
-    "triton-ascend", "mindspore", "mindie", "ms-swift", "deepspeed", "accelerate", "te", "hccl",
+    "torch",
+    "torch-npu",
+    "torchvision",
+    "torchaudio",
+    "numpy",
+    "transformers",
+    "vllm",
+    "vllm-ascend",
+    "triton-ascend",
+    "mindspore",
+    "mindie",
+    "ms-swift",
+    "deepspeed",
+    "accelerate",
+    "te",
+    "hccl",
 )
 
 
@@ -48,7 +61,9 @@ def versions(snap: Snapshot) -> list[tuple[str, str, str]]:
     rows += [(name, packages[name], "") for name in PACKAGES if name in packages]
     host = snap.host
     os_name = " ".join(p for p in (host.os_id, host.os_version) if p) or "-"
-    rows.append(("OS", os_name, " ".join(p for p in (host.kernel, host.arch, f"glibc {host.glibc}" if host.glibc else "") if p)))
+    rows.append(
+        ("OS", os_name, " ".join(p for p in (host.kernel, host.arch, f"glibc {host.glibc}" if host.glibc else "") if p))
+    )
     return rows
 
 
@@ -65,7 +80,10 @@ def markdown(
 ) -> str:
     lines = ["## ascenv report", "", f"Made {created} by ascenv {__version__}: `{commands[0]}`", ""]
     if not redacted:
-        lines += ["**Not redacted** (`--no-redact`): host names, user names, IP addresses and serial numbers are as read.", ""]
+        lines += [
+            "**Not redacted** (`--no-redact`): host names, user names, IP addresses and serial numbers are as read.",
+            "",
+        ]
     elif redactions:
         example = f"<{next(iter(redactions))}-1>"
         lines += [
@@ -97,8 +115,7 @@ def written(out: Output, path: str, result: dict) -> None:
     size = result["size"]
     c.print(f"[bold]ascenv report[/]  wrote {escape(path)} ({len(result['members'])} files, {size / 1024:.1f} KiB)")
     c.print(
-        f"  {summary['error']} error(s), {summary['warn']} warning(s) found by doctor; "
-        f"sha256 {result['sha256'][:16]}…"
+        f"  {summary['error']} error(s), {summary['warn']} warning(s) found by doctor; sha256 {result['sha256'][:16]}…"
     )
     if not result["redacted"]:
         c.print("  [yellow]not redacted[/] (--no-redact): host names, user names, IPs and serials are in it as read")

@@ -21,13 +21,29 @@ def render_snapshot(out: Output, snap: Snapshot) -> None:
     c = out.console
     h = snap.host
     c.print(f"[bold]Host[/]  {_text(h.os_name)}  kernel {_text(h.kernel)}  {_text(h.arch)}  glibc {_text(h.glibc)}")
-    c.print(f"[bold]Driver[/]  {_text(snap.driver.version, 'not found')}   [bold]Firmware[/]  {_text(snap.firmware.version, 'not found')}")
+    c.print(
+        f"[bold]Driver[/]  {_text(snap.driver.version, 'not found')}   [bold]Firmware[/]  {_text(snap.firmware.version, 'not found')}"
+    )
     if snap.npu.chips:
-        table = Table("NPU", "Chip", "Name", "Health", "Bus-Id", "HBM MB", "Memory MB", title=f"npu-smi {_text(snap.npu.npu_smi_version, '')}")
+        table = Table(
+            "NPU",
+            "Chip",
+            "Name",
+            "Health",
+            "Bus-Id",
+            "HBM MB",
+            "Memory MB",
+            title=f"npu-smi {_text(snap.npu.npu_smi_version, '')}",
+        )
         for chip in snap.npu.chips:
             table.add_row(
-                str(chip.npu), str(chip.chip), _text(chip.name, "-"), _text(chip.health, "-"), _text(chip.bus_id, "-"),
-                _pair(chip.hbm_used_mb, chip.hbm_total_mb), _pair(chip.memory_used_mb, chip.memory_total_mb),
+                str(chip.npu),
+                str(chip.chip),
+                _text(chip.name, "-"),
+                _text(chip.health, "-"),
+                _text(chip.bus_id, "-"),
+                _pair(chip.hbm_used_mb, chip.hbm_total_mb),
+                _pair(chip.memory_used_mb, chip.memory_total_mb),
             )
         c.print(table)
     for error in snap.npu.errors:
@@ -46,7 +62,11 @@ def render_snapshot(out: Output, snap: Snapshot) -> None:
         )
     for vendor in snap.vendors:
         c.print(f"[bold]Vendor[/]  {escape(vendor.name)}  {escape(vendor.path)}")
-    errors = [e for part in (snap.errors, snap.driver.errors, snap.cann.errors, snap.devices.errors, snap.python.errors) for e in part]
+    errors = [
+        e
+        for part in (snap.errors, snap.driver.errors, snap.cann.errors, snap.devices.errors, snap.python.errors)
+        for e in part
+    ]
     for error in errors:
         c.print(f"[yellow]{error.probe}:[/] {escape(error.message)}")
 

@@ -10,10 +10,23 @@ import dataclasses
 import posixpath
 import threading
 import time
-from typing import Callable, Mapping, Optional, TypeVar
+from collections.abc import Mapping
+from typing import Callable, Optional, TypeVar
 
 from ascenv import __version__, proc
-from ascenv.model import CannInfo, Devices, DriverInfo, EnvInfo, FirmwareInfo, HostInfo, NpuInfo, ProbeError, PythonInfo, Snapshot, VendorConfig
+from ascenv.model import (
+    CannInfo,
+    Devices,
+    DriverInfo,
+    EnvInfo,
+    FirmwareInfo,
+    HostInfo,
+    NpuInfo,
+    ProbeError,
+    PythonInfo,
+    Snapshot,
+    VendorConfig,
+)
 from ascenv.probe.cann import probe_cann
 from ascenv.probe.devices import probe_devices
 from ascenv.probe.driver import probe_driver, probe_firmware, read_install_info
@@ -27,7 +40,9 @@ from ascenv.probe.vendors import probe_vendors
 T = TypeVar("T")
 
 
-def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run, *, python: Optional[str] = None) -> Snapshot:
+def collect(
+    root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run, *, python: Optional[str] = None
+) -> Snapshot:
     """Probe everything. ``environ`` is the environment to judge (the caller's, or a saved one);
     ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH)."""
     failures: list[ProbeError] = []
@@ -43,7 +58,9 @@ def collect(root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run,
     python_failures: list[ProbeError] = []  # its own list: appended to from another thread
 
     def probe_target_python() -> None:
-        python_result.append(_guarded(python_failures, "python", lambda: probe_python(run, python, path, environ), PythonInfo()))
+        python_result.append(
+            _guarded(python_failures, "python", lambda: probe_python(run, python, path, environ), PythonInfo())
+        )
 
     python_thread = threading.Thread(target=probe_target_python, name="ascenv-python-probe")
     python_thread.start()

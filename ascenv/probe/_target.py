@@ -19,7 +19,7 @@ def read_bytes(path):
     try:
         with open(path, "rb") as fh:
             return fh.read()
-    except (IOError, OSError):
+    except OSError:
         return None
 
 
@@ -111,7 +111,7 @@ def main():
             continue  # zip files and missing entries hold no installed distributions
         try:
             names = sorted(os.listdir(location))
-        except (IOError, OSError):
+        except OSError:
             continue
         for entry in names:
             if entry.endswith((".dist-info", ".egg-info")):

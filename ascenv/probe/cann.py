@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import collections
 import posixpath
-from typing import Mapping, Optional
+from collections.abc import Mapping
+from typing import Optional
 
 from ascenv.model import CannInfo, CannInstall, Link, ProbeError
 from ascenv.probe.fs import Root
@@ -66,7 +67,13 @@ def _probe(root: Root, environ: Mapping[str, str], home: Optional[str]) -> CannI
         except (OSError, ValueError, RecursionError) as exc:
             errors.append(ProbeError("cann", "os-error", f"{path}: {type(exc).__name__}: {exc}", source=path))
     active, reason = _active(root, environ, installs, finder.farms)
-    return CannInfo(installs=tuple(installs), active=active, active_reason=reason, links=tuple(finder.links.values()), errors=tuple(errors))
+    return CannInfo(
+        installs=tuple(installs),
+        active=active,
+        active_reason=reason,
+        links=tuple(finder.links.values()),
+        errors=tuple(errors),
+    )
 
 
 def _recorded_install_path(root: Root) -> Optional[str]:
@@ -106,7 +113,9 @@ class _Finder:
 
     def follow_link(self, path: str, kind: str) -> None:
         resolved = self.root.resolve(path)
-        self.links[path] = Link(path=path, target=self.root.readlink(path) or "", resolved=resolved, dangling=resolved is None)
+        self.links[path] = Link(
+            path=path, target=self.root.readlink(path) or "", resolved=resolved, dangling=resolved is None
+        )
         if resolved is not None:
             self.add_if_install(resolved, kind, via=path)
 
@@ -238,7 +247,9 @@ def _set_env(root: Root, path: str, links: tuple[str, ...]) -> Optional[str]:
     return None
 
 
-def _active(root: Root, environ: Mapping[str, str], installs: list[CannInstall], farms: dict[str, str]) -> tuple[Optional[str], str]:
+def _active(
+    root: Root, environ: Mapping[str, str], installs: list[CannInstall], farms: dict[str, str]
+) -> tuple[Optional[str], str]:
     for variable in ACTIVE_VARIABLES:
         value = environ.get(variable)
         if not value:

@@ -71,19 +71,26 @@ def _version(probe: str, file: VersionFile) -> tuple[Optional[str], tuple[ProbeE
 
 def probe_driver(root: Root) -> DriverInfo:
     install_info = read_install_info(root)
-    candidates = [posixpath.join(b, "driver", "version.info") for b in _bases(install_info, "Driver_Install_Path_Param", (SOC_DRIVER_BASE,))]
+    candidates = [
+        posixpath.join(b, "driver", "version.info")
+        for b in _bases(install_info, "Driver_Install_Path_Param", (SOC_DRIVER_BASE,))
+    ]
     loaded = driver_loaded(root)
     for path in candidates:
         file = read_version_file(root, path)
         if file is not None:
             version, errors = _version("driver", file)
-            return DriverInfo(version=version, path=posixpath.dirname(path), version_file=file, loaded=loaded, errors=errors)
+            return DriverInfo(
+                version=version, path=posixpath.dirname(path), version_file=file, loaded=loaded, errors=errors
+            )
     return DriverInfo(loaded=loaded, errors=(_missing(root, "driver", "driver", candidates),))
 
 
 def probe_firmware(root: Root) -> FirmwareInfo:
     install_info = read_install_info(root)
-    candidates = [posixpath.join(b, "firmware", "version.info") for b in _bases(install_info, "Firmware_Install_Path_Param")]
+    candidates = [
+        posixpath.join(b, "firmware", "version.info") for b in _bases(install_info, "Firmware_Install_Path_Param")
+    ]
     for path in candidates:
         file = read_version_file(root, path)
         if file is not None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Optional
 
 from ascenv.model import EnvInfo, PathEntry
 from ascenv.probe.fs import Root
@@ -52,9 +53,7 @@ def probe_env(environ: Mapping[str, str], root: Root, cann_paths: Sequence[str])
     """``cann_paths``: the CANN install directories found on the machine (CannInstall.path)."""
     variables = {name: redact(environ[name]) for name in sorted(environ) if is_ascend_variable(name)}
     installs = [(path, root.resolve(path) or posixpath.normpath(path)) for path in cann_paths]
-    paths = {
-        name: path_entries(environ[name], root, installs) for name in PATH_VARIABLES if name in environ
-    }
+    paths = {name: path_entries(environ[name], root, installs) for name in PATH_VARIABLES if name in environ}
     return EnvInfo(variables=variables, paths=paths)
 
 

@@ -13,8 +13,9 @@ import errno
 import os
 import posixpath
 import stat
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 _MAX_LINKS = 40  # as the kernel's ELOOP limit
 # lstat errors meaning "no such entry" (those pathlib's is_symlink() ignores; others propagate)

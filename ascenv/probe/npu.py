@@ -11,7 +11,15 @@ from typing import Optional
 
 from ascenv import proc
 from ascenv.model import NpuInfo, ProbeError
-from ascenv.probe.npu_smi import NOT_ON_PATH, PROBE, distinct_npus, parse_board, parse_chip_map, parse_errors, parse_info
+from ascenv.probe.npu_smi import (
+    NOT_ON_PATH,
+    PROBE,
+    distinct_npus,
+    parse_board,
+    parse_chip_map,
+    parse_errors,
+    parse_info,
+)
 
 TIMEOUT = 15.0  # seconds per command: npu-smi answers in about a second, a wedged driver never
 
@@ -67,7 +75,9 @@ def _failure(done: proc.Completed, recognised: tuple[ProbeError, ...]) -> list[P
     if done.ok or (recognised and done.status == proc.EXIT):
         return []
     if done.status == proc.TIMEOUT:
-        message = f"{done.command} did not answer within {done.duration:.1f} s (a hung driver or a device in a bad state)"
+        message = (
+            f"{done.command} did not answer within {done.duration:.1f} s (a hung driver or a device in a bad state)"
+        )
         return [ProbeError(PROBE, "timeout", message, done.command)]
     if done.status == proc.NOT_FOUND:
         return [ProbeError(PROBE, "not-found", done.describe(), done.command, meaning=NOT_ON_PATH)]
@@ -75,4 +85,3 @@ def _failure(done: proc.Completed, recognised: tuple[ProbeError, ...]) -> list[P
         kind = "permission" if "Permission" in done.stderr else "os-error"
         return [ProbeError(PROBE, kind, done.describe(), done.command)]
     return [ProbeError(PROBE, "exit-status", done.describe(), done.command)]
-

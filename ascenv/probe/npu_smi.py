@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Optional
+from typing import Optional
 
 from ascenv.model import Board, Chip, ChipMapEntry, NpuInfo, NpuProcess, ProbeError
 
@@ -73,28 +74,60 @@ NOT_ON_PATH = (
 )
 _ERROR_PATTERNS: tuple[tuple[re.Pattern[str], str, Optional[str], Optional[str]], ...] = (
     # (pattern, kind, code (None: the pattern's "code" group), meaning (None: from the code))
-    (re.compile(r"dcmi model initiali[sz]ed failed, because the device is used\. ret is (?P<code>-?\d+)", re.I),
-     "device-busy", None, None),
+    (
+        re.compile(r"dcmi model initiali[sz]ed failed, because the device is used\. ret is (?P<code>-?\d+)", re.I),
+        "device-busy",
+        None,
+        None,
+    ),
     (re.compile(r"dcmi module initiali[sz]e failed\. ret is (?P<code>-?\d+)", re.I), "driver-error", None, None),
     (re.compile(r"npu get board type failed\. ret is (?P<code>-?\d+)", re.I), "driver-error", None, BOARD_TYPE_MEANING),
     (re.compile(r"Failed to execute npu-smi .*?\. ret is (?P<code>-?\d+)", re.I), "tool-error", None, None),
-    (re.compile(r"Invalid card id", re.I), "invalid-argument", "Invalid card id",
-     "the -i argument is not an NPU id of this machine (ids come from `npu-smi info -l`, they are not 0..N-1)"),
-    (re.compile(r"Command or option is not found", re.I), "invalid-argument", "Command or option is not found",
-     "this npu-smi version does not know the sub-command or option"),
-    (re.compile(r"There is no NPU (?:card on this server|chip on this card)", re.I), "no-device", None,
-     "the driver sees no NPU: the card is not detected, or the container was started without --device /dev/davinciN"),
-    (re.compile(r"error while loading shared libraries: (?P<code>[^:\s]+)", re.I), "missing-library", None,
-     "npu-smi cannot load a driver library; the driver is incompletely installed or, in a container, "
-     "/usr/local/Ascend/driver/lib64 and /usr/local/dcmi are not mounted from the host or not on LD_LIBRARY_PATH"),
+    (
+        re.compile(r"Invalid card id", re.I),
+        "invalid-argument",
+        "Invalid card id",
+        "the -i argument is not an NPU id of this machine (ids come from `npu-smi info -l`, they are not 0..N-1)",
+    ),
+    (
+        re.compile(r"Command or option is not found", re.I),
+        "invalid-argument",
+        "Command or option is not found",
+        "this npu-smi version does not know the sub-command or option",
+    ),
+    (
+        re.compile(r"There is no NPU (?:card on this server|chip on this card)", re.I),
+        "no-device",
+        None,
+        "the driver sees no NPU: the card is not detected, or the container was started without --device /dev/davinciN",
+    ),
+    (
+        re.compile(r"error while loading shared libraries: (?P<code>[^:\s]+)", re.I),
+        "missing-library",
+        None,
+        "npu-smi cannot load a driver library; the driver is incompletely installed or, in a container, "
+        "/usr/local/Ascend/driver/lib64 and /usr/local/dcmi are not mounted from the host or not on LD_LIBRARY_PATH",
+    ),
     # HwHiAiUser: the driver's default run user and group (UserName/UserGroup of the
     # /etc/ascend_install.info samples in tests/data/corpus/version_files/)
-    (re.compile(r"npu-smi\S*: (?:Permission denied|cannot execute)", re.I), "permission", None,
-     "the current user may not run npu-smi; run it as root or as a member of the driver's group (HwHiAiUser by default)"),
-    (re.compile(r"Permission denied", re.I), "permission", None,
-     "the current user may not open the NPU device nodes (/dev/davinci*, /dev/davinci_manager) or npu-smi itself"),
-    (re.compile(r"npu-smi\S*: (?:command not found|No such file or directory|not found)", re.I), "not-found", None,
-     NOT_ON_PATH),
+    (
+        re.compile(r"npu-smi\S*: (?:Permission denied|cannot execute)", re.I),
+        "permission",
+        None,
+        "the current user may not run npu-smi; run it as root or as a member of the driver's group (HwHiAiUser by default)",
+    ),
+    (
+        re.compile(r"Permission denied", re.I),
+        "permission",
+        None,
+        "the current user may not open the NPU device nodes (/dev/davinci*, /dev/davinci_manager) or npu-smi itself",
+    ),
+    (
+        re.compile(r"npu-smi\S*: (?:command not found|No such file or directory|not found)", re.I),
+        "not-found",
+        None,
+        NOT_ON_PATH,
+    ),
 )
 
 
@@ -300,7 +333,7 @@ def _table_line(raw: str) -> Optional[str]:
         match = _ANNOTATION.search(line)
         if match is None:
             return None
-        line = line[match.end():]
+        line = line[match.end() :]
     if line.startswith("+") and not _SEPARATOR.match(line):
         return None
     return line
@@ -349,7 +382,9 @@ def _read_device_row(table: _Table, row: _Row) -> None:
     if second is None:  # a row cut after its first cell: row 1 only if it holds a name
         is_row1 = row1 is not None and re.search(r"[A-Za-z]", row1.group(2)) is not None
     else:  # row 1 has a Health word where row 2 has a Bus-Id ("NA" on 310B)
-        is_row1 = row1 is not None and second.upper() not in _NOT_A_VALUE and re.fullmatch(r"[A-Za-z]+", second) is not None
+        is_row1 = (
+            row1 is not None and second.upper() not in _NOT_A_VALUE and re.fullmatch(r"[A-Za-z]+", second) is not None
+        )
     if is_row1:
         assert row1 is not None
         _drop_pending(table)
@@ -543,7 +578,10 @@ def parse_chip_map(text: str) -> tuple[ChipMapEntry, ...]:
             continue
         entries.append(
             ChipMapEntry(
-                npu=npu, chip=chip, logic_id=_int(row.get("Chip Logic ID")), name=name,
+                npu=npu,
+                chip=chip,
+                logic_id=_int(row.get("Chip Logic ID")),
+                name=name,
                 phy_id=_int(row.get("Chip Phy-ID")),
             )
         )

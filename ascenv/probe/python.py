@@ -9,8 +9,9 @@ CANN libraries and can hang or crash on exactly the machines ascenv is asked to 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Optional
 
 from ascenv import proc
 from ascenv.model import Distribution, ProbeError, PythonInfo

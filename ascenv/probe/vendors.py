@@ -11,7 +11,8 @@ A vendor directory that ``config.ini`` does not name is never searched; it is li
 from __future__ import annotations
 
 import posixpath
-from typing import Mapping, Optional
+from collections.abc import Mapping
+from typing import Optional
 
 from ascenv.model import Vendor, VendorConfig
 from ascenv.probe.fs import Root

@@ -29,8 +29,10 @@ def home(tmp_path, monkeypatch):
     write(str(tmp_path / "precious/x"), b"precious", mtime=OLD)
     os.symlink(tmp_path / "precious", home / "atc_data/kernel_cache/Ascend910B4/escape")
     os.utime(home / "atc_data/kernel_cache/Ascend910B4/escape", (OLD, OLD), follow_symlinks=False)
-    facts = MachineFacts(canns=(CannRecord("8.1.RC1", "/usr/local/Ascend/ascend-toolkit/8.1.RC1", INSTALL),),
-                         vendors=(VendorRecord("mine", "/opp/vendors/mine", INSTALL, ("ascend910b",)),))
+    facts = MachineFacts(
+        canns=(CannRecord("8.1.RC1", "/usr/local/Ascend/ascend-toolkit/8.1.RC1", INSTALL),),
+        vendors=(VendorRecord("mine", "/opp/vendors/mine", INSTALL, ("ascend910b",)),),
+    )
     monkeypatch.setattr(clean_cache, "gather_machine_facts", lambda *a, **k: facts)
     return home
 
@@ -51,9 +53,28 @@ def test_ls_json_schema(home):
     kinds = {e["kind"]: e for e in data["entries"]}
     assert set(kinds) == {"kernel-cache", "log", "aoe-bank", "kernel-meta"}
     kc = kinds["kernel-cache"]
-    assert set(kc) == {"kind", "path", "root", "source", "size", "apparent_size", "files", "dirs", "newest", "oldest",
-                       "age_seconds", "soc", "cann_version", "stale", "stale_reasons", "protected", "in_use",
-                       "kept_files", "kept_size", "errors"}
+    assert set(kc) == {
+        "kind",
+        "path",
+        "root",
+        "source",
+        "size",
+        "apparent_size",
+        "files",
+        "dirs",
+        "newest",
+        "oldest",
+        "age_seconds",
+        "soc",
+        "cann_version",
+        "stale",
+        "stale_reasons",
+        "protected",
+        "in_use",
+        "kept_files",
+        "kept_size",
+        "errors",
+    }
     assert (kc["soc"], kc["files"], kc["stale"], kc["source"]) == ("Ascend910B4", 2, True, "default $HOME/atc_data")
     assert kc["newest"] == "1970-01-12T13:46:40+00:00"  # 1e6 s after the epoch, read by eye
     assert kinds["aoe-bank"]["protected"]
@@ -131,7 +152,10 @@ def build_store(home):
     from tests.test_store import add_entry
 
     st = Store(home / "proj/.ascenv/store")
-    old, middle, new = (add_entry(st, "add_custom", k * 64, finished=f"2026-01-0{i}T00:00:00Z") for i, k in ((1, "a"), (2, "b"), (3, "c")))
+    old, middle, new = (
+        add_entry(st, "add_custom", k * 64, finished=f"2026-01-0{i}T00:00:00Z")
+        for i, k in ((1, "a"), (2, "b"), (3, "c"))
+    )
     vendor = lockfile.LockedVendor("customize", "/opp/vendors/customize", 0, manifest_digest=old.manifest_sha256)
     lock = lockfile.Lock(vendors=(vendor,))
     (home / "proj/ascenv.lock").write_text(lockfile.dumps_lock(replace(lock, input_hash=lockfile.input_hash(lock))))
@@ -162,11 +186,14 @@ def test_store_debris_is_listed_and_removed_through_the_store(home, build_store)
 
 def test_store_debris_with_recent_files_waits(home, build_store):
     st, old, middle, new, dead, live = build_store
-    code, out, _ = run(home, "--dry-run", "--kind", "ascenv-store", "--keep-builds", "1", "--recent", "1h", "--format", "json")
+    code, out, _ = run(
+        home, "--dry-run", "--kind", "ascenv-store", "--keep-builds", "1", "--recent", "1h", "--format", "json"
+    )
     plan = json.loads(out)["plan"]
     assert plan["entries"] == []
     assert {s["path"]: s["reason"] for s in plan["skipped"]} == {
-        p: "in use: holds files changed in the last minutes or another user's" for p in (str(dead), str(middle.path))}
+        p: "in use: holds files changed in the last minutes or another user's" for p in (str(dead), str(middle.path))
+    }
 
 
 def test_a_lock_named_on_the_command_line_protects_its_build(home, build_store, tmp_path):
@@ -174,7 +201,18 @@ def test_a_lock_named_on_the_command_line_protects_its_build(home, build_store, 
     (home / "proj/ascenv.lock").rename(tmp_path / "elsewhere.lock")
     code, out, _ = run(home, "ls", "--kind", "ascenv-store", "--keep-builds", "1", "--format", "json")
     assert {e["path"] for e in json.loads(out)["entries"]} == {str(dead), str(middle.path), str(old.path)}
-    code, out, _ = run(home, "ls", "--kind", "ascenv-store", "--keep-builds", "1", "--format", "json", "--lock", str(tmp_path / "elsewhere.lock"))
+    code, out, _ = run(
+        home,
+        "ls",
+        "--kind",
+        "ascenv-store",
+        "--keep-builds",
+        "1",
+        "--format",
+        "json",
+        "--lock",
+        str(tmp_path / "elsewhere.lock"),
+    )
     assert {e["path"] for e in json.loads(out)["entries"]} == {str(dead), str(middle.path)}
 
 
@@ -192,7 +230,9 @@ def test_without_an_engine_the_scan_runs_and_says_so(home):
 
 
 @pytest.mark.engine
-def test_stopped_container_and_unpinned_image_are_removed_a_pinned_image_is_not(home, engine, builder_image, monkeypatch):
+def test_stopped_container_and_unpinned_image_are_removed_a_pinned_image_is_not(
+    home, engine, builder_image, monkeypatch
+):
     import functools
     import uuid
 
@@ -202,24 +242,36 @@ def test_stopped_container_and_unpinned_image_are_removed_a_pinned_image_is_not(
 
     scope = {"ascenv.test-id": uuid.uuid4().hex}  # other sessions share this engine: touch only ours
     monkeypatch.setattr(containers, "EngineObjects", functools.partial(containers.EngineObjects, scope=scope))
-    stopped = engine.client.containers.create(builder_image, ["true"], labels={MANAGED_LABEL: "true", **scope}, network_disabled=True)
+    stopped = engine.client.containers.create(
+        builder_image, ["true"], labels={MANAGED_LABEL: "true", **scope}, network_disabled=True
+    )
     images = []
     try:
         stopped.start()
         assert stopped.wait(timeout=60)["StatusCode"] == 0
         for name in ("unpinned", "pinned"):
-            images.append(stopped.commit(repository=f"ascenv-test/{name}", tag=scope["ascenv.test-id"], conf={"Labels": {**scope, "ascenv.test": name}}))
+            images.append(
+                stopped.commit(
+                    repository=f"ascenv-test/{name}",
+                    tag=scope["ascenv.test-id"],
+                    conf={"Labels": {**scope, "ascenv.test": name}},
+                )
+            )
         unpinned, pinned = (i.id for i in images)
         assert unpinned != pinned
         save_pins(home / "proj/containers/pins.toml", {"test": Pin("bootstrap", "0" * 64, "amd64", image_id=pinned)})
         docker = {"DOCKER_HOST": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")}
 
-        code, out, err = run(home, "--dry-run", "--kind", "container", "--recent", "10m", "--format", "json", environ=docker)
+        code, out, err = run(
+            home, "--dry-run", "--kind", "container", "--recent", "10m", "--format", "json", environ=docker
+        )
         skipped = {s["path"]: s["reason"] for s in json.loads(out)["plan"]["skipped"]}
         assert code == 0 and json.loads(out)["plan"]["entries"] == [], err
-        assert skipped == {f"container:{stopped.name}": "in use: created in the last minutes (a build may be starting it)",
-                           f"image:{unpinned}": "in use: created in the last minutes (a build may be starting it)",
-                           f"image:{pinned}": "never deleted: pinned in containers/pins.toml"}
+        assert skipped == {
+            f"container:{stopped.name}": "in use: created in the last minutes (a build may be starting it)",
+            f"image:{unpinned}": "in use: created in the last minutes (a build may be starting it)",
+            f"image:{pinned}": "never deleted: pinned in containers/pins.toml",
+        }
 
         code, out, err = run(home, "--yes", "--kind", "container", "--format", "json", environ=docker)
         data = json.loads(out)
@@ -247,7 +299,9 @@ def test_the_shipped_pinned_builder_image_is_never_planned(home, engine, builder
     code, out, err = run(home, "--dry-run", "--kind", "container", "--format", "json", environ=docker)
     plan = json.loads(out)["plan"]
     assert code == 0 and f"image:{builder_image}" not in plan["entries"], err
-    assert {s["path"]: s["reason"] for s in plan["skipped"]}[f"image:{builder_image}"] == "never deleted: pinned in containers/pins.toml"
+    assert {s["path"]: s["reason"] for s in plan["skipped"]}[
+        f"image:{builder_image}"
+    ] == "never deleted: pinned in containers/pins.toml"
 
 
 class ListingEngine:
@@ -276,8 +330,10 @@ def team_pins(home, monkeypatch):
     path = home / "team/containers/pins.toml"
     path.parent.mkdir(parents=True)
     save_pins(path, {"opbuild": Pin("bootstrap", "a" * 64, "amd64", image_id="sha256:" + "1" * 64)})
-    listed = [ImageInfo("sha256:" + "2" * 64, labels={"ascenv.recipe": "opbuild", "ascenv.managed": "true"}, size=1000),
-              ImageInfo("sha256:" + "3" * 64, labels={"ascenv.recipe": "scratch", "ascenv.managed": "true"}, size=1000)]
+    listed = [
+        ImageInfo("sha256:" + "2" * 64, labels={"ascenv.recipe": "opbuild", "ascenv.managed": "true"}, size=1000),
+        ImageInfo("sha256:" + "3" * 64, labels={"ascenv.recipe": "scratch", "ascenv.managed": "true"}, size=1000),
+    ]
     monkeypatch.setattr(engine_mod, "connect", lambda environ, timeout: ListingEngine(listed))
     return path
 
@@ -285,12 +341,15 @@ def team_pins(home, monkeypatch):
 def test_an_image_of_a_recipe_pinned_in_a_named_pins_file_is_kept(home, team_pins):
     from ascenv.paths import data_dir
 
-    code, out, err = run(home, "--dry-run", "--kind", "container", "--pins", "../team/containers/pins.toml", "--format", "json")
+    code, out, err = run(
+        home, "--dry-run", "--kind", "container", "--pins", "../team/containers/pins.toml", "--format", "json"
+    )
     plan = json.loads(out)["plan"]
     assert code == 0, err
     assert plan["entries"] == ["image:sha256:" + "3" * 64]
     assert {s["path"]: s["reason"] for s in plan["skipped"]} == {
-        "image:sha256:" + "2" * 64: f"never deleted: built from recipe opbuild, pinned in {team_pins}"}
+        "image:sha256:" + "2" * 64: f"never deleted: built from recipe opbuild, pinned in {team_pins}"
+    }
     assert plan["pins_files"] == [str(data_dir("containers") / "pins.toml"), str(team_pins)]
     code, out, err = run(home, "--dry-run", "--kind", "container", "--pins", str(team_pins))
     assert code == 0 and f"pins files read: {data_dir('containers') / 'pins.toml'}, {team_pins}" in out + err

@@ -37,8 +37,12 @@ def world(tmp_path):
 def outside_digest(tmp_path):
     """Everything except the SoC cache directories themselves."""
     home = tmp_path / "home"
-    return (tree_digest(tmp_path / "precious"), (home / "notes.txt").read_bytes(),
-            (home / "atc_data/kernel_cache/op_cache.ini").read_bytes(), sorted(os.listdir(home)))
+    return (
+        tree_digest(tmp_path / "precious"),
+        (home / "notes.txt").read_bytes(),
+        (home / "atc_data/kernel_cache/op_cache.ini").read_bytes(),
+        sorted(os.listdir(home)),
+    )
 
 
 def plan_all(roots, uid=None):
@@ -111,8 +115,11 @@ def test_files_vanishing_during_delete_are_fine(tmp_path, monkeypatch):
 def test_an_entry_outside_its_root_is_refused(tmp_path):
     home, precious, roots = world(tmp_path)
     before = tree_digest(tmp_path)
-    for path in (str(precious), str(home / "atc_data/kernel_cache/Ascend910B4/escape/thesis.tex"),
-                 str(home / "atc_data/kernel_cache/Ascend910B4/../../../precious")):
+    for path in (
+        str(precious),
+        str(home / "atc_data/kernel_cache/Ascend910B4/escape/thesis.tex"),
+        str(home / "atc_data/kernel_cache/Ascend910B4/../../../precious"),
+    ):
         result = remove_entry(CacheEntry("kernel-cache", path, roots[0].path, "test"), uid=None, recent_cutoff=NEVER)
         assert result.removed_files == 0 and ("refused" in result.errors[0] or result.errors == [])
     assert tree_digest(tmp_path) == before
@@ -123,7 +130,11 @@ def test_a_self_entry_that_is_a_symlink_is_removed_as_a_link(tmp_path):
     write(str(tmp_path / "precious/keep.txt"), b"keep")
     proj.mkdir()
     os.symlink(tmp_path / "precious", proj / "kernel_meta")
-    report = scan([CacheRoot("kernel-meta", str(proj / "kernel_meta"), "working directory", "self")], uid=None, recent_cutoff=NEVER)
+    report = scan(
+        [CacheRoot("kernel-meta", str(proj / "kernel_meta"), "working directory", "self")],
+        uid=None,
+        recent_cutoff=NEVER,
+    )
     outcome = execute(make_plan(report, Filters(), now=OLD), uid=None, recent_cutoff=NEVER)
     assert outcome.files == 1 and not os.path.lexists(proj / "kernel_meta")
     assert (tmp_path / "precious/keep.txt").read_bytes() == b"keep"

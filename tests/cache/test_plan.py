@@ -9,13 +9,17 @@ T0 = 1_700_000_000.0  # CANN 8.0.RC1 installed
 T1 = T0 + 30 * DAY  # CANN 8.1.RC1 installed beside it
 T2 = T1 + 10 * DAY  # vendor "mine" (ascend910b) rebuilt and reinstalled
 NOW = T2 + 5 * DAY
-CANNS = (CannRecord("8.1.RC1", "/usr/local/Ascend/ascend-toolkit/8.1.RC1", T1),
-         CannRecord("8.0.RC1", "/usr/local/Ascend/ascend-toolkit/8.0.RC1", T0))
+CANNS = (
+    CannRecord("8.1.RC1", "/usr/local/Ascend/ascend-toolkit/8.1.RC1", T1),
+    CannRecord("8.0.RC1", "/usr/local/Ascend/ascend-toolkit/8.0.RC1", T0),
+)
 VENDORS = (VendorRecord("mine", "/opp/vendors/mine", T2, ("ascend910b",)),)
 
 
 def entry(name, kind="kernel-cache", soc=None, oldest=None, newest=None, **kw):
-    return CacheEntry(kind, f"/c/{name}", "/c", "test", allocated=4096, files=1, soc=soc, oldest=oldest, newest=newest, **kw)
+    return CacheEntry(
+        kind, f"/c/{name}", "/c", "test", allocated=4096, files=1, soc=soc, oldest=oldest, newest=newest, **kw
+    )
 
 
 def judged(*entries, **kw):
@@ -43,21 +47,27 @@ def test_stale_with_two_cann_versions_and_a_rebuilt_vendor():
 
 
 def test_in_use_by_open_files_and_by_npu_processes():
-    e = judged(entry("a", soc="Ascend910B4", oldest=NOW, newest=NOW), entry("m", kind="kernel-meta", oldest=NOW, newest=NOW),
-               busy=[("/c/m/k.o", 42)], npu_pids=[7, 3])
+    e = judged(
+        entry("a", soc="Ascend910B4", oldest=NOW, newest=NOW),
+        entry("m", kind="kernel-meta", oldest=NOW, newest=NOW),
+        busy=[("/c/m/k.o", 42)],
+        npu_pids=[7, 3],
+    )
     assert e["m"].in_use == "open or used as working directory by pid 42"
     assert e["a"].in_use.startswith("NPU processes are running (pid 3, 7)")
 
 
 def test_filters_and_skips():
-    report = CacheReport(entries=(
-        entry("old", soc="Ascend910B4", newest=NOW - 10 * DAY, stale=True),
-        entry("new", soc="Ascend910_9382", newest=NOW - DAY),
-        entry("log", kind="log", newest=NOW - 10 * DAY),
-        entry("bank", kind="aoe-bank", newest=NOW - 10 * DAY, protected="AOE tuning banks are user results"),
-        entry("busy", kind="kernel-meta", newest=NOW - 10 * DAY, in_use="pid 1"),
-        entry("foreign", kind="kernel-meta", newest=NOW - 10 * DAY, kept_files=1, kept_bytes=4096),
-    ))
+    report = CacheReport(
+        entries=(
+            entry("old", soc="Ascend910B4", newest=NOW - 10 * DAY, stale=True),
+            entry("new", soc="Ascend910_9382", newest=NOW - DAY),
+            entry("log", kind="log", newest=NOW - 10 * DAY),
+            entry("bank", kind="aoe-bank", newest=NOW - 10 * DAY, protected="AOE tuning banks are user results"),
+            entry("busy", kind="kernel-meta", newest=NOW - 10 * DAY, in_use="pid 1"),
+            entry("foreign", kind="kernel-meta", newest=NOW - 10 * DAY, kept_files=1, kept_bytes=4096),
+        )
+    )
 
     def names(filters):
         plan = make_plan(report, filters, NOW)

@@ -11,10 +11,14 @@ def by_kind(roots, kind):
 def test_defaults_without_any_variable():
     roots = resolve_roots({}, home=HOME, cwd=CWD)
     assert by_kind(roots, "kernel-cache") == [("/home/u/atc_data/kernel_cache", "default $HOME/atc_data", True)]
-    assert by_kind(roots, "fuzzy-kernel-cache") == [("/home/u/atc_data/fuzzy_kernel_cache", "default $HOME/atc_data", True)]
+    assert by_kind(roots, "fuzzy-kernel-cache") == [
+        ("/home/u/atc_data/fuzzy_kernel_cache", "default $HOME/atc_data", True)
+    ]
     assert by_kind(roots, "kernel-meta") == [("/home/u/proj/kernel_meta", "working directory", True)]
     assert by_kind(roots, "log") == [("/home/u/ascend/log", "default $HOME/ascend/log", True)]
-    assert by_kind(roots, "aoe-bank") == [("/home/u/Ascend/latest/data/aoe/custom", "default $HOME/Ascend/latest/data/aoe/custom", True)]
+    assert by_kind(roots, "aoe-bank") == [
+        ("/home/u/Ascend/latest/data/aoe/custom", "default $HOME/Ascend/latest/data/aoe/custom", True)
+    ]
     assert all(r.refused is None for r in roots)
 
 
@@ -27,16 +31,24 @@ def test_compile_cache_precedence_acl_over_cache_path_over_default():
     ]
     env = {"ASCEND_CACHE_PATH": "rel/cache"}  # relative values are taken from the working directory
     assert by_kind(resolve_roots(env, home=HOME, cwd=CWD), "kernel-cache")[0] == (
-        "/home/u/proj/rel/cache/kernel_cache", "ASCEND_CACHE_PATH", True)
+        "/home/u/proj/rel/cache/kernel_cache",
+        "ASCEND_CACHE_PATH",
+        True,
+    )
 
 
 def test_work_path_moves_kernel_meta_logs_and_debris():
     env = {"ASCEND_WORK_PATH": "/w", "ASCEND_PROCESS_LOG_PATH": "/logs"}
     roots = resolve_roots(env, home=HOME, cwd=CWD)
-    assert by_kind(roots, "kernel-meta") == [("/w/kernel_meta", "ASCEND_WORK_PATH", True),
-                                             ("/home/u/proj/kernel_meta", "working directory", False)]
-    assert by_kind(roots, "log") == [("/logs", "ASCEND_PROCESS_LOG_PATH", True), ("/w/log", "ASCEND_WORK_PATH", False),
-                                     ("/home/u/ascend/log", "default $HOME/ascend/log", False)]
+    assert by_kind(roots, "kernel-meta") == [
+        ("/w/kernel_meta", "ASCEND_WORK_PATH", True),
+        ("/home/u/proj/kernel_meta", "working directory", False),
+    ]
+    assert by_kind(roots, "log") == [
+        ("/logs", "ASCEND_PROCESS_LOG_PATH", True),
+        ("/w/log", "ASCEND_WORK_PATH", False),
+        ("/home/u/ascend/log", "default $HOME/ascend/log", False),
+    ]
     assert ("/w/profiling_data", "ASCEND_WORK_PATH", True) in by_kind(roots, "profiling")
     assert ("/w/FE", "ASCEND_WORK_PATH", True) in by_kind(roots, "fusion-result")
     graph_dumps = [r for r in roots if r.kind == "dump" and r.path == "/w"]
@@ -45,12 +57,19 @@ def test_work_path_moves_kernel_meta_logs_and_debris():
 
 def test_tune_bank_is_listed_protected_kind():
     roots = resolve_roots({"TUNE_BANK_PATH": "/banks", "ASCEND_CACHE_PATH": "/c"}, home=HOME, cwd=CWD)
-    assert by_kind(roots, "aoe-bank")[:2] == [("/banks", "TUNE_BANK_PATH", True), ("/c/aoe_data", "ASCEND_CACHE_PATH", False)]
+    assert by_kind(roots, "aoe-bank")[:2] == [
+        ("/banks", "TUNE_BANK_PATH", True),
+        ("/c/aoe_data", "ASCEND_CACHE_PATH", False),
+    ]
 
 
 def test_variables_pointing_at_home_system_or_installs_are_refused():
-    env = {"ASCEND_PROCESS_LOG_PATH": HOME, "NPU_COLLECT_PATH": "/usr", "ASCEND_DUMP_PATH": "/usr/local/Ascend/ascend-toolkit/8.1.RC1/x",
-           "ASCEND_HOME_PATH": "/usr/local/Ascend/ascend-toolkit/8.1.RC1"}
+    env = {
+        "ASCEND_PROCESS_LOG_PATH": HOME,
+        "NPU_COLLECT_PATH": "/usr",
+        "ASCEND_DUMP_PATH": "/usr/local/Ascend/ascend-toolkit/8.1.RC1/x",
+        "ASCEND_HOME_PATH": "/usr/local/Ascend/ascend-toolkit/8.1.RC1",
+    }
     roots = {(r.kind, r.path): r for r in resolve_roots(env, home=HOME, cwd=CWD)}
     assert "home" in roots[("log", HOME)].refused
     assert "system" in roots[("dump", "/usr")].refused
@@ -69,7 +88,9 @@ def test_vendor_paths_and_custom_opp_path_are_protected():
     roots = resolve_roots(env, home=HOME, cwd=CWD, protected_paths=["/srv/vendors/other"])
     assert [r for r in roots if r.path == "/opt/ops/log"][0].refused is None  # beside the vendor, not over it
     assert "/opt/ops/vendors/mine" in [r for r in roots if r.kind == "dump" and r.path == "/opt/ops"][0].refused
-    roots = resolve_roots({"ASCEND_CACHE_PATH": "/srv/vendors/other/c"}, home=HOME, cwd=CWD, protected_paths=["/srv/vendors/other"])
+    roots = resolve_roots(
+        {"ASCEND_CACHE_PATH": "/srv/vendors/other/c"}, home=HOME, cwd=CWD, protected_paths=["/srv/vendors/other"]
+    )
     assert [r for r in roots if r.kind == "kernel-cache"][0].refused
 
 

@@ -134,9 +134,14 @@ def test_scan_layouts_soc_keeps_op_cache_ini_and_needs_tag_for_store(tmp_path):
     write(str(kc / "Ascend910B4/te_add_1.o"))
     store = tmp_path / "store"
     write(str(store / "build-1/x"))
-    roots = [CacheRoot("kernel-cache", str(kc), "t", "soc"), CacheRoot("ascenv-store", str(store), "t", "children", require_tag=True)]
+    roots = [
+        CacheRoot("kernel-cache", str(kc), "t", "soc"),
+        CacheRoot("ascenv-store", str(store), "t", "children", require_tag=True),
+    ]
     report = scan(roots, uid=None, recent_cutoff=float("inf"))
-    assert [(e.kind, e.soc, os.path.basename(e.path)) for e in report.entries] == [("kernel-cache", "Ascend910B4", "Ascend910B4")]
+    assert [(e.kind, e.soc, os.path.basename(e.path)) for e in report.entries] == [
+        ("kernel-cache", "Ascend910B4", "Ascend910B4")
+    ]
     write(str(store / "CACHEDIR.TAG"), b"Signature: 8a477f597d28d172789f06886806bc55")
     report = scan(roots, uid=None, recent_cutoff=float("inf"))
     assert sorted(os.path.basename(e.path) for e in report.entries) == ["Ascend910B4", "build-1"]
@@ -144,8 +149,11 @@ def test_scan_layouts_soc_keeps_op_cache_ini_and_needs_tag_for_store(tmp_path):
 
 def test_refused_roots_that_exist_are_warned_about(tmp_path):
     (tmp_path / "home").mkdir()
-    report = scan([CacheRoot("log", str(tmp_path / "home"), "ASCEND_PROCESS_LOG_PATH", "children", refused="it is home")],
-                  uid=None, recent_cutoff=float("inf"))
+    report = scan(
+        [CacheRoot("log", str(tmp_path / "home"), "ASCEND_PROCESS_LOG_PATH", "children", refused="it is home")],
+        uid=None,
+        recent_cutoff=float("inf"),
+    )
     assert report.entries == () and "it is home" in report.warnings[0]
 
 
@@ -157,7 +165,10 @@ def test_find_named_dirs_stops_at_finds_and_skips_symlinks(tmp_path):
     write(str(tmp_path / "elsewhere/kernel_meta/e.o"))
     os.symlink(tmp_path / "elsewhere", tmp_path / "p/link")
     found = find_named_dirs([str(tmp_path / "p")], {"kernel_meta": "kernel-meta"})
-    assert found == [("kernel-meta", str(tmp_path / "p/a/kernel_meta")), ("kernel-meta", str(tmp_path / "p/rank_0/kernel_meta"))]
+    assert found == [
+        ("kernel-meta", str(tmp_path / "p/a/kernel_meta")),
+        ("kernel-meta", str(tmp_path / "p/rank_0/kernel_meta")),
+    ]
 
 
 def test_stats_survive_json(tmp_path):

@@ -14,7 +14,9 @@ TOOLKIT = "/usr/local/Ascend/ascend-toolkit/8.0.0"
 def a2_host(**changes: object) -> model.Snapshot:
     """A healthy Atlas 800I A2 (910B4, driver 25.0.rc1.1) with CANN 8.0.0 sourced."""
     chips = tuple(
-        model.Chip(npu=i, chip=0, name="910B4", health="OK", bus_id=f"0000:{bus}:00.0", hbm_used_mb=0, hbm_total_mb=32768)
+        model.Chip(
+            npu=i, chip=0, name="910B4", health="OK", bus_id=f"0000:{bus}:00.0", hbm_used_mb=0, hbm_total_mb=32768
+        )
         for i, bus in enumerate(("C1", "C2", "81", "82"))
     )
     snap = model.Snapshot(
@@ -22,18 +24,33 @@ def a2_host(**changes: object) -> model.Snapshot:
         npu=model.NpuInfo(source="npu-smi info", driver_version="25.0.rc1.1", chips=chips),
         driver=model.DriverInfo(version="25.0.rc1.1", path="/usr/local/Ascend/driver", loaded=True),
         cann=model.CannInfo(
-            installs=(model.CannInstall(path=TOOLKIT, kind="toolkit", version="8.0.0", set_env="/usr/local/Ascend/ascend-toolkit/set_env.sh", links=("/usr/local/Ascend/ascend-toolkit/latest",)),),
+            installs=(
+                model.CannInstall(
+                    path=TOOLKIT,
+                    kind="toolkit",
+                    version="8.0.0",
+                    set_env="/usr/local/Ascend/ascend-toolkit/set_env.sh",
+                    links=("/usr/local/Ascend/ascend-toolkit/latest",),
+                ),
+            ),
             active=TOOLKIT,
             active_reason="ASCEND_HOME_PATH",
         ),
         devices=model.Devices(
             pci=(model.PciDevice("0000:c1:00.0", "0x19e5", "0xd802"),),
-            nodes=tuple(model.DeviceNode(p, True, True) for p in ("/dev/davinci0", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")),
+            nodes=tuple(
+                model.DeviceNode(p, True, True)
+                for p in ("/dev/davinci0", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+            ),
             in_container=False,
         ),
         python=model.PythonInfo(
-            executable="/usr/bin/python3", version="3.10.12",
-            distributions=(model.Distribution("torch", "2.1.0", "/site"), model.Distribution("torch_npu", "2.1.0.post10", "/site")),
+            executable="/usr/bin/python3",
+            version="3.10.12",
+            distributions=(
+                model.Distribution("torch", "2.1.0", "/site"),
+                model.Distribution("torch_npu", "2.1.0.post10", "/site"),
+            ),
         ),
     )
     return replace(snap, **changes)
@@ -76,6 +93,10 @@ def with_install(snap: model.Snapshot, **changes: object) -> model.Snapshot:
     return replace(snap, cann__installs=(dataclasses.replace(first, **changes), *rest))
 
 
-def with_packages(snap: model.Snapshot, *dists: model.Distribution, python: str = "3.10.12", arch: str = "aarch64") -> model.Snapshot:
+def with_packages(
+    snap: model.Snapshot, *dists: model.Distribution, python: str = "3.10.12", arch: str = "aarch64"
+) -> model.Snapshot:
     """The snapshot with these distributions on a Python of that version and architecture."""
-    return replace(snap, python__distributions=dists, python__version=python, python__platform=f"linux-{arch}", host__arch=arch)
+    return replace(
+        snap, python__distributions=dists, python__version=python, python__platform=f"linux-{arch}", host__arch=arch
+    )

@@ -11,14 +11,20 @@ from tests.checks.helpers import a2_host, findings_of, replace, severities, ship
 # CANN 8.1.RC1 compiler/version.info (github:leideng/CANN-8.1.RC1@551ed27c:.../compiler/version.info):
 # Version=7.7.0.1.238, required_opp_abi_version=">=6.3, <=7.7"; a package built with it records
 # custom_opp_compiler_version=7.7.0.1.238 (opproject-refdata vendor_version.info.cann-8.1.RC1).
-RUNTIME = dict(version="8.1.RC1", compiler_version="7.7.0.1.238", required_opp_abi_version=">=6.3, <=7.7",
-               set_env="/usr/local/Ascend/ascend-toolkit/set_env.sh")
+RUNTIME = dict(
+    version="8.1.RC1",
+    compiler_version="7.7.0.1.238",
+    required_opp_abi_version=">=6.3, <=7.7",
+    set_env="/usr/local/Ascend/ascend-toolkit/set_env.sh",
+)
 VENDORS = "/usr/local/Ascend/ascend-toolkit/8.1.RC1/opp/vendors"
 
 
 def vendor(compiler="7.7.0.1.238", name="customize", units=("ascend910b",), **kw):
     info = {"custom_opp_compiler_version": compiler} if compiler is not None else {}
-    defaults = dict(name=name, path=f"{VENDORS}/{name}", origin="config.ini", priority=0, version_info=info, compute_units=units)
+    defaults = dict(
+        name=name, path=f"{VENDORS}/{name}", origin="config.ini", priority=0, version_info=info, compute_units=units
+    )
     return model.Vendor(**{**defaults, **kw})
 
 
@@ -29,10 +35,20 @@ def host(*vendors, **runtime):
 # --- the gate itself -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, value", [
-    ("7.7.0.1.238", 770000), ("8.5.0", 850000), ("6.3", 630000), ("8.2.0.0.201", 820000),
-    ("7.5.T11.0.B081", 750000), ("9.10.0", 910000), ("7", None), ("x.7", None), ("", None),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("7.7.0.1.238", 770000),
+        ("8.5.0", 850000),
+        ("6.3", 630000),
+        ("8.2.0.0.201", 820000),
+        ("7.5.T11.0.B081", 750000),
+        ("9.10.0", 910000),
+        ("7", None),
+        ("x.7", None),
+        ("", None),
+    ],
+)
 def test_effective_version_pads_the_minor_to_five_digits(text, value):
     assert effective_version(text) == value
 
@@ -40,7 +56,11 @@ def test_effective_version_pads_the_minor_to_five_digits(text, value):
 def test_abi_ranges_as_cann_reads_them():
     assert opp_abi_ranges('">=6.3, <=7.7"') == ((630000, 770000),)
     assert opp_abi_ranges(">=6.3, <=6.4, 6.4") == ((630000, 640000), (640000, 640000))  # metadef's own example
-    assert opp_abi_ranges(">=6.3") is None and opp_abi_ranges(">=6.3, 7.7") is None and opp_abi_ranges(">=a.b, <=7.7") is None
+    assert (
+        opp_abi_ranges(">=6.3") is None
+        and opp_abi_ranges(">=6.3, 7.7") is None
+        and opp_abi_ranges(">=a.b, <=7.7") is None
+    )
 
 
 # --- ASC-VENDOR-ABI --------------------------------------------------------------------------------

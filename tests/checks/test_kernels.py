@@ -19,7 +19,8 @@ def a3_host(**install) -> model.Snapshot:
         a2_host(),
         npu__chips=(model.Chip(npu=0, chip=0, name="Ascend910", health="OK", bus_id="0000:9D:00.0"),),
         devices__pci=(model.PciDevice("0000:9d:00.0", "0x19e5", "0xd803"),),
-        cann__installs=(cann,), cann__active=A3_CANN,
+        cann__installs=(cann,),
+        cann__active=A3_CANN,
     )
 
 
@@ -47,7 +48,9 @@ def test_a3_unit_comes_from_the_pci_id_and_8_5_names_the_ops_package():
 
 def test_inferred_package_name_says_so():
     # A3 kernels before 8.3 are INFERRED from torch_npu's SoC table (compat.md §6).
-    snap = replace(a3_host(), cann__installs=(model.CannInstall(path=A3_CANN, kind="toolkit", version="8.0.0", arch="aarch64"),))
+    snap = replace(
+        a3_host(), cann__installs=(model.CannInstall(path=A3_CANN, kind="toolkit", version="8.0.0", arch="aarch64"),)
+    )
     (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
     assert f.fix.endswith("# package name inferred") and "Atlas-A3-cann-kernels_8.0.0" in f.fix
 
@@ -93,7 +96,9 @@ def test_a3_needs_the_board_info():
 def two_toolkits(latest_on: str, old="8.1.RC1", new="8.2.RC1") -> model.Snapshot:
     base = "/usr/local/Ascend/ascend-toolkit"
     installs = tuple(
-        model.CannInstall(path=f"{base}/{v}", kind="toolkit", version=v, links=(f"{base}/latest",) if v == latest_on else ())
+        model.CannInstall(
+            path=f"{base}/{v}", kind="toolkit", version=v, links=(f"{base}/latest",) if v == latest_on else ()
+        )
         for v in (old, new)
     )
     return replace(a2_host(), cann__installs=installs, cann__active=f"{base}/{latest_on}")
@@ -122,13 +127,16 @@ def test_t_build_is_not_comparable():
 REQUIRED_81 = ">=6.3, <=7.7"
 
 
-@pytest.mark.parametrize("opp, severity", [
-    ("7.7.0.1.238", "ok"),
-    ("6.3.0.1.100", "ok"),  # lower bound inclusive
-    ("8.2.0.0.201", "error"),  # 8.2.RC1's operators under an 8.1.RC1 compiler
-    ("6.2.9", "error"),
-    ("garbage", "warn"),
-])
+@pytest.mark.parametrize(
+    "opp, severity",
+    [
+        ("7.7.0.1.238", "ok"),
+        ("6.3.0.1.100", "ok"),  # lower bound inclusive
+        ("8.2.0.0.201", "error"),  # 8.2.RC1's operators under an 8.1.RC1 compiler
+        ("6.2.9", "error"),
+        ("garbage", "warn"),
+    ],
+)
 def test_opp_against_the_compilers_abi_range(opp, severity):
     snap = with_install(a2_host(), required_opp_abi_version=REQUIRED_81, opp_version=opp)
     assert severities(snap, "ASC-COMPILER-OPP") == [severity]
@@ -139,6 +147,8 @@ def test_no_range_no_finding():
 
 
 def test_every_check_survives_an_install_with_nothing_readable():
-    bare = replace(a2_host(), cann__installs=(dataclasses.replace(a2_host().cann.installs[0], version=None, arch=None),))
+    bare = replace(
+        a2_host(), cann__installs=(dataclasses.replace(a2_host().cann.installs[0], version=None, arch=None),)
+    )
     for check_id in ("ASC-KERNELS-SOC", "ASC-SOC-VERSION", "ASC-CANN-LATEST", "ASC-COMPILER-OPP"):
         findings_of(bare, check_id, shipped_matrix())

@@ -25,18 +25,29 @@ def test_ids_are_unique_and_explained():
 
 
 def test_npu_smi_missing_on_cpu_host_is_info_not_error():
-    snap = model.Snapshot(npu=model.NpuInfo(errors=(model.ProbeError("npu-smi", "not-found", "npu-smi is not on PATH"),)))
+    snap = model.Snapshot(
+        npu=model.NpuInfo(errors=(model.ProbeError("npu-smi", "not-found", "npu-smi is not on PATH"),))
+    )
     assert severities(snap, "ASC-NPU-SMI") == ["info"]
 
 
 def test_npu_smi_missing_in_container_with_driver_gives_mount_flags():
-    snap = a2_host(npu=model.NpuInfo(errors=(model.ProbeError("npu-smi", "not-found", "npu-smi is not on PATH"),)), devices__in_container=True)
+    snap = a2_host(
+        npu=model.NpuInfo(errors=(model.ProbeError("npu-smi", "not-found", "npu-smi is not on PATH"),)),
+        devices__in_container=True,
+    )
     (f,) = findings_of(snap, "ASC-NPU-SMI")
     assert f.severity is model.Severity.WARN and "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi" in f.fix
 
 
 def test_npu_smi_device_busy_is_error_with_meaning():
-    err = model.ProbeError("npu-smi", "device-busy", "dcmi model initialized failed, because the device is used. ret is -8020", code="-8020", meaning="device used by another process")
+    err = model.ProbeError(
+        "npu-smi",
+        "device-busy",
+        "dcmi model initialized failed, because the device is used. ret is -8020",
+        code="-8020",
+        meaning="device used by another process",
+    )
     (f,) = findings_of(a2_host(npu=model.NpuInfo(errors=(err,))), "ASC-NPU-SMI")
     assert f.severity is model.Severity.ERROR and "-8020" in f.title and "another process" in f.fix
 
@@ -59,13 +70,21 @@ def test_toolkit_container_on_a_cpu_host_needs_no_device_nodes():
     not_found = model.ProbeError("npu-smi", "not-found", "npu-smi: command not found")
     cpu_container = model.Snapshot(devices=model.Devices(in_container=True), npu=model.NpuInfo(errors=(not_found,)))
     assert severities(cpu_container, "ASC-DEV-NODES") == []
-    occupied = model.ProbeError("npu-smi", "device-busy", "dcmi model initialized failed, because the device is used. ret is -8020", code="-8020")
+    occupied = model.ProbeError(
+        "npu-smi",
+        "device-busy",
+        "dcmi model initialized failed, because the device is used. ret is -8020",
+        code="-8020",
+    )
     mounted = replace(cpu_container, npu__errors=(occupied,))
     assert severities(mounted, "ASC-DEV-NODES") == ["error"]
 
 
 def test_device_nodes_not_accessible():
-    nodes = tuple(model.DeviceNode(p, True, p != "/dev/davinci0") for p in ("/dev/davinci0", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc"))
+    nodes = tuple(
+        model.DeviceNode(p, True, p != "/dev/davinci0")
+        for p in ("/dev/davinci0", "/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
+    )
     (f,) = findings_of(a2_host(devices__nodes=nodes), "ASC-DEV-NODES")
     assert f.severity is model.Severity.ERROR and "HwHiAiUser" in f.fix and "/dev/davinci0" in f.found
 
@@ -114,14 +133,22 @@ def test_variable_leading_nowhere_is_named_not_called_unset():
     assert f.fix == "source /usr/local/Ascend/ascend-toolkit/set_env.sh"
 
 
-@pytest.mark.parametrize("install, fix", [
-    # legacy layout, no `latest` leading here: ascend-toolkit/set_env.sh would activate `latest`
-    (model.CannInstall(path="/usr/local/Ascend/ascend-toolkit/8.2.RC1", kind="toolkit"),
-     "ln -sfn /usr/local/Ascend/ascend-toolkit/8.2.RC1 /usr/local/Ascend/ascend-toolkit/latest"
-     " && source /usr/local/Ascend/ascend-toolkit/set_env.sh"),
-    # 8.5 layout: the script is inside the version directory
-    (model.CannInstall(path="/usr/local/Ascend/cann-8.5.0", kind="cann"), "source /usr/local/Ascend/cann-8.5.0/set_env.sh"),
-])
+@pytest.mark.parametrize(
+    "install, fix",
+    [
+        # legacy layout, no `latest` leading here: ascend-toolkit/set_env.sh would activate `latest`
+        (
+            model.CannInstall(path="/usr/local/Ascend/ascend-toolkit/8.2.RC1", kind="toolkit"),
+            "ln -sfn /usr/local/Ascend/ascend-toolkit/8.2.RC1 /usr/local/Ascend/ascend-toolkit/latest"
+            " && source /usr/local/Ascend/ascend-toolkit/set_env.sh",
+        ),
+        # 8.5 layout: the script is inside the version directory
+        (
+            model.CannInstall(path="/usr/local/Ascend/cann-8.5.0", kind="cann"),
+            "source /usr/local/Ascend/cann-8.5.0/set_env.sh",
+        ),
+    ],
+)
 def test_not_sourced_without_a_known_script(install, fix):
     snap = a2_host(cann=model.CannInfo(installs=(install,), active=None, active_reason=""))
     (f,) = findings_of(snap, "ASC-ENV-SOURCED")
@@ -144,7 +171,11 @@ def test_paths_into_two_canns_and_duplicates():
 
 def test_custom_opp_path_trailing_colon_and_missing_dir():
     entries = (model.PathEntry("/opt/vendors/mine", False), model.PathEntry("", None))
-    snap = a2_host(env=model.EnvInfo(variables={"ASCEND_CUSTOM_OPP_PATH": "/opt/vendors/mine:"}, paths={"ASCEND_CUSTOM_OPP_PATH": entries}))
+    snap = a2_host(
+        env=model.EnvInfo(
+            variables={"ASCEND_CUSTOM_OPP_PATH": "/opt/vendors/mine:"}, paths={"ASCEND_CUSTOM_OPP_PATH": entries}
+        )
+    )
     found = findings_of(snap, "ASC-ENV-CUSTOM-OPP")
     assert [f.severity.value for f in found] == ["error", "warn"]  # errors first
     assert found[1].fix == "export ASCEND_CUSTOM_OPP_PATH=/opt/vendors/mine"
@@ -152,7 +183,9 @@ def test_custom_opp_path_trailing_colon_and_missing_dir():
 
 def test_vendor_config_problem_and_missing_vendor():
     snap = a2_host(
-        vendor_config=model.VendorConfig(path="/x/vendors/config.ini", load_priority=("customize",), problems=("first line is empty",)),
+        vendor_config=model.VendorConfig(
+            path="/x/vendors/config.ini", load_priority=("customize",), problems=("first line is empty",)
+        ),
         vendors=(model.Vendor("gone", "/x/vendors/gone", "config.ini", 0, exists=False),),
     )
     assert severities(snap, "ASC-VENDOR-CONFIG") == ["error"]
@@ -160,7 +193,10 @@ def test_vendor_config_problem_and_missing_vendor():
 
 
 def test_duplicate_dist_info():
-    dists = (model.Distribution("torch_npu", "2.1.0.post10", "/a"), model.Distribution("torch-npu", "2.1.0.post8", "/b"))
+    dists = (
+        model.Distribution("torch_npu", "2.1.0.post10", "/a"),
+        model.Distribution("torch-npu", "2.1.0.post8", "/b"),
+    )
     snap = a2_host(python__distributions=dists)
     (f,) = findings_of(snap, "ASC-PY-DUPLICATE")
     assert "2.1.0.post10 in /a" in f.found and "2.1.0.post8 in /b" in f.found
@@ -173,7 +209,10 @@ def test_same_release_twice_in_one_directory_is_not_a_duplicate():
 
 
 def test_cuda_torch_and_torch_without_npu():
-    dists = (model.Distribution("torch", "2.1.0+cu121", "/s"), model.Distribution("nvidia-cublas-cu12", "12.1.3.1", "/s"))
+    dists = (
+        model.Distribution("torch", "2.1.0+cu121", "/s"),
+        model.Distribution("nvidia-cublas-cu12", "12.1.3.1", "/s"),
+    )
     snap = a2_host(python__distributions=dists, host=model.HostInfo(arch="x86_64"))
     found = findings_of(snap, "ASC-PY-TORCH")
     assert [f.severity.value for f in found] == ["error", "warn"]

@@ -12,12 +12,18 @@ from tests.fixture_hosts import _800IA2, corpus_sections
 # The Atlas 800I A2 capture: driver 25.0.rc1.1 (compatible_version_fw=[7.0.0,7.7.99]) and
 # firmware 7.7.0.1.231 (compatible_version_drv=...,[25.0,25.0.]).
 DRIVER_FILE = model.VersionFile("/usr/local/Ascend/driver/version.info", parse_key_values(corpus_sections(_800IA2)[0]))
-FIRMWARE_FILE = model.VersionFile("/usr/local/Ascend/firmware/version.info", parse_key_values(corpus_sections(_800IA2)[1]))
+FIRMWARE_FILE = model.VersionFile(
+    "/usr/local/Ascend/firmware/version.info", parse_key_values(corpus_sections(_800IA2)[1])
+)
 
 
 def host(driver="25.0.rc1.1", firmware="7.7.0.1.231", driver_fields=None, firmware_fields=None, **changes):
-    driver_file = model.VersionFile(DRIVER_FILE.path, driver_fields if driver_fields is not None else DRIVER_FILE.fields)
-    firmware_file = model.VersionFile(FIRMWARE_FILE.path, firmware_fields if firmware_fields is not None else FIRMWARE_FILE.fields)
+    driver_file = model.VersionFile(
+        DRIVER_FILE.path, driver_fields if driver_fields is not None else DRIVER_FILE.fields
+    )
+    firmware_file = model.VersionFile(
+        FIRMWARE_FILE.path, firmware_fields if firmware_fields is not None else FIRMWARE_FILE.fields
+    )
     return a2_host(
         driver=model.DriverInfo(version=driver, path="/usr/local/Ascend/driver", version_file=driver_file, loaded=True),
         firmware=model.FirmwareInfo(version=firmware, source=FIRMWARE_FILE.path, version_file=firmware_file),
@@ -36,9 +42,12 @@ def test_recorded_800ia2_driver_and_firmware_accept_each_other():
 
 def test_firmware_outside_the_drivers_range_is_an_error():
     # compat.md §0 rule 4: driver 24.1.rc2 with fw 7.3.0.1.231 outside [7.0.0,7.2.99] broke IPC/UUID.
-    snap = host(driver="24.1.rc2", firmware="7.3.0.1.231",
-                driver_fields={"Version": "24.1.rc2", "compatible_version_fw": "[7.0.0,7.2.99]", "package_version": "24.1.rc2"},
-                firmware_fields={"Version": "7.3.0.1.231"})
+    snap = host(
+        driver="24.1.rc2",
+        firmware="7.3.0.1.231",
+        driver_fields={"Version": "24.1.rc2", "compatible_version_fw": "[7.0.0,7.2.99]", "package_version": "24.1.rc2"},
+        firmware_fields={"Version": "7.3.0.1.231"},
+    )
     (f,) = findings_of(snap, "ASC-FW-DRIVER")
     assert f.severity is model.Severity.ERROR
     assert "[7.0.0,7.2.99]" in f.found and "7.3.0.1.231" in f.found
@@ -49,8 +58,15 @@ def test_driver_outside_the_firmwares_prefix_ranges_is_an_error():
     # firmware version.info of compat.md §4.3: compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.]
     fields = {"Version": "7.5.0.1.129", "compatible_version_drv": "[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.]"}
     assert severities(host(firmware="7.5.0.1.129", firmware_fields=fields), "ASC-FW-DRIVER") == ["error"]
-    assert severities(host(driver="24.1.rc3", firmware="7.5.0.1.129", firmware_fields=fields,
-                           driver_fields={"compatible_version_fw": "[7.0.0,7.5.99]"}), "ASC-FW-DRIVER") == ["ok"]
+    assert severities(
+        host(
+            driver="24.1.rc3",
+            firmware="7.5.0.1.129",
+            firmware_fields=fields,
+            driver_fields={"compatible_version_fw": "[7.0.0,7.5.99]"},
+        ),
+        "ASC-FW-DRIVER",
+    ) == ["ok"]
 
 
 @pytest.mark.parametrize("firmware", ["NA", "7.x", ""])
@@ -85,14 +101,17 @@ def test_unparsable_running_version_is_compared_as_text():
 # --- ASC-CANN-DRIVER ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cann, driver, severity, fit", [
-    ("8.1.RC1", "25.0.rc1.1", "ok", "matched"),
-    ("8.2.RC1", "24.1.rc3", "ok", "compatible"),
-    ("8.0.0", "25.0.rc1.1", "info", "newer than matched"),  # a2-cann800 fixture host
-    ("8.0.0", "23.0.3", "warn", "older than matched"),
-    ("8.5.0", "24.1.0", "error", "below minimum"),  # 8.5.x needs HDK >= 25.0.X
-    ("9.1.0", "25.0.rc1.1", "error", "incompatible"),  # 9.1.X: 25.0.X explicitly N
-])
+@pytest.mark.parametrize(
+    "cann, driver, severity, fit",
+    [
+        ("8.1.RC1", "25.0.rc1.1", "ok", "matched"),
+        ("8.2.RC1", "24.1.rc3", "ok", "compatible"),
+        ("8.0.0", "25.0.rc1.1", "info", "newer than matched"),  # a2-cann800 fixture host
+        ("8.0.0", "23.0.3", "warn", "older than matched"),
+        ("8.5.0", "24.1.0", "error", "below minimum"),  # 8.5.x needs HDK >= 25.0.X
+        ("9.1.0", "25.0.rc1.1", "error", "incompatible"),  # 9.1.X: 25.0.X explicitly N
+    ],
+)
 def test_cann_driver_grades(cann, driver, severity, fit):
     snap = with_install(host(driver=driver), version=cann)
     (f,) = findings_of(snap, "ASC-CANN-DRIVER", shipped_matrix())

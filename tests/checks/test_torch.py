@@ -27,7 +27,9 @@ def test_matching_pair_is_ok():
 @pytest.mark.parametrize("torch", ["2.2.0", "2.1.1", "2.10.0"])
 def test_other_torch_release_is_an_error(torch):
     (f,) = findings_of(torch_host(torch=torch), "ASC-TORCH-PAIR", shipped_matrix())
-    assert f.severity is model.Severity.ERROR and f.title == f"torch_npu 2.1.0.post10 needs torch 2.1.0, torch is {torch}"
+    assert (
+        f.severity is model.Severity.ERROR and f.title == f"torch_npu 2.1.0.post10 needs torch 2.1.0, torch is {torch}"
+    )
     assert f.fix.startswith("pip install torch==2.1.0 ")  # aarch64 wheels pin plain torch==2.1.0
 
 
@@ -61,20 +63,25 @@ def test_odd_versions_are_not_comparable():
 # --- ASC-TORCH-CANN ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("npu, torch, cann, severity", [
-    ("2.1.0.post10", "2.1.0", "8.0.0", "ok"),  # the README pair
-    ("2.1.0.post10", "2.1.0", "8.3.RC1", "warn"),  # PTA 6.0.0 window 8.0.RC2…8.3.RC1
-    ("2.7.1", "2.7.1", "9.0.0", "error"),  # undefined symbol MsprofSysCycleTime (triton-ascend#326)
-    ("2.5.1.dev20250218", "2.5.1", "8.1.RC1", "info"),  # a daily: no row
-    ("2.1.0.post10", "2.1.0", "8.0.T63", "info"),  # T build: not comparable
-])
+@pytest.mark.parametrize(
+    "npu, torch, cann, severity",
+    [
+        ("2.1.0.post10", "2.1.0", "8.0.0", "ok"),  # the README pair
+        ("2.1.0.post10", "2.1.0", "8.3.RC1", "warn"),  # PTA 6.0.0 window 8.0.RC2…8.3.RC1
+        ("2.7.1", "2.7.1", "9.0.0", "error"),  # undefined symbol MsprofSysCycleTime (triton-ascend#326)
+        ("2.5.1.dev20250218", "2.5.1", "8.1.RC1", "info"),  # a daily: no row
+        ("2.1.0.post10", "2.1.0", "8.0.T63", "info"),  # T build: not comparable
+    ],
+)
 def test_torch_npu_against_cann(npu, torch, cann, severity):
     (f,) = findings_of(torch_host(npu=npu, torch=torch, cann=cann), "ASC-TORCH-CANN", shipped_matrix())
     assert f.severity.value == severity
 
 
 def test_outside_the_window_suggests_a_fitting_release_or_the_validated_cann():
-    (f,) = findings_of(torch_host(npu="2.7.1", torch="2.7.1", cann="9.0.0", python="3.11.7"), "ASC-TORCH-CANN", shipped_matrix())
+    (f,) = findings_of(
+        torch_host(npu="2.7.1", torch="2.7.1", cann="9.0.0", python="3.11.7"), "ASC-TORCH-CANN", shipped_matrix()
+    )
     assert "validated with CANN" in f.found and "use CANN" in f.fix
 
 

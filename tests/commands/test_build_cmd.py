@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ascenv import cli, errors, lockfile, store
+from ascenv import errors, lockfile, store
 from ascenv.probe.fs import Root
 from ascenv.probe.vendors import probe_vendors
 from tests.cli_helpers import run_cli
@@ -43,7 +43,9 @@ def test_build_then_hit_then_store_commands(project: Path) -> None:
     assert manifest.host["arch"] and manifest.source_date_epoch == 0
 
     code, out, err = ascenv(project, "build", "add_custom")
-    assert code == 0 and out.startswith(f"store hit: add_custom (cpu) {built['key'][:12]}, outputs verified, nothing built")
+    assert code == 0 and out.startswith(
+        f"store hit: add_custom (cpu) {built['key'][:12]}, outputs verified, nothing built"
+    )
 
     code, out, _ = ascenv(project, "store", "ls", "--format", "json")
     listed = json.loads(out)["builds"]
@@ -80,7 +82,9 @@ def test_store_gc_keeps_what_the_lock_references(tmp_path: Path) -> None:
     vendor = lockfile.LockedVendor("customize", "/opp/vendors/customize", 0, manifest_digest=old.manifest_sha256)
     lock = lockfile.Lock(vendors=(vendor,))
     (tmp_path / "ascenv.lock").write_text(lockfile.dumps_lock(replace(lock, input_hash=lockfile.input_hash(lock))))
-    code, out, err = ascenv(tmp_path, "store", "gc", "--keep", "0", "--format", "json", environ={"ASCENV_STORE": "elsewhere"})
+    code, out, err = ascenv(
+        tmp_path, "store", "gc", "--keep", "0", "--format", "json", environ={"ASCENV_STORE": "elsewhere"}
+    )
     assert code == 0, err
     result = json.loads(out)
     assert result["removed"] == ["add_custom/" + "b" * 64]
@@ -106,8 +110,13 @@ esac
 def test_install_uses_install_path_and_records_the_manifest_in_the_vendor(tmp_path: Path) -> None:
     calls = tmp_path / "calls.txt"
     st = store.Store(tmp_path / ".ascenv" / "store")
-    entry = add_entry(st, "add_custom", "c" * 64, target="npu",
-                      outputs={"custom_opp_ubuntu_aarch64.run": FAKE_RUN.format(calls=calls).encode()})
+    entry = add_entry(
+        st,
+        "add_custom",
+        "c" * 64,
+        target="npu",
+        outputs={"custom_opp_ubuntu_aarch64.run": FAKE_RUN.format(calls=calls).encode()},
+    )
     code, out, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
     assert code == 0, err
     root = tmp_path / "opp"

@@ -15,7 +15,9 @@ from tests.fixture_hosts import build_host
 def doctor_json(name, tmp_path, *extra):
     host = build_host(name, tmp_path)
     environ = dict(host.environ, HOME=host.home or "/root")
-    code, out, err = run_cli(["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json", *extra], environ)
+    code, out, err = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json", *extra], environ
+    )
     return code, json.loads(out)
 
 
@@ -65,13 +67,18 @@ def test_saved_snapshot_rechecks_offline_with_same_findings(tmp_path):
     host = build_host("two-canns-dangling-latest", tmp_path)
     environ = dict(host.environ, HOME="/root")
     saved = tmp_path / "snap.json"
-    code, _, _ = run_cli(["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", str(saved), "--format", "json"], environ)
+    code, _, _ = run_cli(
+        ["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", str(saved), "--format", "json"],
+        environ,
+    )
     assert code == 0
     live_code, live = doctor_json("two-canns-dangling-latest", tmp_path / "again")
     code, out, _ = run_cli(["doctor", "--from", str(saved), "--format", "json"], {})
     offline = json.loads(out)
     assert code == live_code == 1
-    assert [(f["id"], f["severity"]) for f in offline["findings"]] == [(f["id"], f["severity"]) for f in live["findings"]]
+    assert [(f["id"], f["severity"]) for f in offline["findings"]] == [
+        (f["id"], f["severity"]) for f in live["findings"]
+    ]
 
 
 @pytest.mark.parametrize(
@@ -97,7 +104,9 @@ def test_human_and_markdown_reports(tmp_path):
     environ = dict(host.environ, HOME="/root")
     code, out, _ = run_cli(["doctor", "--root", str(host.root), "--python", sys.executable], environ)
     assert code == 1 and "fix:" in out and "error(s)" in out and "ASC-CANN-LINK" in out
-    code, out, _ = run_cli(["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "markdown"], environ)
+    code, out, _ = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "markdown"], environ
+    )
     assert out.startswith("### ascenv doctor") and "| ❌ | cann |" in out
 
 
@@ -124,7 +133,9 @@ def doctor_with(name, tmp_path, packages=None, prepare=None):
     environ = dict(host.environ, HOME=host.home or "/root")
     if packages:
         environ["PYTHONPATH"] = fake_site(tmp_path, packages) + ":" + environ.get("PYTHONPATH", "")
-    code, out, err = run_cli(["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], environ)
+    code, out, err = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], environ
+    )
     report = json.loads(out)
     return code, {(f["id"], f["severity"]): f for f in report["findings"]}
 
@@ -135,7 +146,9 @@ def test_a2_cann800_driver_newer_than_matched_and_validated_torch_npu(tmp_path):
     assert code == 0
     assert found[("ASC-CANN-DRIVER", "info")]["title"] == "CANN 8.0.0 with driver 25.0.rc1.1: newer than matched"
     assert "[7.0.0,7.7.99]" in found[("ASC-FW-DRIVER", "ok")]["found"]
-    assert ("ASC-KERNELS-SOC", "ok") in found and ("ASC-TORCH-CANN", "ok") in found and ("ASC-TORCH-PAIR", "ok") in found
+    assert (
+        ("ASC-KERNELS-SOC", "ok") in found and ("ASC-TORCH-CANN", "ok") in found and ("ASC-TORCH-PAIR", "ok") in found
+    )
     assert found[("ASC-SOC-VERSION", "info")]["fix"] == "atc ... --soc_version=Ascend910B4"
     assert "matched: 8.1.RC1" in found[("ASC-DRIVER-CANN", "info")]["found"]
     assert not any(key[0] == "ASC-DRIVER-REBOOT" for key in found)
@@ -154,7 +167,9 @@ def test_a3_cann850_with_a_torch_npu_of_the_8_0_line(tmp_path):
     code, found = doctor_with("a3-cann850", tmp_path, {"torch": "2.1.0+cpu", "torch_npu": "2.1.0.post10"})
     assert code == 1
     assert found[("ASC-CANN-DRIVER", "ok")]["title"] == "CANN 8.5.0 with driver 25.2.0: compatible"
-    assert found[("ASC-KERNELS-SOC", "ok")]["title"] == "CANN 8.5.0 has kernels for ascend910_93"  # unit from PCI 0xd803
+    assert (
+        found[("ASC-KERNELS-SOC", "ok")]["title"] == "CANN 8.5.0 has kernels for ascend910_93"
+    )  # unit from PCI 0xd803
     assert "unknown" in found[("ASC-SOC-VERSION", "info")]["title"]  # A3 needs npu-smi board info
     outside = found[("ASC-TORCH-CANN", "error")]
     assert outside["title"] == "torch_npu 2.1.0.post10 with CANN 8.5.0: outside" and "use CANN 8.0.0" in outside["fix"]
@@ -202,7 +217,10 @@ def test_root_and_from_are_relative_to_the_command_cwd(tmp_path):
     def run_in(cwd, argv):
         return run_cli(argv, environ, cwd)[:2]
 
-    code, _ = run_in(host.root.parent, ["snapshot", "--root", host.root.name, "--python", sys.executable, "-o", "snap.json", "--format", "json"])
+    code, _ = run_in(
+        host.root.parent,
+        ["snapshot", "--root", host.root.name, "--python", sys.executable, "-o", "snap.json", "--format", "json"],
+    )
     assert code == 0
     code, out = run_in(host.root.parent, ["doctor", "--from", "snap.json", "--format", "json"])
     assert code == 1 and json.loads(out)["snapshot"]["root"] == str(host.root)
@@ -211,5 +229,7 @@ def test_root_and_from_are_relative_to_the_command_cwd(tmp_path):
 def test_snapshot_to_an_unwritable_place_is_a_usage_error(tmp_path):
     host = build_host("nonroot-home", tmp_path)
     for target, why in ((tmp_path / "no" / "snap.json", "No such file or directory"), (tmp_path, "Is a directory")):
-        code, out, err = run_cli(["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", str(target)], host.environ)
+        code, out, err = run_cli(
+            ["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", str(target)], host.environ
+        )
         assert code == 2 and f"cannot write {target}: {why}" in err

@@ -28,7 +28,9 @@ def locked(tmp_path):
 
 
 def check_json(tmp_path, snap, *extra):
-    code, out, err = ascenv(tmp_path, "lock", "--check", "--from", save(tmp_path, "now.json", snap), "--format", "json", *extra)
+    code, out, err = ascenv(
+        tmp_path, "lock", "--check", "--from", save(tmp_path, "now.json", snap), "--format", "json", *extra
+    )
     return code, json.loads(out) if out else None, err
 
 
@@ -73,8 +75,15 @@ def test_cann_change_is_drift(tmp_path, locked):
     inst = replace(snap.cann.installs[0], version="8.2.RC2")
     code, report, _ = check_json(tmp_path, replace(snap, cann=replace(snap.cann, installs=(inst,))))
     assert code == 1
-    assert _layers(report) == [("cann", "/usr/local/Ascend/ascend-toolkit/8.2.RC1", "8.2.RC1 (V100R001C22SPC001B231, toolkit, aarch64)",
-         "8.2.RC2 (V100R001C22SPC001B231, toolkit, aarch64)", "error")]
+    assert _layers(report) == [
+        (
+            "cann",
+            "/usr/local/Ascend/ascend-toolkit/8.2.RC1",
+            "8.2.RC1 (V100R001C22SPC001B231, toolkit, aarch64)",
+            "8.2.RC2 (V100R001C22SPC001B231, toolkit, aarch64)",
+            "error",
+        )
+    ]
 
 
 def test_torch_npu_change_is_drift(tmp_path, locked):
@@ -114,7 +123,10 @@ def test_a3_lock_checked_on_x86_310p_is_another_platform(tmp_path):
     code, out, err = ascenv(tmp_path, "lock", "--check", "a3.lock", "--from", save(tmp_path, "p.json", p310_x86()))
     assert code == errors.EXIT_USAGE
     assert out == ""  # no false drift listed
-    assert "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))" in err
+    assert (
+        "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))"
+        in err
+    )
     assert "check it on a aarch64 ascend910_93 machine" in err
 
 
@@ -162,11 +174,21 @@ def test_lock_records_the_image_pins(tmp_path, monkeypatch):
 
     image_id = "sha256:" + "5e" * 32
     digest = "sha256:" + "a1" * 32
-    pins.save_pins(tmp_path / "containers" / pins.PINS_FILE, {
-        "builder-bookworm": pins.Pin(kind="bootstrap", recipe_sha256="0" * 64, architecture="amd64", image_id=image_id),
-        "cann-8.1.rc1-910b": pins.Pin(kind="registry", recipe_sha256="1" * 64, architecture="arm64",
-                                      ref=f"ascendai/cann@{digest}", tag="ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10"),
-    })
+    pins.save_pins(
+        tmp_path / "containers" / pins.PINS_FILE,
+        {
+            "builder-bookworm": pins.Pin(
+                kind="bootstrap", recipe_sha256="0" * 64, architecture="amd64", image_id=image_id
+            ),
+            "cann-8.1.rc1-910b": pins.Pin(
+                kind="registry",
+                recipe_sha256="1" * 64,
+                architecture="arm64",
+                ref=f"ascendai/cann@{digest}",
+                tag="ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10",
+            ),
+        },
+    )
     monkeypatch.setattr(lock_cmd.paths, "data_dir", lambda name: tmp_path / name)
     code, out, _ = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()), "--format", "json")
     assert code == 0
@@ -175,11 +197,21 @@ def test_lock_records_the_image_pins(tmp_path, monkeypatch):
         {"name": "cann-8.1.rc1-910b", "ref": "ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10", "digest": digest},
     ]
     # a re-pinned image is drift in the images layer
-    pins.save_pins(tmp_path / "containers" / pins.PINS_FILE, {
-        "builder-bookworm": pins.Pin(kind="bootstrap", recipe_sha256="0" * 64, architecture="amd64", image_id="sha256:" + "77" * 32),
-        "cann-8.1.rc1-910b": pins.Pin(kind="registry", recipe_sha256="1" * 64, architecture="arm64",
-                                      ref=f"ascendai/cann@{digest}", tag="ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10"),
-    })
+    pins.save_pins(
+        tmp_path / "containers" / pins.PINS_FILE,
+        {
+            "builder-bookworm": pins.Pin(
+                kind="bootstrap", recipe_sha256="0" * 64, architecture="amd64", image_id="sha256:" + "77" * 32
+            ),
+            "cann-8.1.rc1-910b": pins.Pin(
+                kind="registry",
+                recipe_sha256="1" * 64,
+                architecture="arm64",
+                ref=f"ascendai/cann@{digest}",
+                tag="ascendai/cann:8.1.rc1-910b-ubuntu22.04-py3.10",
+            ),
+        },
+    )
     code, out, _ = ascenv(tmp_path, "lock", "--check", "--from", "a2.json", "--format", "json")
     assert code == 1
     assert [(c["layer"], c["item"], c["old"], c["new"]) for c in json.loads(out)["changes"]] == [

@@ -76,7 +76,9 @@ def test_cann_change_is_cann_drift(tmp_path):
     host = host_with_site("a2-cann800", tmp_path)
     assert ascenv(host, tmp_path, "lock")[0] == 0
     info = host.root / "usr/local/Ascend/ascend-toolkit/8.0.0/aarch64-linux/ascend_toolkit_install.info"
-    info.write_text(info.read_text().replace("innerversion=V100R001C20SPC001B251", "innerversion=V100R001C20SPC002B300"))
+    info.write_text(
+        info.read_text().replace("innerversion=V100R001C20SPC001B251", "innerversion=V100R001C20SPC002B300")
+    )
     code, report, _ = check(host, tmp_path)
     assert code == 1
     assert {c["layer"] for c in report["changes"]} == {"cann"}
@@ -120,4 +122,7 @@ def test_a3_lock_on_an_x86_310p_host_is_another_platform(tmp_path):
     info.unlink()
     code, out, err = ascenv(p310, tmp_path, "lock", "--check", "a3.lock")
     assert code == errors.EXIT_USAGE and out == ""
-    assert "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))" in err
+    assert (
+        "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))"
+        in err
+    )

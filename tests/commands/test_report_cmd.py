@@ -47,7 +47,11 @@ def test_bundle_from_each_fixture_host(name, tmp_path):
     lock, _ = lockfile.loads_lock(bundle["ascenv.lock"].decode(), "ascenv.lock")  # valid, hash included
     assert lock.created == "2026-01-01T00:00:00+00:00"
     # the same findings as `ascenv doctor` on the same machine
-    code, out, _ = run_cli(["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], host_environ(host), tmp_path)
+    code, out, _ = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"],
+        host_environ(host),
+        tmp_path,
+    )
     doctor = [(f["id"], f["severity"]) for f in json.loads(out)["findings"]]
     assert [(f["id"], f["severity"]) for f in json.loads(bundle["findings.json"])["findings"]] == doctor
     text = bundle["report.md"].decode()
@@ -67,7 +71,11 @@ def test_version_files_are_included_as_on_disk(tmp_path):
     bundle = members(tmp_path / "r.tar.gz")
     manifest = json.loads(bundle["MANIFEST.json"])
     sources = {m["source"]: m["name"] for m in manifest["members"]}
-    for path in ("/usr/local/Ascend/driver/version.info", "/usr/local/Ascend/firmware/version.info", "/etc/ascend_install.info"):
+    for path in (
+        "/usr/local/Ascend/driver/version.info",
+        "/usr/local/Ascend/firmware/version.info",
+        "/etc/ascend_install.info",
+    ):
         assert bundle[sources[path]] == (host.root / path.lstrip("/")).read_bytes()
     info = "/usr/local/Ascend/ascend-toolkit/8.0.0/aarch64-linux/ascend_toolkit_install.info"
     assert bundle[sources[info]] == (host.root / info.lstrip("/")).read_bytes()
@@ -88,7 +96,10 @@ def test_serial_numbers_and_home_directories_are_redacted(tmp_path):
     code, out, _ = make_report(host, tmp_path)
     raw = gzip.decompress((tmp_path / "r.tar.gz").read_bytes())
     assert b"1000000000" not in raw  # Serial Number of the board capture (from_ascend_deployer_5.txt)
-    assert "Serial Number        : <serial-1>" in members(tmp_path / "r.tar.gz")["captures/npu-smi_info_-t_board_-i_0.txt"].decode()
+    assert (
+        "Serial Number        : <serial-1>"
+        in members(tmp_path / "r.tar.gz")["captures/npu-smi_info_-t_board_-i_0.txt"].decode()
+    )
     assert json.loads(out)["redactions"] == {"serial": 1}
 
     dev = build_host("nonroot-home", tmp_path)
@@ -132,16 +143,25 @@ def test_vendor_build_manifests_are_bundled_and_redacted(tmp_path):
     for secret in (b"Sup3rS3cret", b"build-box-3", b"li_lei", b"172.16.4.21"):
         assert secret not in raw
     sources = {m["name"]: m["source"] for m in json.loads(bundle["MANIFEST.json"])["members"]}
-    assert sources["manifests/customize/ascenv-manifest.toml"] == "/usr/local/Ascend/ascend-toolkit/latest/opp/vendors/customize/ascenv-manifest.toml"
+    assert (
+        sources["manifests/customize/ascenv-manifest.toml"]
+        == "/usr/local/Ascend/ascend-toolkit/latest/opp/vendors/customize/ascenv-manifest.toml"
+    )
 
 
 def test_from_snapshot_and_given_lock(tmp_path):
     host = build_host("a3-cann850", tmp_path)
     environ = host_environ(host)
     argv = ["--root", str(host.root), "--python", sys.executable]
-    assert run_cli(["snapshot", *argv, "-o", str(tmp_path / "snap.json"), "--format", "json"], environ, tmp_path)[0] == 0
+    assert (
+        run_cli(["snapshot", *argv, "-o", str(tmp_path / "snap.json"), "--format", "json"], environ, tmp_path)[0] == 0
+    )
     assert run_cli(["lock", *argv, "-o", "ascenv.lock"], environ, tmp_path)[0] == 0
-    code, out, err = run_cli(["report", "--from", "snap.json", "--lock", "ascenv.lock", "-o", "r.tar.gz"], {"SOURCE_DATE_EPOCH": EPOCH}, tmp_path)
+    code, out, err = run_cli(
+        ["report", "--from", "snap.json", "--lock", "ascenv.lock", "-o", "r.tar.gz"],
+        {"SOURCE_DATE_EPOCH": EPOCH},
+        tmp_path,
+    )
     assert code == 0, err
     bundle = members(tmp_path / "r.tar.gz")
     assert not [m for m in bundle if m.startswith(("captures/", "files/"))]  # nothing was run or read
@@ -166,7 +186,9 @@ def test_from_snapshot_and_given_lock(tmp_path):
 def test_bad_inputs_exit_2_and_write_nothing(tmp_path, argv, environ, message):
     host = build_host("a2-cann800", tmp_path)
     argv = [str(host.root) if a == "ROOT" else a for a in argv]
-    code, _, err = run_cli(["report", *argv, "--python", sys.executable], host_environ(host) if environ is None else environ, tmp_path)
+    code, _, err = run_cli(
+        ["report", *argv, "--python", sys.executable], host_environ(host) if environ is None else environ, tmp_path
+    )
     assert code == 2 and message in err and "Traceback" not in err
     assert not (tmp_path / report.DEFAULT_OUTPUT).exists()
 
@@ -209,7 +231,9 @@ def test_diff_takes_bundles(tmp_path):
     code, out, _ = run_cli(["diff", "a2.tar.gz", "other.tar.gz", "--format", "json"], {}, tmp_path)
     changes = json.loads(out)["changes"]
     assert code == 1
-    assert ("cann", "/usr/local/Ascend/ascend-toolkit/8.0.0", "removed") in {(c["layer"], c["item"], c["kind"]) for c in changes}
+    assert ("cann", "/usr/local/Ascend/ascend-toolkit/8.0.0", "removed") in {
+        (c["layer"], c["item"], c["kind"]) for c in changes
+    }
 
 
 def _bundle_bytes(tmp_path):
@@ -231,12 +255,18 @@ def _retar(data: bytes, change) -> bytes:
     [
         (lambda d: b"# not a bundle\n", "is not an ascenv report bundle (not gzip-compressed)"),
         (lambda d: gzip.compress(b"plain text, not a tar"), "is not a readable report bundle"),
-        (lambda d: _retar(d, lambda m: {k: v for k, v in m.items() if k != "snapshot.json"}), "snapshot.json is listed in MANIFEST.json but missing"),
-        (lambda d: _retar(d, lambda m: {**m, "snapshot.json": m["snapshot.json"].replace(b"25.0.rc1.1", b"25.2.0")}), "snapshot.json does not match its sha256"),
+        (
+            lambda d: _retar(d, lambda m: {k: v for k, v in m.items() if k != "snapshot.json"}),
+            "snapshot.json is listed in MANIFEST.json but missing",
+        ),
+        (
+            lambda d: _retar(d, lambda m: {**m, "snapshot.json": m["snapshot.json"].replace(b"25.0.rc1.1", b"25.2.0")}),
+            "snapshot.json does not match its sha256",
+        ),
     ],
 )
 def test_bad_bundles_in_diff_exit_2(tmp_path, damage, message):
     bad = tmp_path / "bad.tar.gz"
     bad.write_bytes(damage(_bundle_bytes(tmp_path)))
     code, _, err = run_cli(["diff", "bad.tar.gz", "good.tar.gz"], {}, tmp_path)
-    assert code == 2 and f"bad.tar.gz" in err and message in err and "Traceback" not in err
+    assert code == 2 and "bad.tar.gz" in err and message in err and "Traceback" not in err

@@ -13,7 +13,6 @@ from ascenv.containers import bootstrap
 from ascenv.containers.bootstrap import AptSource
 from ascenv.containers.recipe import load_recipe
 from ascenv.errors import InputError
-
 from tests.conftest import load_capture
 from tests.engine_fixtures import CONTAINERS
 
@@ -46,23 +45,36 @@ def test_deb822_sources():
         ("http://mirror.example.invalid/debian-security", ("bookworm-security",)),
     ]
     assert sources[0].signed_by == "/usr/share/keyrings/debian-archive-keyring.gpg"
-    assert sources[0].line("bookworm", ("main",)) == "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example.invalid/debian bookworm main"
+    assert (
+        sources[0].line("bookworm", ("main",))
+        == "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example.invalid/debian bookworm main"
+    )
 
 
 def test_one_line_sources_and_host_reading(tmp_path):
     (tmp_path / "sources.list.d").mkdir()
-    (tmp_path / "sources.list").write_text("# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://m.example.invalid/debian bookworm main contrib\ndeb-src http://x.invalid/debian bookworm main\n")
+    (tmp_path / "sources.list").write_text(
+        "# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://m.example.invalid/debian bookworm main contrib\ndeb-src http://x.invalid/debian bookworm main\n"
+    )
     (tmp_path / "sources.list.d" / "debian.sources").write_text(DEB822)
     sources = bootstrap.read_host_sources(tmp_path)
-    assert sources[0] == AptSource("http://m.example.invalid/debian", ("bookworm",), ("main", "contrib"), "/k.gpg", str(tmp_path / "sources.list"))
-    assert bootstrap.mirror_for(sources, "bookworm-security", tmp_path).uri == "http://mirror.example.invalid/debian-security"
+    assert sources[0] == AptSource(
+        "http://m.example.invalid/debian", ("bookworm",), ("main", "contrib"), "/k.gpg", str(tmp_path / "sources.list")
+    )
+    assert (
+        bootstrap.mirror_for(sources, "bookworm-security", tmp_path).uri
+        == "http://mirror.example.invalid/debian-security"
+    )
 
 
 def test_no_source_for_the_suite_says_what_was_found(tmp_path):
     sources = bootstrap.parse_deb822_sources(DEB822, "debian.sources")
     with pytest.raises(InputError) as info:
         bootstrap.mirror_for(sources, "trixie", tmp_path)
-    assert "'trixie'" in info.value.message and "http://mirror.example.invalid/debian (bookworm bookworm-updates)" in info.value.message
+    assert (
+        "'trixie'" in info.value.message
+        and "http://mirror.example.invalid/debian (bookworm bookworm-updates)" in info.value.message
+    )
 
 
 def test_mmdebstrap_command_line(tmp_path):
@@ -71,17 +83,30 @@ def test_mmdebstrap_command_line(tmp_path):
     argv = bootstrap.mmdebstrap_argv(boot, source, tmp_path / "rootfs", tmp_path / "debs", "amd64")
     assert argv[:7] == ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--propagation", "private"]
     assert "--include=g++=4:12.2.0-3,cmake=3.25.1-1,make=4.3-4.1,python3=3.11.2-1+b1" in argv
-    assert argv[-3:] == ["bookworm", str(tmp_path / "rootfs"), "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example.invalid/debian bookworm main"]
+    assert argv[-3:] == [
+        "bookworm",
+        str(tmp_path / "rootfs"),
+        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example.invalid/debian bookworm main",
+    ]
     assert f"--customize-hook=sync-out /var/cache/apt/archives {tmp_path / 'debs'}" in argv
     env = bootstrap.mmdebstrap_env(boot, {"http_proxy": "http://p.invalid:3128", "HOME": "/root"})
-    assert env["SOURCE_DATE_EPOCH"] == "1747699200" and env["http_proxy"] == "http://p.invalid:3128" and "HOME" not in env
+    assert (
+        env["SOURCE_DATE_EPOCH"] == "1747699200" and env["http_proxy"] == "http://p.invalid:3128" and "HOME" not in env
+    )
 
 
 def test_installed_packages_from_dpkg_status():
     text = load_capture(DATA / "dpkg-status-excerpt.txt")
-    assert bootstrap.installed_packages(text, "amd64") == {"adduser": "3.134", "libc6": "2.36-9+deb12u14", "python3": "3.11.2-1+b1", "zlib1g": "1:1.2.13.dfsg-1"}
+    assert bootstrap.installed_packages(text, "amd64") == {
+        "adduser": "3.134",
+        "libc6": "2.36-9+deb12u14",
+        "python3": "3.11.2-1+b1",
+        "zlib1g": "1:1.2.13.dfsg-1",
+    }
     # a removed package whose configuration files remain is not installed; a foreign one keeps its arch
-    removed = text.replace("Package: zlib1g\nStatus: install ok installed", "Package: zlib1g\nStatus: deinstall ok config-files")
+    removed = text.replace(
+        "Package: zlib1g\nStatus: install ok installed", "Package: zlib1g\nStatus: deinstall ok config-files"
+    )
     assert "zlib1g" not in bootstrap.installed_packages(removed, "amd64")
     assert "libc6:amd64" in bootstrap.installed_packages(text, "arm64")
 
@@ -115,7 +140,17 @@ def test_layer_is_a_function_of_the_content_only(tmp_path):
     with tarfile.open(fileobj=io.BytesIO(data)) as tar:
         members = tar.getmembers()
     names = [m.name for m in members]
-    assert names == ["dev", "etc", "etc/a", "etc/z", "usr", "usr/bin", "usr/bin/a-hardlink", "usr/bin/b", "usr/bin/link"]
+    assert names == [
+        "dev",
+        "etc",
+        "etc/a",
+        "etc/z",
+        "usr",
+        "usr/bin",
+        "usr/bin/a-hardlink",
+        "usr/bin/b",
+        "usr/bin/link",
+    ]
     assert {m.mtime for m in members} == {clamp}
     assert {(m.uname, m.gname) for m in members} == {("", "")}
     assert all(not m.pax_headers for m in members)
@@ -150,13 +185,18 @@ def test_archive_ids_are_content_hashes(tmp_path):
     assert bootstrap.parse_packages_label(labels["ascenv.packages"])["zlib1g"] == "1:1.2.13.dfsg-1"
     assert manifest[0]["RepoTags"] == [f"ascenv/builder-bookworm:{archive.image_id[7:19]}"]
     again = bootstrap.write_image_archive(rootfs, tmp_path / "again.tar", recipe, "amd64")
-    assert (tmp_path / "again.tar").read_bytes() == (tmp_path / "image.tar").read_bytes() and again.image_id == archive.image_id
+    assert (tmp_path / "again.tar").read_bytes() == (
+        tmp_path / "image.tar"
+    ).read_bytes() and again.image_id == archive.image_id
 
 
-@pytest.mark.parametrize("status, code, stderr", [
-    ("not-found", None, "[Errno 2] No such file or directory: 'unshare'"),
-    ("exit", 127, "unshare: failed to execute mmdebstrap: No such file or directory"),  # unshare(1) exit code
-])
+@pytest.mark.parametrize(
+    "status, code, stderr",
+    [
+        ("not-found", None, "[Errno 2] No such file or directory: 'unshare'"),
+        ("exit", 127, "unshare: failed to execute mmdebstrap: No such file or directory"),  # unshare(1) exit code
+    ],
+)
 def test_missing_mmdebstrap_or_unshare_says_what_to_install(tmp_path, status, code, stderr):
     from ascenv import proc
 
@@ -184,5 +224,7 @@ def test_a_failing_mmdebstrap_quotes_its_last_lines_and_the_mirror(tmp_path):
 
     with pytest.raises(bootstrap.BootstrapFailed) as info:
         bootstrap.run_mmdebstrap(boot, source, tmp_path / "rootfs", tmp_path / "debs", "amd64", {}, run)
-    assert info.value.message == (f"mmdebstrap failed (exit, code 1) for suite 'bookworm' from http://mirror.invalid/debian:\n{stderr}")
+    assert info.value.message == (
+        f"mmdebstrap failed (exit, code 1) for suite 'bookworm' from http://mirror.invalid/debian:\n{stderr}"
+    )
     assert "'Version … was not found'" in info.value.hint

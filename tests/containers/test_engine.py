@@ -46,7 +46,9 @@ def test_refused_connection_is_unreachable(tmp_path):
 
 def test_no_daemon_in_a_real_process_prints_no_traceback(tmp_path):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
-    done = subprocess.run([sys.executable, "-m", "ascenv", "image", "ls"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ascenv", "image", "ls"], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 5
     assert "no Docker engine answers" in done.stderr and "Traceback" not in done.stderr
 
@@ -86,7 +88,9 @@ def test_socket_permission_denied_is_exit_6(tmp_path):
     assert report == f"EnginePermissionDenied 6 permission denied on the Docker engine socket unix://{path}"
 
 
-@pytest.mark.parametrize("found, too_old", [("1.40", True), ("1.12", True), ("1.41", False), ("1.45", False), ("2.0", False)])
+@pytest.mark.parametrize(
+    "found, too_old", [("1.40", True), ("1.12", True), ("1.41", False), ("1.45", False), ("2.0", False)]
+)
 def test_api_version_gate(found, too_old):
     if too_old:
         with pytest.raises(errors.EngineTooOld) as info:
@@ -115,10 +119,17 @@ def test_run_has_no_network_read_only_sources_and_the_callers_ids(engine, builde
     logs = []
     result = engine.run(
         builder_image,
-        ["sh", "-c", "cat /src/a.txt; id -u; id -g; touch /src/x 2>/dev/null || echo read-only; "
-         "cat /sys/class/net/*/operstate 2>/dev/null | wc -l; ls /sys/class/net; echo made > /out/made.txt"],
+        [
+            "sh",
+            "-c",
+            "cat /src/a.txt; id -u; id -g; touch /src/x 2>/dev/null || echo read-only; "
+            "cat /sys/class/net/*/operstate 2>/dev/null | wc -l; ls /sys/class/net; echo made > /out/made.txt",
+        ],
         mounts=[Mount(str(src), "/src"), Mount(str(out), "/out", read_only=False)],
-        user="1234:2345", timeout=120, labels={"ascenv.test": "run"}, on_log=logs.append,
+        user="1234:2345",
+        timeout=120,
+        labels={"ascenv.test": "run"},
+        on_log=logs.append,
     )
     assert result.ok, result.logs
     lines = result.logs.splitlines()
@@ -172,7 +183,9 @@ def test_caller_interrupted_mid_run_leaves_no_container(engine, builder_image, s
         "e = engine.connect(dict(os.environ))\n"
         "e.run(sys.argv[1], ['sleep', '120'], timeout=300, labels={'ascenv.test-id': sys.argv[2]})\n"
     )
-    with subprocess.Popen([sys.executable, "-c", code, builder_image, tag], cwd=REPO, stderr=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-c", code, builder_image, tag], cwd=REPO, stderr=subprocess.PIPE, text=True
+    ) as proc:
         try:
             for _ in range(300):
                 if engine.containers({"ascenv.test-id": tag}):
@@ -206,7 +219,9 @@ class LostEngineApi:
 
     def _gone(self, what):
         if self.waited and not self.alive:
-            raise requests.exceptions.ConnectionError(f"('Connection aborted.', FileNotFoundError(2, 'No such file or directory')) on {what}")
+            raise requests.exceptions.ConnectionError(
+                f"('Connection aborted.', FileNotFoundError(2, 'No such file or directory')) on {what}"
+            )
 
     def create_host_config(self, **kwargs):
         return kwargs
@@ -222,7 +237,9 @@ class LostEngineApi:
 
     def wait(self, name, timeout, condition):
         self.waited = True
-        raise requests.exceptions.ConnectionError("('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))")
+        raise requests.exceptions.ConnectionError(
+            "('Connection aborted.', RemoteDisconnected('Remote end closed connection without response'))"
+        )
 
     def ping(self):
         self._gone("ping")

@@ -20,7 +20,6 @@ from ascenv.containers import engine as engine_mod
 from ascenv.containers.bootstrap import AptSource
 from ascenv.containers.pins import Pin, load_pins, save_pins
 from ascenv.containers.recipe import load_recipe
-
 from tests.cli_helpers import run_cli
 from tests.engine_fixtures import BUILDER, CONTAINERS
 
@@ -46,7 +45,10 @@ def pins(tmp_path, built):
 def test_two_builds_give_the_same_image_id(built):
     assert not built.first.reused and not built.second.reused
     assert built.first.image_id == built.second.image_id
-    assert built.first.image_id.startswith("sha256:") and built.first.tag == f"ascenv/{BUILDER}:{built.first.image_id[7:19]}"
+    assert (
+        built.first.image_id.startswith("sha256:")
+        and built.first.tag == f"ascenv/{BUILDER}:{built.first.image_id[7:19]}"
+    )
     assert built.first.packages["cmake"] == "3.25.1-1" and built.first.packages["make"] == "4.3-4.1"
     # the minutes of mmdebstrap are announced, with the mirror read from the host's apt sources
     boot, write, load = built.first_events
@@ -108,7 +110,9 @@ def test_interrupted_bootstrap_leaves_no_work_dir_or_mount(bootstraps, tmp_path)
     cache = tmp_path / "cache"
     env = {**os.environ, "HOME": str(tmp_path), "ASCENV_CACHE_DIR": str(cache)}
     argv = [sys.executable, "-m", "ascenv", "image", "build", BUILDER, "--force", "--pins", str(tmp_path / "pins.toml")]
-    with subprocess.Popen(argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) as proc:
+    with subprocess.Popen(
+        argv, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as proc:
         try:
             for _ in range(600):  # wait until mmdebstrap is writing the root filesystem
                 if list(cache.glob("images/build-*/rootfs/usr")):
@@ -146,7 +150,11 @@ def fake_bootstrap(tmp_path, monkeypatch):
 
     monkeypatch.setattr(bootstrap, "run_mmdebstrap", mmdebstrap)
     monkeypatch.setattr(bootstrap, "host_architecture", lambda run: "amd64")
-    monkeypatch.setattr(bootstrap, "read_host_sources", lambda etc_apt: [AptSource("http://mirror.invalid/debian", ("bookworm",), ("main",), None, "test")])
+    monkeypatch.setattr(
+        bootstrap,
+        "read_host_sources",
+        lambda etc_apt: [AptSource("http://mirror.invalid/debian", ("bookworm",), ("main",), None, "test")],
+    )
     return images.Host(environ={}, cache=tmp_path / "cache", is_root=True)
 
 
@@ -185,7 +193,10 @@ def test_save_and_pins_are_relative_to_the_command_cwd(tmp_path, monkeypatch):
     monkeypatch.setattr(images, "build", build)
     (tmp_path / "work").mkdir()
     save_pins(tmp_path / "work" / "pins.toml", {BUILDER: Pin("bootstrap", "0" * 64, "amd64", image_id=WRONG)})
-    code, out, err = run_cli(["image", "build", BUILDER, "--save", "b.tar", "--pins", "pins.toml", "--format", "json"],
-                             {"HOME": str(tmp_path)}, tmp_path / "work")
+    code, out, err = run_cli(
+        ["image", "build", BUILDER, "--save", "b.tar", "--pins", "pins.toml", "--format", "json"],
+        {"HOME": str(tmp_path)},
+        tmp_path / "work",
+    )
     assert code == 0, err
     assert seen["save"] == tmp_path / "work" / "b.tar" and seen["pin"].image_id == WRONG

@@ -2,10 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from ascenv.containers.pins import Pin, PackageChange, load_pins, package_changes, save_pins
+from ascenv.containers.pins import PackageChange, Pin, load_pins, package_changes, save_pins
 from ascenv.containers.recipe import load_recipe
 from ascenv.errors import DataFileError
-
 from tests.engine_fixtures import CONTAINERS
 
 ID = "sha256:" + "ab" * 32
@@ -15,7 +14,9 @@ def test_shipped_pins_load_and_never_invent_a_registry_digest():
     pins = load_pins(CONTAINERS / "pins.toml")
     builder = pins["builder-bookworm"]
     assert builder.kind == "bootstrap" and builder.image_id.startswith("sha256:")
-    assert builder.recipe_sha256 == load_recipe(CONTAINERS, "builder-bookworm").sha256, "recipe edited: run ascenv image pin builder-bookworm"
+    assert builder.recipe_sha256 == load_recipe(CONTAINERS, "builder-bookworm").sha256, (
+        "recipe edited: run ascenv image pin builder-bookworm"
+    )
     assert builder.packages["cmake"] == "3.25.1-1" and builder.packages["make"] == "4.3-4.1"
     assert "cann-8.1.rc1-910b" not in pins  # only `ascenv image pin` on a machine reaching quay.io may add it
 
@@ -39,9 +40,18 @@ def test_missing_file_is_no_pins(tmp_path):
 @pytest.mark.parametrize(
     "entry, expected",
     [
-        ('kind = "bootstrap"\nrecipe_sha256 = "x"\narchitecture = "amd64"\nimage_id = "sha256:abc"', "images.x.image_id: expected 'sha256:' and 64 hex digits"),
-        ('kind = "registry"\nrecipe_sha256 = "x"\narchitecture = "amd64"\nref = "quay.io/ascend/cann:8.1"', "images.x.ref: expected 'repository@sha256:"),
-        ('kind = "docker"\nrecipe_sha256 = "x"\narchitecture = "amd64"', "images.x.kind: expected 'bootstrap' or 'registry'"),
+        (
+            'kind = "bootstrap"\nrecipe_sha256 = "x"\narchitecture = "amd64"\nimage_id = "sha256:abc"',
+            "images.x.image_id: expected 'sha256:' and 64 hex digits",
+        ),
+        (
+            'kind = "registry"\nrecipe_sha256 = "x"\narchitecture = "amd64"\nref = "quay.io/ascend/cann:8.1"',
+            "images.x.ref: expected 'repository@sha256:",
+        ),
+        (
+            'kind = "docker"\nrecipe_sha256 = "x"\narchitecture = "amd64"',
+            "images.x.kind: expected 'bootstrap' or 'registry'",
+        ),
         ('kind = "bootstrap"\narchitecture = "amd64"', "images.x.recipe_sha256: missing"),
     ],
 )

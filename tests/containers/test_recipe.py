@@ -6,7 +6,6 @@ import pytest
 
 from ascenv.containers.recipe import load_recipe, recipe_names
 from ascenv.errors import DataFileError, UsageError
-
 from tests.conftest import SHARED
 from tests.engine_fixtures import CONTAINERS
 
@@ -33,7 +32,11 @@ def test_shipped_recipes_load():
     assert builder.bootstrap.packages == ("g++=4:12.2.0-3", "cmake=3.25.1-1", "make=4.3-4.1", "python3=3.11.2-1+b1")
     assert builder.bootstrap.source_date_epoch == 1747699200
     cann = load_recipe(CONTAINERS, "cann-8.1.rc1-910b")
-    assert (cann.kind, cann.registry.repository, cann.registry.tag) == ("registry", "quay.io/ascend/cann", "8.1.rc1-910b-ubuntu22.04-py3.10")
+    assert (cann.kind, cann.registry.repository, cann.registry.tag) == (
+        "registry",
+        "quay.io/ascend/cann",
+        "8.1.rc1-910b-ubuntu22.04-py3.10",
+    )
 
 
 def test_cann_tag_is_a_published_tag():
@@ -56,9 +59,15 @@ def test_recipe_hash_ignores_comments_but_not_values(tmp_path):
     [
         (GOOD.replace('"make=4.3-4.1"', '"make"'), "bootstrap.packages[0]: expected 'name=version'"),
         (GOOD.replace("packages =", "pakages ="), "bootstrap.pakages: unknown key (perhaps you meant 'packages'?)"),
-        (GOOD.replace("source_date_epoch = 1747699200", 'source_date_epoch = "2025"'), "bootstrap.source_date_epoch: expected integer"),
+        (
+            GOOD.replace("source_date_epoch = 1747699200", 'source_date_epoch = "2025"'),
+            "bootstrap.source_date_epoch: expected integer",
+        ),
         (GOOD + '[registry]\nrepository = "r"\ntag = "t"\n', "declare exactly one of [bootstrap] or [registry]"),
-        ('schema = 1\ndescription = "x"\n[registry]\nrepository = "quay.io/ascend/cann"\ntag = "x@sha256:00"\n', "registry.tag: expected the human tag"),
+        (
+            'schema = 1\ndescription = "x"\n[registry]\nrepository = "quay.io/ascend/cann"\ntag = "x@sha256:00"\n',
+            "registry.tag: expected the human tag",
+        ),
         (GOOD.replace("schema = 1", "schema = 2"), "schema: this ascenv reads schema 1, found 2"),
         ("schema = [", "not valid TOML"),
     ],

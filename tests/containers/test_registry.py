@@ -3,14 +3,12 @@ is reachable from CI); pulling from an unreachable registry runs against the rea
 
 from __future__ import annotations
 
-
 import pytest
 
 from ascenv.containers import images
 from ascenv.containers.engine import ImageInfo, ImageNotAvailable
 from ascenv.containers.pins import Pin
 from ascenv.containers.recipe import load_recipe
-
 from tests.engine_fixtures import CONTAINERS
 
 NAME = "cann-8.1.rc1-910b"

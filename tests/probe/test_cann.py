@@ -48,7 +48,12 @@ def test_a2_legacy_8_0_0(tmp_path):
     assert cann.active == f"{TOOLKIT}/8.0.0"
     assert cann.active_reason == "ASCEND_HOME_PATH"
     (latest,) = cann.links
-    assert (latest.path, latest.target, latest.resolved, latest.dangling) == (f"{TOOLKIT}/latest", "8.0.0", f"{TOOLKIT}/8.0.0", False)
+    assert (latest.path, latest.target, latest.resolved, latest.dangling) == (
+        f"{TOOLKIT}/latest",
+        "8.0.0",
+        f"{TOOLKIT}/8.0.0",
+        False,
+    )
     assert cann.errors == ()
 
 
@@ -58,7 +63,9 @@ def test_a3_cann_8_5_layout(tmp_path):
     assert install.path == "/usr/local/Ascend/cann-8.5.0"
     assert install.kind == "cann"
     assert install.version == "8.5.0"
-    assert install.info_file == "/usr/local/Ascend/cann-8.5.0/aarch64-linux/ascend_toolkit_install.info"  # not ascend_ops_install.info
+    assert (
+        install.info_file == "/usr/local/Ascend/cann-8.5.0/aarch64-linux/ascend_toolkit_install.info"
+    )  # not ascend_ops_install.info
     assert install.kernels == ("ascend910_93",)
     assert install.socs == ("Ascend910_9382", "Ascend910_9392")
     assert install.set_env == "/usr/local/Ascend/cann-8.5.0/set_env.sh"
@@ -70,7 +77,11 @@ def test_a3_cann_8_5_layout(tmp_path):
 def test_310p_duo(tmp_path):
     cann = probe(build_host("310p-duo", tmp_path))
     (install,) = cann.installs
-    assert (install.path, install.version, install.innerversion) == (f"{TOOLKIT}/8.1.RC1", "8.1.RC1", "V100R001C21SPC001B238")
+    assert (install.path, install.version, install.innerversion) == (
+        f"{TOOLKIT}/8.1.RC1",
+        "8.1.RC1",
+        "V100R001C21SPC001B238",
+    )
     assert install.kernels == ("ascend310p",)
     assert cann.active == f"{TOOLKIT}/8.1.RC1"
 
@@ -83,14 +94,22 @@ def test_container_without_devices_still_has_its_toolkit(tmp_path):
 
 def test_two_canns_and_a_dangling_latest(tmp_path):
     cann = probe(build_host("two-canns-dangling-latest", tmp_path))
-    assert [(i.path, i.version) for i in cann.installs] == [(f"{TOOLKIT}/8.1.RC1", "8.1.RC1"), (f"{TOOLKIT}/8.2.RC1", "8.2.RC1")]
+    assert [(i.path, i.version) for i in cann.installs] == [
+        (f"{TOOLKIT}/8.1.RC1", "8.1.RC1"),
+        (f"{TOOLKIT}/8.2.RC1", "8.2.RC1"),
+    ]
     old, new = cann.installs
     assert old.kernels == () and new.kernels == ("ascend910b",)
     assert old.links == () and new.links == ()
     assert old.set_env is None  # ascend-toolkit/set_env.sh activates latest, which leads nowhere
     assert new.info["innerversion"] == "V100R001C22SPC001B231"
     (latest,) = cann.links
-    assert (latest.path, latest.target, latest.resolved, latest.dangling) == (f"{TOOLKIT}/latest", "8.3.RC2", None, True)
+    assert (latest.path, latest.target, latest.resolved, latest.dangling) == (
+        f"{TOOLKIT}/latest",
+        "8.3.RC2",
+        None,
+        True,
+    )
     assert (cann.active, cann.active_reason) == (None, NOT_SOURCED)
 
 
@@ -113,8 +132,12 @@ def test_nonroot_home_install(tmp_path):
 @pytest.mark.parametrize("name", HOST_NAMES)
 def test_every_fixture_host_has_its_installs(name, tmp_path):
     expected = {
-        "a2-cann800": ["8.0.0"], "a3-cann850": ["8.5.0"], "310p-duo": ["8.1.RC1"],
-        "container-no-devices": ["8.0.0"], "two-canns-dangling-latest": ["8.1.RC1", "8.2.RC1"], "nonroot-home": ["8.1.RC1"],
+        "a2-cann800": ["8.0.0"],
+        "a3-cann850": ["8.5.0"],
+        "310p-duo": ["8.1.RC1"],
+        "container-no-devices": ["8.0.0"],
+        "two-canns-dangling-latest": ["8.1.RC1", "8.2.RC1"],
+        "nonroot-home": ["8.1.RC1"],
     }
     assert [i.version for i in probe(build_host(name, tmp_path)).installs] == expected[name]
 
@@ -130,7 +153,12 @@ def test_latest_as_a_directory_of_symlinks(tmp_path):
     (tmp_path / "usr/local/Ascend/ascend-toolkit/8.2.RC2/runtime").mkdir()
     cfg = corpus_text("version_files/mindie-2.0.T3.1-image_version.cfg_driver_atb_mindie_version.info_notes.txt", 0)
     write(tmp_path, f"{TOOLKIT}/latest/version.cfg", cfg)
-    for name, target in [("compiler", "../8.2.RC2/compiler"), ("opp", "../8.2.RC2/opp"), ("runtime", "../8.2.RC2/runtime"), ("pyACL", "../8.2.RC2/pyACL")]:
+    for name, target in [
+        ("compiler", "../8.2.RC2/compiler"),
+        ("opp", "../8.2.RC2/opp"),
+        ("runtime", "../8.2.RC2/runtime"),
+        ("pyACL", "../8.2.RC2/pyACL"),
+    ]:
         link(tmp_path, f"{TOOLKIT}/latest/{name}", target)
     cann = probe_cann(Root(tmp_path), {"ASCEND_HOME_PATH": f"{TOOLKIT}/latest"}, None)
     (install,) = cann.installs
@@ -144,20 +172,31 @@ def test_latest_as_a_directory_of_symlinks(tmp_path):
 
 
 def test_nnae_and_7_0_rc1_arm64_linux(tmp_path):
-    write(tmp_path, "/usr/local/Ascend/nnae/8.0.RC3/ascend_nnae_install.info", "package_name=Ascend-cann-nnae\nversion=8.0.RC3\narch=x86_64\n")
+    write(
+        tmp_path,
+        "/usr/local/Ascend/nnae/8.0.RC3/ascend_nnae_install.info",
+        "package_name=Ascend-cann-nnae\nversion=8.0.RC3\narch=x86_64\n",
+    )
     link(tmp_path, "/usr/local/Ascend/nnae/latest", "8.0.RC3")
     info = corpus_text("version_files/ascend_toolkit_install.info_7.0.RC1_aarch64_310B4-board_notes.txt")
     write(tmp_path, f"{TOOLKIT}/7.0.RC1/arm64-linux/ascend_toolkit_install.info", info)
     cann = probe_cann(Root(tmp_path), {"ASCEND_TOOLKIT_HOME": "/usr/local/Ascend/nnae/latest"}, None)
     by_kind = {i.kind: i for i in cann.installs}
-    assert by_kind["nnae"].version == "8.0.RC3" and by_kind["nnae"].info_file == "/usr/local/Ascend/nnae/8.0.RC3/ascend_nnae_install.info"
-    assert by_kind["toolkit"].version == "7.0.RC1" and by_kind["toolkit"].info_file.endswith("/arm64-linux/ascend_toolkit_install.info")
+    assert (
+        by_kind["nnae"].version == "8.0.RC3"
+        and by_kind["nnae"].info_file == "/usr/local/Ascend/nnae/8.0.RC3/ascend_nnae_install.info"
+    )
+    assert by_kind["toolkit"].version == "7.0.RC1" and by_kind["toolkit"].info_file.endswith(
+        "/arm64-linux/ascend_toolkit_install.info"
+    )
     assert (cann.active, cann.active_reason) == ("/usr/local/Ascend/nnae/8.0.RC3", "ASCEND_TOOLKIT_HOME")
 
 
 def test_install_path_of_ascend_cann_install_info(tmp_path):
     write(tmp_path, "/etc/Ascend/ascend_cann_install.info", "Install_Path=/opt/Ascend\n")
-    write(tmp_path, "/opt/Ascend/ascend-toolkit/8.0.0/aarch64-linux/ascend_toolkit_install.info", corpus_text(_INFO_800))
+    write(
+        tmp_path, "/opt/Ascend/ascend-toolkit/8.0.0/aarch64-linux/ascend_toolkit_install.info", corpus_text(_INFO_800)
+    )
     cann = probe_cann(Root(tmp_path), {}, None)
     assert [i.path for i in cann.installs] == ["/opt/Ascend/ascend-toolkit/8.0.0"]
 
@@ -173,7 +212,10 @@ def test_environment_pointing_at_a_custom_directory(tmp_path):
 def test_environment_pointing_nowhere(tmp_path):
     cann = probe_cann(Root(tmp_path), {"ASCEND_HOME_PATH": "/usr/local/Ascend/ascend-toolkit/latest"}, None)
     assert cann.active is None
-    assert cann.active_reason == "ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest does not lead to a CANN installation"
+    assert (
+        cann.active_reason
+        == "ASCEND_HOME_PATH=/usr/local/Ascend/ascend-toolkit/latest does not lead to a CANN installation"
+    )
 
 
 # --- odd trees never raise ------------------------------------------------------------------------------

@@ -73,7 +73,9 @@ PROC5_EXAMPLE = "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw,
 
 # Kubernetes pod cgroups, cgroup v1 and v2-style systemd slices (as in elastic/apm-agent-python
 # tests/utils/cgroup_tests.py@8ab568ef8cbbbea83817c94dbe16bf04a121408e).
-K8S_CGROUP_V1 = "1:name=systemd:/kubepods/besteffort/pode9b90526-f47d-11e8-b2a5-080027b9f4fb/15aa6e53-b09a-40c7-8558-c6c31e36c88a\n"
+K8S_CGROUP_V1 = (
+    "1:name=systemd:/kubepods/besteffort/pode9b90526-f47d-11e8-b2a5-080027b9f4fb/15aa6e53-b09a-40c7-8558-c6c31e36c88a\n"
+)
 K8S_CGROUP_SLICE = (
     "1:name=systemd:/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod90d81341_92de_11e7_8cf2_507b9d4141fa"
     ".slice/crio-2227daf62df6694645fee5df53c1f91271546a9560e8600a525690ae252b7f63.scope\n"
@@ -152,7 +154,13 @@ def host(tmp_path: Path) -> Path:
     # an A2 card as `npu-smi info -t board` reports it (corpus from_ascend_deployer_5.txt:
     # PCI 0x19E5/0xD802, subsystem 0x19E5/0x3002); sysfs prints ids lower-case. The driver name is
     # made up: the test checks that the link's last component is taken.
-    npu = {"vendor": "0x19e5", "device": "0xd802", "subsystem_vendor": "0x19e5", "subsystem_device": "0x3002", "class": "0x120000"}
+    npu = {
+        "vendor": "0x19e5",
+        "device": "0xd802",
+        "subsystem_vendor": "0x19e5",
+        "subsystem_device": "0x3002",
+        "class": "0x120000",
+    }
     _pci(top, "0000:c1:00.0", npu, driver="npu_test_driver")
     _pci(top, "0000:01:00.0", npu)  # a second card, no driver bound
     _pci(top, "0000:00:1f.0", {"vendor": "0x8086", "device": "0x1234", "class": "0x060100"})

@@ -41,7 +41,11 @@ def test_a3_host_has_a_driver_but_no_firmware_file(tmp_path):
     firmware = probe_firmware(root)
     assert firmware.version is None
     (error,) = firmware.errors
-    assert (error.probe, error.kind, error.source) == ("firmware", "not-found", "/usr/local/Ascend/firmware/version.info")
+    assert (error.probe, error.kind, error.source) == (
+        "firmware",
+        "not-found",
+        "/usr/local/Ascend/firmware/version.info",
+    )
     assert "/usr/local/Ascend/firmware/version.info" in error.message
 
 
@@ -52,7 +56,9 @@ def test_container_without_driver_files(tmp_path):
     assert driver.loaded is None  # neither /sys/module nor /proc/modules in the image
     (error,) = driver.errors
     assert error.kind == "not-found"
-    assert "/usr/local/Ascend/driver/version.info" in error.message and "/var/davinci/driver/version.info" in error.message
+    assert (
+        "/usr/local/Ascend/driver/version.info" in error.message and "/var/davinci/driver/version.info" in error.message
+    )
     assert read_install_info(root).get("Driver_Install_Status") == "complete"
 
 
@@ -71,7 +77,11 @@ def test_every_fixture_host(name, tmp_path):
 
 
 def test_driver_install_path_param_is_followed(tmp_path):
-    write(tmp_path, "/etc/ascend_install.info", "Driver_Install_Path_Param=/opt/ascend\nFirmware_Install_Path_Param=/opt/ascend\n")
+    write(
+        tmp_path,
+        "/etc/ascend_install.info",
+        "Driver_Install_Path_Param=/opt/ascend\nFirmware_Install_Path_Param=/opt/ascend\n",
+    )
     write(tmp_path, "/opt/ascend/driver/version.info", corpus_text(_800IA2, 0))
     write(tmp_path, "/opt/ascend/firmware/version.info", corpus_text(_800IA2, 1))
     write(tmp_path, "/usr/local/Ascend/driver/version.info", "Version=1.0.old\n")

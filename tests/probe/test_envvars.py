@@ -81,7 +81,10 @@ def test_entries_into_two_cann_versions_and_two_spellings_of_one_dir(machine):
 def test_custom_opp_path_trailing_colon_kept(machine):
     value = "/opt/vendors/customize:"  # what `source .../bin/set_env.bash` gives on an empty variable
     info = probe_env({"ASCEND_CUSTOM_OPP_PATH": value}, machine, [])
-    assert [(e.value, e.exists) for e in info.paths["ASCEND_CUSTOM_OPP_PATH"]] == [("/opt/vendors/customize", False), ("", None)]
+    assert [(e.value, e.exists) for e in info.paths["ASCEND_CUSTOM_OPP_PATH"]] == [
+        ("/opt/vendors/customize", False),
+        ("", None),
+    ]
     assert info.variables["ASCEND_CUSTOM_OPP_PATH"] == value
 
 

@@ -32,15 +32,78 @@ def sections(name: str) -> list[str]:
 # --- ascend_toolkit_install.info: (file, version, innerversion, arch, path, compatible count) ----
 
 TOOLKIT_INFOS = [
-    ("ascend_toolkit_install.info_7.0.RC1_aarch64_310B4-board_notes.txt", "7.0.RC1", "V100R001C13SPC005B246", "aarch64", "/usr/local/Ascend/ascend-toolkit/7.0.RC1/aarch64-linux", 5),
-    ("ascend_toolkit_install.info_8.0.0_aarch64_container_vllm-ascend-issue632.txt", "8.0.0", "V100R001C20SPC001B251", "aarch64", "/usr/local/Ascend/ascend-toolkit/8.0.0/aarch64-linux", 5),
-    ("ascend_toolkit_install.info_8.1.RC1_aarch64_910ProB_vllm-ascend-issue1047.txt", "8.1.RC1", "V100R001C21SPC001B238", "aarch64", "/usr/local/Ascend/ascend-toolkit/8.1.RC1/aarch64-linux", 5),
-    ("ascend_toolkit_install.info_8.1.RC1_aarch64_vllm-ascend-issue1993.txt", "8.1.RC1", "V100R001C21SPC001B238", "aarch64", "/usr/local/Ascend/ascend-toolkit/8.1.RC1/aarch64-linux", 5),
-    ("ascend_toolkit_install.info_8.1.RC1_x86_64_vllm-ascend-issue616.txt", "8.1.RC1", "V100R001C21B081", "x86_64", "/usr/local/Ascend/ascend-toolkit/8.1.RC1/x86_64-linux", 5),
-    ("ascend_toolkit_install.info_8.2.RC1_aarch64_910B4-1_vllm-ascend-issue3029.txt", "8.2.RC1", "V100R001C22SPC001B231", "aarch64", "/usr/local/Ascend/ascend-toolkit/8.2.RC1/aarch64-linux", 6),
-    ("ascend_toolkit_install.info_8.3.RC1_aarch64_A3_vllm-ascend-issue3002.txt", "8.3.RC1", "V100R001C23B085", "aarch64", "/usr/local/Ascend/ascend-toolkit/8.3.RC1/aarch64-linux", 6),
-    ("ascend_toolkit_install.info_8.3.RC2_aarch64_910B2_vllm-ascend-issue5648.txt", "8.3.RC2", "V100R001C23SPC002B210", "aarch64", "/usr/local/Ascend/ascend-toolkit/8.3.RC2/aarch64-linux", 6),
-    ("ascend_toolkit_install.info_8.3.RC2_aarch64_910B4-1_vllm-ascend-issue5606.txt", "8.3.RC2", "V100R001C23SPC002B210", "aarch64", "/usr/local/Ascend/ascend-toolkit/8.3.RC2/aarch64-linux", 6),
+    (
+        "ascend_toolkit_install.info_7.0.RC1_aarch64_310B4-board_notes.txt",
+        "7.0.RC1",
+        "V100R001C13SPC005B246",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/7.0.RC1/aarch64-linux",
+        5,
+    ),
+    (
+        "ascend_toolkit_install.info_8.0.0_aarch64_container_vllm-ascend-issue632.txt",
+        "8.0.0",
+        "V100R001C20SPC001B251",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/8.0.0/aarch64-linux",
+        5,
+    ),
+    (
+        "ascend_toolkit_install.info_8.1.RC1_aarch64_910ProB_vllm-ascend-issue1047.txt",
+        "8.1.RC1",
+        "V100R001C21SPC001B238",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/8.1.RC1/aarch64-linux",
+        5,
+    ),
+    (
+        "ascend_toolkit_install.info_8.1.RC1_aarch64_vllm-ascend-issue1993.txt",
+        "8.1.RC1",
+        "V100R001C21SPC001B238",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/8.1.RC1/aarch64-linux",
+        5,
+    ),
+    (
+        "ascend_toolkit_install.info_8.1.RC1_x86_64_vllm-ascend-issue616.txt",
+        "8.1.RC1",
+        "V100R001C21B081",
+        "x86_64",
+        "/usr/local/Ascend/ascend-toolkit/8.1.RC1/x86_64-linux",
+        5,
+    ),
+    (
+        "ascend_toolkit_install.info_8.2.RC1_aarch64_910B4-1_vllm-ascend-issue3029.txt",
+        "8.2.RC1",
+        "V100R001C22SPC001B231",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/8.2.RC1/aarch64-linux",
+        6,
+    ),
+    (
+        "ascend_toolkit_install.info_8.3.RC1_aarch64_A3_vllm-ascend-issue3002.txt",
+        "8.3.RC1",
+        "V100R001C23B085",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/8.3.RC1/aarch64-linux",
+        6,
+    ),
+    (
+        "ascend_toolkit_install.info_8.3.RC2_aarch64_910B2_vllm-ascend-issue5648.txt",
+        "8.3.RC2",
+        "V100R001C23SPC002B210",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/8.3.RC2/aarch64-linux",
+        6,
+    ),
+    (
+        "ascend_toolkit_install.info_8.3.RC2_aarch64_910B4-1_vllm-ascend-issue5606.txt",
+        "8.3.RC2",
+        "V100R001C23SPC002B210",
+        "aarch64",
+        "/usr/local/Ascend/ascend-toolkit/8.3.RC2/aarch64-linux",
+        6,
+    ),
 ]
 
 
@@ -48,7 +111,13 @@ TOOLKIT_INFOS = [
 def test_toolkit_install_info(name, version, inner, arch, path, n_compatible):
     fields = parse_key_values(payload(name))
     assert fields["package_name"] == "Ascend-cann-toolkit"
-    assert (fields["version"], fields["innerversion"], fields["arch"], fields["os"], fields["path"]) == (version, inner, arch, "linux", path)
+    assert (fields["version"], fields["innerversion"], fields["arch"], fields["os"], fields["path"]) == (
+        version,
+        inner,
+        arch,
+        "linux",
+        path,
+    )
     ranges = parse_compatible_versions(fields["compatible_version"])
     assert len(ranges) == n_compatible
     assert ranges[0] == VersionRange("V100R001C29" if version == "7.0.RC1" else "V100R001C15")
@@ -71,15 +140,21 @@ def test_800ia2_notes_driver_firmware_toolkit_kernel_nnal_mindie():
     assert d["Innerversion"] == "V100R001C21SPC002B220"
     assert d["package_version"] == "25.0.rc1.1"
     assert [r.low for r in parse_compatible_versions(d["compatible_version"])] == [
-        "V100R001C17", "V100R001C18", "V100R001C19", "V100R001C20", "V100R001C21",
+        "V100R001C17",
+        "V100R001C18",
+        "V100R001C19",
+        "V100R001C20",
+        "V100R001C21",
     ]
     assert parse_compatible_versions(d["compatible_version_fw"]) == (VersionRange("7.0.0", "7.7.99"),)
 
     f = parse_key_values(firmware)
     assert (f["Version"], f["firmware_version"], f["package_version"]) == ("7.7.0.1.231", "1.0", "25.0.rc1.1")
     assert parse_compatible_versions(f["compatible_version_drv"]) == (
-        VersionRange("23.0.0", "23.0.0."), VersionRange("24.0", "24.0."),
-        VersionRange("24.1", "24.1."), VersionRange("25.0", "25.0."),
+        VersionRange("23.0.0", "23.0.0."),
+        VersionRange("24.0", "24.0."),
+        VersionRange("24.1", "24.1."),
+        VersionRange("25.0", "25.0."),
     )
     assert parse_compatible_versions(f["compatible_version_drv"])[1].raw == "[24.0,24.0.]"
 
@@ -89,7 +164,11 @@ def test_800ia2_notes_driver_firmware_toolkit_kernel_nnal_mindie():
     assert parse_requirement(t["required_package_opp_kernel_version"]) == (">=7.6", "<=8.2")
 
     i = parse_key_values(install)
-    assert (i["version"], i["innerversion"], i["path"]) == ("8.2.RC1", "V100R001C22SPC001B231", "/usr/local/Ascend/ascend-toolkit/8.2.RC1/aarch64-linux")
+    assert (i["version"], i["innerversion"], i["path"]) == (
+        "8.2.RC1",
+        "V100R001C22SPC001B231",
+        "/usr/local/Ascend/ascend-toolkit/8.2.RC1/aarch64-linux",
+    )
 
     k = parse_key_values(opp_kernel)
     assert (k["Version"], k["ops_version"], k["adk_version"]) == ("8.2.0.0.201", "8.2.0.0.201", "8.2.0.0.201")
@@ -125,7 +204,9 @@ def test_etc_ascend_install_info_samples():
 
 
 def test_mindie_image_version_cfg_driver_atb_models_mindie_nnal():
-    cfg, listing, driver, atb_models, mindie, nnal = sections("mindie-2.0.T3.1-image_version.cfg_driver_atb_mindie_version.info_notes.txt")
+    cfg, listing, driver, atb_models, mindie, nnal = sections(
+        "mindie-2.0.T3.1-image_version.cfg_driver_atb_mindie_version.info_notes.txt"
+    )
     parsed = parse_version_cfg(cfg)
     assert parsed.format_version == "1.0"
     assert len(parsed.entries) == 24
@@ -193,14 +274,18 @@ def test_every_version_file_is_covered():
 def test_installed_version_with_several_pairs():
     # formats-npu-smi.md §5: installed_version can hold several pairs
     cfg = parse_version_cfg("opp_kernel_installed_version=[7.5.T11.0.B081:8.0.RC3.alpha003][8.2.0.2.220:8.2.RC2]\n")
-    assert cfg.get("opp_kernel", "installed") == (VersionPair("7.5.T11.0.B081", "8.0.RC3.alpha003"), VersionPair("8.2.0.2.220", "8.2.RC2"))
+    assert cfg.get("opp_kernel", "installed") == (
+        VersionPair("7.5.T11.0.B081", "8.0.RC3.alpha003"),
+        VersionPair("8.2.0.2.220", "8.2.RC2"),
+    )
     assert cfg.cann_versions == ("8.0.RC3.alpha003", "8.2.RC2")
 
 
 def test_nnae_style_range_lists():
     # nnae install.info writes [V100R001C13,V100R001C19],[V100R001C30] (formats-npu-smi.md §5)
     assert parse_compatible_versions("[V100R001C13,V100R001C19],[V100R001C30]") == (
-        VersionRange("V100R001C13", "V100R001C19"), VersionRange("V100R001C30"),
+        VersionRange("V100R001C13", "V100R001C19"),
+        VersionRange("V100R001C30"),
     )
     assert parse_compatible_versions("") == ()
     assert parse_compatible_versions("[],[a,b,c],[x,]") == ()

@@ -49,9 +49,11 @@ def test_recorded_machine(tmp_path: Path) -> None:
     # the recorded board answer for NPUs 0..6; NPU 7's query fails and is recorded, not fatal
     assert [b.npu for b in info.boards] == list(range(7))
     assert {(b.software_version, b.firmware_version, b.compatibility) for b in info.boards} == {
-        ("24.1.0.b062", "7.5.0.2.220", "OK")}
+        ("24.1.0.b062", "7.5.0.2.220", "OK")
+    }
     assert [(e.kind, e.code, e.source) for e in info.errors] == [
-        ("invalid-argument", "Invalid card id", f"{path}/npu-smi info -t board -i 7")]
+        ("invalid-argument", "Invalid card id", f"{path}/npu-smi info -t board -i 7")
+    ]
     assert log.read_text().splitlines() == ["info", "info -m"] + [f"info -t board -i {n}" for n in range(8)]
 
 
@@ -94,7 +96,9 @@ def test_unknown_failure_is_described(tmp_path: Path) -> None:
 
 def test_sub_query_timeouts_are_recorded(tmp_path: Path) -> None:
     cases = '"info") cat "$D/info" ;;\n*) exec sleep 30 ;;'
-    path, log = fake_npu_smi(tmp_path, cases, {"info": CORPUS / "npu_smi" / "910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt"})
+    path, log = fake_npu_smi(
+        tmp_path, cases, {"info": CORPUS / "npu_smi" / "910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt"}
+    )
     info = probe_npu(proc.run, path, timeout=0.3)
     assert len(info.chips) == 2 and len(info.processes) == 2
     assert [e.kind for e in info.errors] == ["timeout"] * 3  # -m, board -i 0, board -i 1

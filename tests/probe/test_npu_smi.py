@@ -64,7 +64,9 @@ A3_BUS = ["9D", "9F", "99", "9B", "95", "97", "91", "93", "8D", "8F", "89", "8B"
 
 EXPECTED: dict[str, Expect] = {
     "310_atlas300I-4chip_20.2.2_5cards_jsc-notes.txt": Expect(
-        "20.2.2", "20.2.2", "F1",
+        "20.2.2",
+        "20.2.2",
+        "F1",
         npus=[n for n in (2048, 2049, 2050, 2051, 2052) for _ in range(4)],
         chips=[0, 1, 2, 3] * 5,
         names={"310"},
@@ -79,170 +81,483 @@ EXPECTED: dict[str, Expect] = {
         clean=True,
     ),
     "310b4_23.0.0_ALARM_2row-excerpt_plus_health-i0-c0_diag-report.txt": Expect(
-        None, None, None, npus=[0], chips=[0], names={"310B4"}, health=["Alarm"], bus=[None],
-        memory=[(6680, 15609)], hugepages=[(15, 15)], power=[0.0], temp=[64], device_ids=[0],
+        None,
+        None,
+        None,
+        npus=[0],
+        chips=[0],
+        names={"310B4"},
+        health=["Alarm"],
+        bus=[None],
+        memory=[(6680, 15609)],
+        hugepages=[(15, 15)],
+        power=[0.0],
+        temp=[64],
+        device_ids=[0],
         warnings=["capture ends before the closing line"],
     ),
     "310b4_23.0.0_and_24.1.0_before-after-driver-change_davinci-mini-log.txt": Expect(
-        "23.0.0", "23.0.0", "F2", npus=[0], chips=[0], names={"310B4"}, health=["OK"], bus=[None],
-        memory=[(1350, 3514)], hugepages=[(15, 15)], power=[7.6], temp=[51], device_ids=[0],
+        "23.0.0",
+        "23.0.0",
+        "F2",
+        npus=[0],
+        chips=[0],
+        names={"310B4"},
+        health=["OK"],
+        bus=[None],
+        memory=[(1350, 3514)],
+        hugepages=[(15, 15)],
+        power=[7.6],
+        temp=[51],
+        device_ids=[0],
         warnings=["the text holds 2 npu-smi info tables"],
     ),
     "310b4_23.0.rc3_NARROWED-by-author_odd.txt": Expect(
-        "23.0.rc3", "23.0.rc3", "F2", npus=[0], chips=[0], names={"310B4"}, health=["OK"], bus=[None],
-        memory=[(2166, 3513)], hugepages=[(15, 15)], power=[7.7], temp=[54], device_ids=[0], clean=True,
+        "23.0.rc3",
+        "23.0.rc3",
+        "F2",
+        npus=[0],
+        chips=[0],
+        names={"310B4"},
+        health=["OK"],
+        bus=[None],
+        memory=[(2166, 3513)],
+        hugepages=[(15, 15)],
+        power=[7.7],
+        temp=[54],
+        device_ids=[0],
+        clean=True,
     ),
     "310p3-300iduo_24.1.rc2_host_PARTIAL_ollama-issue5315.txt": Expect(
-        "24.1.rc2", "24.1.rc2", "F2", npus=[1, 1], chips=[0, 1], names={"310P3"}, health=["OK", "OK"],
-        bus=[B("01"), B("01")], memory=[(1397, 44280), (1520, 43693)], hugepages=[(0, 0), (0, 0)],
-        power=[None, None], temp=[59, 58], device_ids=[0, 1],
+        "24.1.rc2",
+        "24.1.rc2",
+        "F2",
+        npus=[1, 1],
+        chips=[0, 1],
+        names={"310P3"},
+        health=["OK", "OK"],
+        bus=[B("01"), B("01")],
+        memory=[(1397, 44280), (1520, 43693)],
+        hugepages=[(0, 0), (0, 0)],
+        power=[None, None],
+        temp=[59, 58],
+        device_ids=[0, 1],
         warnings=["capture ends before the closing line", "NPU 2: a chip's second row is missing"],
     ),
     "310p3-300iduo_25.0.rc1.1_2chips_proc_vllm-ascend-issue1993.txt": Expect(
-        "25.0.rc1.1", "25.0.rc1.1", "F2", npus=[6, 6], chips=[0, 1], names={"310P3"}, health=["OK", "OK"],
-        bus=[B("83"), B("83")], memory=[(1175, 44280), (8322, 43693)], hugepages=[(0, 0), (3262, 3262)],
-        power=[None, None], temp=[55, 52], device_ids=[0, 1],
-        processes=[(6, 1, 293029, "python3.11", 6612)], clean=True,
+        "25.0.rc1.1",
+        "25.0.rc1.1",
+        "F2",
+        npus=[6, 6],
+        chips=[0, 1],
+        names={"310P3"},
+        health=["OK", "OK"],
+        bus=[B("83"), B("83")],
+        memory=[(1175, 44280), (8322, 43693)],
+        hugepages=[(0, 0), (3262, 3262)],
+        power=[None, None],
+        temp=[55, 52],
+        device_ids=[0, 1],
+        processes=[(6, 1, 293029, "python3.11", 6612)],
+        clean=True,
     ),
     "310p3_22.0.0-tool_22.0.2-driver_3digit-mem-2spaces_modelzoo-Swin-readme.txt": Expect(
-        "22.0.0", "22.0.2", "F2a", npus=[0], chips=[0], names={"310P3"}, health=["OK"], bus=[B("5E")],
-        memory=[(935, 21534)], hugepages=[(0, 0)], power=[16.6], temp=[56], device_ids=[0], clean=True,
+        "22.0.0",
+        "22.0.2",
+        "F2a",
+        npus=[0],
+        chips=[0],
+        names={"310P3"},
+        health=["OK"],
+        bus=[B("5E")],
+        memory=[(935, 21534)],
+        hugepages=[(0, 0)],
+        power=[16.6],
+        temp=[56],
+        device_ids=[0],
+        clean=True,
     ),
     "310p3_22.0.0-tool_22.0.2-driver_hugepages1236_modelzoo-FOMM-readme.txt": Expect(
-        "22.0.0", "22.0.2", "F2a", npus=[0], chips=[0], names={"310P3"}, health=["OK"], bus=[B("86")],
-        memory=[(4066, 21534)], hugepages=[(1236, 1236)], power=[16.0], temp=[50], device_ids=[0], clean=True,
+        "22.0.0",
+        "22.0.2",
+        "F2a",
+        npus=[0],
+        chips=[0],
+        names={"310P3"},
+        health=["OK"],
+        bus=[B("86")],
+        memory=[(4066, 21534)],
+        hugepages=[(1236, 1236)],
+        power=[16.0],
+        temp=[50],
+        device_ids=[0],
+        clean=True,
     ),
     "310p3_22.0.0-tool_22.0.2-driver_total23054_modelzoo-srcnn-readme.txt": Expect(
-        "22.0.0", "22.0.2", "F2a", npus=[0], chips=[0], names={"310P3"}, health=["OK"], bus=[B("AF")],
-        memory=[(934, 23054)], hugepages=[(0, 0)], power=[17.0], temp=[56], device_ids=[0], clean=True,
+        "22.0.0",
+        "22.0.2",
+        "F2a",
+        npus=[0],
+        chips=[0],
+        names={"310P3"},
+        health=["OK"],
+        bus=[B("AF")],
+        memory=[(934, 23054)],
+        hugepages=[(0, 0)],
+        power=[17.0],
+        temp=[56],
+        device_ids=[0],
+        clean=True,
     ),
     "310p3_23.0.rc3_2cards_MISALIGNED-by-author_odd.txt": Expect(
-        "23.0.rc3", "23.0.rc3", "F2", npus=[0, 64], chips=[0, 0], names={"310P3"}, health=["OK", "OK"],
-        bus=[B("01"), B("06")], memory=[(3841, 21527), (1764, 21527)], hugepages=[(996, 996), (0, 0)],
-        power=[None, None], temp=[51, 48], device_ids=[0, 1], clean=True,
+        "23.0.rc3",
+        "23.0.rc3",
+        "F2",
+        npus=[0, 64],
+        chips=[0, 0],
+        names={"310P3"},
+        health=["OK", "OK"],
+        bus=[B("01"), B("06")],
+        memory=[(3841, 21527), (1764, 21527)],
+        hugepages=[(996, 996), (0, 0)],
+        power=[None, None],
+        temp=[51, 48],
+        device_ids=[0, 1],
+        clean=True,
     ),
     "310p3_24.1.0.1_8cards_noproc_vllm-ascend-issue2809.txt": Expect(
-        "24.1.0.1", "24.1.0.1", "F2", npus=[0, 32, 96, 32768, 32800, 32832, 32864, 32896], chips=[0] * 8,
-        names={"310P3"}, health=["OK"] * 8, bus=[B(x) for x in ("01", "02", "04", "81", "82", "83", "84", "85")],
+        "24.1.0.1",
+        "24.1.0.1",
+        "F2",
+        npus=[0, 32, 96, 32768, 32800, 32832, 32864, 32896],
+        chips=[0] * 8,
+        names={"310P3"},
+        health=["OK"] * 8,
+        bus=[B(x) for x in ("01", "02", "04", "81", "82", "83", "84", "85")],
         memory=[(u, 21527) for u in (1844, 1846, 1845, 1846, 1844, 1843, 1844, 1846)],
-        hugepages=[(0, 0)] * 8, power=[None] * 8, temp=[56, 58, 60, 56, 59, 60, 60, 61],
-        device_ids=EIGHT_910, processes=[], clean=True,
+        hugepages=[(0, 0)] * 8,
+        power=[None] * 8,
+        temp=[56, 58, 60, 56, 59, 60, 60, 61],
+        device_ids=EIGHT_910,
+        processes=[],
+        clean=True,
     ),
     "310p3_25.2.1_npuid32768_truncated_lmdeploy-issue4272.txt": Expect(
-        "25.2.1", "25.2.1", "F2", npus=[0, 32, 32768, 32800], chips=[0] * 4, names={"310P3"}, health=["OK"] * 4,
+        "25.2.1",
+        "25.2.1",
+        "F2",
+        npus=[0, 32, 32768, 32800],
+        chips=[0] * 4,
+        names={"310P3"},
+        health=["OK"] * 4,
         bus=[B("01"), B("02"), B("81"), B("82")],
         memory=[(19435, 21527), (1910, 21527), (19562, 21527), (1909, 21527)],
-        hugepages=[(8728, 8728), (0, 0), (8808, 8808), (0, 0)], temp=[49, 49, 46, 48], device_ids=[0, 1, 2, 3],
+        hugepages=[(8728, 8728), (0, 0), (8808, 8808), (0, 0)],
+        temp=[49, 49, 46, 48],
+        device_ids=[0, 1, 2, 3],
         warnings=["capture ends before the closing line"],
     ),
     "910B-oldgen-910-family_24.1.0_8npu_1proc_rst-notes.txt": Expect(
-        "24.1.0", "24.1.0", "F3", npus=EIGHT_910, chips=[0] * 8, names={"910B"}, health=["OK"] * 8,
+        "24.1.0",
+        "24.1.0",
+        "F3",
+        npus=EIGHT_910,
+        chips=[0] * 8,
+        names={"910B"},
+        health=["OK"] * 8,
         bus=[B(x) for x in ("C1", "81", "41", "01", "C2", "82", "42", "02")],
         memory=[(u, 15038) for u in (2382, 2353, 2355, 2352, 2353, 2356, 2380, 2402)],
         hbm=[(0, 32768)] * 7 + [(124, 32768)],
-        power=[68.5, 65.1, 67.9, 65.6, 67.5, 63.2, 66.6, 65.0], temp=[40, 41, 41, 41, 41, 41, 41, 40],
-        device_ids=[None] * 8, phy_ids=[None] * 8,
-        processes=[(7, 0, 87322, "python3", 109)], clean=True,
+        power=[68.5, 65.1, 67.9, 65.6, 67.5, 63.2, 66.6, 65.0],
+        temp=[40, 41, 41, 41, 41, 41, 41, 40],
+        device_ids=[None] * 8,
+        phy_ids=[None] * 8,
+        processes=[(7, 0, 87322, "python3", 109)],
+        clean=True,
     ),
     "910B-oldgen_23.0.rc2_8npu_NO-PROC-TABLE_container_vllm-ascend-issue573.txt": Expect(
-        "23.0.rc2", "23.0.rc2", "F3", npus=EIGHT_910, chips=[0] * 8, names={"910B"}, health=["OK"] * 8,
+        "23.0.rc2",
+        "23.0.rc2",
+        "F3",
+        npus=EIGHT_910,
+        chips=[0] * 8,
+        names={"910B"},
+        health=["OK"] * 8,
         bus=[B(x) for x in ("C1", "81", "41", "01", "C2", "82", "42", "02")],
-        memory=[(1452, 15137), (1824, 15137), (1857, 15137), (2624, 15039), (1273, 15137), (2021, 15137),
-                (1761, 15137), (2413, 15039)],
-        hbm=[(1, 32768)] + [(0, 32768)] * 7, processes=[], clean=True,
+        memory=[
+            (1452, 15137),
+            (1824, 15137),
+            (1857, 15137),
+            (2624, 15039),
+            (1273, 15137),
+            (2021, 15137),
+            (1761, 15137),
+            (2413, 15039),
+        ],
+        hbm=[(1, 32768)] + [(0, 32768)] * 7,
+        processes=[],
+        clean=True,
     ),
     "910b2_24.1.1_8npu_NO-PROC-TABLE_k8s-pod_500001-report.txt": Expect(
-        "24.1.1", "24.1.1", "F3", npus=EIGHT_910, chips=[0] * 8, names={"910B2"}, health=["OK"] * 8,
-        bus=[B(x) for x in ("C1", "01", "C2", "02", "81", "41", "82", "42")], memory=[(0, 0)] * 8,
+        "24.1.1",
+        "24.1.1",
+        "F3",
+        npus=EIGHT_910,
+        chips=[0] * 8,
+        names={"910B2"},
+        health=["OK"] * 8,
+        bus=[B(x) for x in ("C1", "01", "C2", "02", "81", "41", "82", "42")],
+        memory=[(0, 0)] * 8,
         hbm=[(u, 65536) for u in (3532, 3400, 3401, 3398, 3396, 3397, 3397, 3402)],
-        power=[86.9, 93.7, 92.5, 90.7, 93.6, 92.0, 91.3, 95.7], processes=[], clean=True,
+        power=[86.9, 93.7, 92.5, 90.7, 93.6, 92.0, 91.3, 95.7],
+        processes=[],
+        clean=True,
     ),
     "910b3_24.1.rc1.b030_8npu_ms-swift-docs.txt": Expect(
-        "24.1.rc1.b030", "24.1.rc1.b030", "F3", npus=EIGHT_910, chips=[0] * 8, names={"910B3"},
-        health=["OK"] * 8, bus=[B(x) for x in ("C1", "C2", "81", "82", "01", "02", "41", "42")],
+        "24.1.rc1.b030",
+        "24.1.rc1.b030",
+        "F3",
+        npus=EIGHT_910,
+        chips=[0] * 8,
+        names={"910B3"},
+        health=["OK"] * 8,
+        bus=[B(x) for x in ("C1", "C2", "81", "82", "01", "02", "41", "42")],
         hbm=[(u, 65536) for u in (3318, 3314, 3314, 3314, 3314, 3314, 3314, 3315)],
-        power=[101.8, 92.0, 102.0, 99.8, 98.6, 99.7, 103.8, 98.2], processes=[], clean=True,
+        power=[101.8, 92.0, 102.0, 99.8, 98.6, 99.7, 103.8, 98.2],
+        processes=[],
+        clean=True,
     ),
     "910b3_26.1.0_wide114_proc-in-container_testfixture.txt": Expect(
-        "26.1.0", "26.1.0", "F4", npus=EIGHT_910, chips=[0] * 8, names={"910B3"}, health=["OK"] * 8,
-        bus=[B(x) for x in ("C1", "C2", "81", "82", "01", "02", "41", "42")], memory=[(0, 0)] * 8,
+        "26.1.0",
+        "26.1.0",
+        "F4",
+        npus=EIGHT_910,
+        chips=[0] * 8,
+        names={"910B3"},
+        health=["OK"] * 8,
+        bus=[B(x) for x in ("C1", "C2", "81", "82", "01", "02", "41", "42")],
+        memory=[(0, 0)] * 8,
         hbm=[(u, 65536) for u in (8676, 3403, 3403, 3407, 3403, 3402, 3402, 3403)],
-        hugepages=[(0, 0)] * 8, power=[100.0, 94.8, 90.0, 96.5, 96.5, 97.4, 97.8, 93.3],
+        hugepages=[(0, 0)] * 8,
+        power=[100.0, 94.8, 90.0, 96.5, 96.5, 97.4, 97.8, 93.3],
         temp=[50, 48, 49, 48, 52, 49, 49, 51],
-        processes=[(0, 0, 485946, "pytest", 5175, None)], clean=True,
+        processes=[(0, 0, 485946, "pytest", 5175, None)],
+        clean=True,
     ),
     "910b4-1_25.0.rc1.1_8npu_noproc_vllm-ascend-issue3029.txt": Expect(
-        "25.0.rc1.1", "25.0.rc1.1", "F3", npus=EIGHT_910, chips=[0] * 8, names={"910B4-1"}, health=["OK"] * 8,
+        "25.0.rc1.1",
+        "25.0.rc1.1",
+        "F3",
+        npus=EIGHT_910,
+        chips=[0] * 8,
+        names={"910B4-1"},
+        health=["OK"] * 8,
         bus=[B(x) for x in ("C1", "C2", "81", "82", "01", "02", "41", "42")],
-        hbm=[(u, 65536) for u in (3403, 3383, 3383, 3382, 3384, 3382, 3381, 3381)], processes=[], clean=True,
+        hbm=[(u, 65536) for u in (3403, 3383, 3383, 3382, 3384, 3382, 3381, 3381)],
+        processes=[],
+        clean=True,
     ),
     "910b4-1_25.2.0_REDACTED-busid-xx_PARTIAL_hami-webui-issue47.txt": Expect(
-        "25.2.0", "25.2.0", "F3", npus=[0, 1], chips=[0, 0], names={"910B4-1"}, health=["OK", "OK"],
-        bus=["0000:xx:00.0", "0000:xx:00.0"], hbm=[(3197, 65536)] * 2, power=[91.3, 88.1], temp=[33, 32],
+        "25.2.0",
+        "25.2.0",
+        "F3",
+        npus=[0, 1],
+        chips=[0, 0],
+        names={"910B4-1"},
+        health=["OK", "OK"],
+        bus=["0000:xx:00.0", "0000:xx:00.0"],
+        hbm=[(3197, 65536)] * 2,
+        power=[91.3, 88.1],
+        temp=[33, 32],
         warnings=["capture ends before the closing line"],
     ),
     "910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt": Expect(
-        "25.2.2", "25.2.2", "F3", npus=[0, 1], chips=[0, 0], names={"910B4-1"}, health=["OK", "OK"],
-        bus=[B("0E"), B("0F")], memory=[(0, 0)] * 2, hbm=[(61825, 65536)] * 2,
-        processes=[(0, 0, 19334, "VLLMWorker_TP", 58472), (1, 0, 19341, "VLLMWorker_TP", 58472)], clean=True,
+        "25.2.2",
+        "25.2.2",
+        "F3",
+        npus=[0, 1],
+        chips=[0, 0],
+        names={"910B4-1"},
+        health=["OK", "OK"],
+        bus=[B("0E"), B("0F")],
+        memory=[(0, 0)] * 2,
+        hbm=[(61825, 65536)] * 2,
+        processes=[(0, 0, 19334, "VLLMWorker_TP", 58472), (1, 0, 19341, "VLLMWorker_TP", 58472)],
+        clean=True,
     ),
     "910b4-32G_24.1.1_PARTIAL_1panel-issue9472.txt": Expect(
-        "24.1.1", "24.1.1", "F3", npus=[0, 1], chips=[0, 0], names={"910B4"}, health=["OK", "OK"],
-        bus=[B("C1"), B("C2")], hbm=[(26838, 32768), (29356, 32768)], power=[88.2, 87.0],
+        "24.1.1",
+        "24.1.1",
+        "F3",
+        npus=[0, 1],
+        chips=[0, 0],
+        names={"910B4"},
+        health=["OK", "OK"],
+        bus=[B("C1"), B("C2")],
+        hbm=[(26838, 32768), (29356, 32768)],
+        power=[88.2, 87.0],
         warnings=["capture ends before the closing line"],
     ),
     "910b4_atlas800IA2_25.0.rc1.1_8npu_noproc_blog-800IA2-driver-install.txt": Expect(
-        "25.0.rc1.1", "25.0.rc1.1", "F3", npus=EIGHT_910, chips=[0] * 8, names={"910B4"}, health=["OK"] * 8,
+        "25.0.rc1.1",
+        "25.0.rc1.1",
+        "F3",
+        npus=EIGHT_910,
+        chips=[0] * 8,
+        names={"910B4"},
+        health=["OK"] * 8,
         bus=[B(x) for x in ("C1", "C2", "81", "82", "01", "02", "41", "42")],
-        hbm=[(2654, 32768)] * 7 + [(2653, 32768)], temp=[33, 33, 33, 34, 39, 37, 38, 37], processes=[], clean=True,
+        hbm=[(2654, 32768)] * 7 + [(2653, 32768)],
+        temp=[33, 33, 33, 34, 39, 37, 38, 37],
+        processes=[],
+        clean=True,
     ),
     "910b_22.0.4.1_1npu_openEuler-GMEM-docs.txt": Expect(
-        "22.0.4.1", "22.0.4.1", "F3", npus=[0], chips=[0], names={"910B"}, health=["OK"], bus=[B("81")],
-        memory=[(1979, 15039)], hbm=[(0, 32768)], power=[79.4], temp=[82], clean=True,
+        "22.0.4.1",
+        "22.0.4.1",
+        "F3",
+        npus=[0],
+        chips=[0],
+        names={"910B"},
+        health=["OK"],
+        bus=[B("81")],
+        memory=[(1979, 15039)],
+        hbm=[(0, 32768)],
+        power=[79.4],
+        temp=[82],
+        clean=True,
     ),
     "a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt": Expect(
-        "25.2.0", "25.2.0", "F3", npus=[n for n in EIGHT_910 for _ in (0, 1)], chips=[0, 1] * 8,
-        names={"Ascend910"}, health=["OK"] * 16, bus=[B(x) for x in A3_BUS], memory=[(0, 0)] * 16,
-        hbm=[(u, 65536) for u in (61609, 61625, 61616, 61619, 61633, 61623, 61625, 61628,
-                                  61602, 61618, 61578, 61603, 61614, 61623, 61627, 61631)],
+        "25.2.0",
+        "25.2.0",
+        "F3",
+        npus=[n for n in EIGHT_910 for _ in (0, 1)],
+        chips=[0, 1] * 8,
+        names={"Ascend910"},
+        health=["OK"] * 16,
+        bus=[B(x) for x in A3_BUS],
+        memory=[(0, 0)] * 16,
+        hbm=[
+            (u, 65536)
+            for u in (
+                61609,
+                61625,
+                61616,
+                61619,
+                61633,
+                61623,
+                61625,
+                61628,
+                61602,
+                61618,
+                61578,
+                61603,
+                61614,
+                61623,
+                61627,
+                61631,
+            )
+        ],
         power=[211.3, None, 210.6, None, 205.7, None, 209.9, None, 219.9, None, 214.0, None, 201.9, None, 205.5, None],
-        phy_ids=list(range(16)), device_ids=[None] * 16, process_count=23, clean=True,
+        phy_ids=list(range(16)),
+        device_ids=[None] * 16,
+        process_count=23,
+        clean=True,
     ),
     "a3-ascend910_26.0.rc2_wide114_proc_PARTIAL_vllm-ascend-issue12980.txt": Expect(
-        "26.0.rc2", "26.0.rc2", "F4", npus=[0, 0, 7], chips=[0, 1, 1], names={"Ascend910"}, health=["OK"] * 3,
-        bus=[B("9D"), B("9F"), B("83")], hbm=[(3419, 65536), (2874, 65536), (31877, 65536)],
-        power=[162.6, None, None], temp=[34, 34, 35], phy_ids=[0, 1, 15],
-        processes=[(0, 0, 632268, "python3.1", 197, None)], warnings=["the capture skips lines here"],
+        "26.0.rc2",
+        "26.0.rc2",
+        "F4",
+        npus=[0, 0, 7],
+        chips=[0, 1, 1],
+        names={"Ascend910"},
+        health=["OK"] * 3,
+        bus=[B("9D"), B("9F"), B("83")],
+        hbm=[(3419, 65536), (2874, 65536), (31877, 65536)],
+        power=[162.6, None, None],
+        temp=[34, 34, 35],
+        phy_ids=[0, 1, 15],
+        processes=[(0, 0, 632268, "python3.1", 197, None)],
+        warnings=["the capture skips lines here"],
     ),
     "a3-ascend910_26.1.0.b061_wide114_proc-in-container_TWO-FRAGMENTS_nyaterm-issue268.txt": Expect(
-        "26.1.0.b061", "26.1.0.b061", "F4", npus=[0, 7, 7], chips=[0, 0, 1], names={"Ascend910"},
-        health=["OK"] * 3, bus=[B("9D"), B("81"), B("83")], hbm=[(15516, 65536), (15503, 65536), (15242, 65536)],
-        power=[178.6, 172.0, None], temp=[50, 53, 52], phy_ids=[0, 14, 15],
+        "26.1.0.b061",
+        "26.1.0.b061",
+        "F4",
+        npus=[0, 7, 7],
+        chips=[0, 0, 1],
+        names={"Ascend910"},
+        health=["OK"] * 3,
+        bus=[B("9D"), B("81"), B("83")],
+        hbm=[(15516, 65536), (15503, 65536), (15242, 65536)],
+        power=[178.6, 172.0, None],
+        temp=[50, 53, 52],
+        phy_ids=[0, 14, 15],
         # the second process row is cut after its name: no memory
         processes=[(0, 0, 692318, "python3", 12417, None), (0, 1, 692318, "python3", None, None)],
         warnings=["capture ends before the closing line", "the capture skips lines here", "row cut short"],
     ),
     "from_ascend_deployer_1.txt": Expect(
-        "25.3.rc1.b020", "25.3.rc1.b020", "F3", npus=[0, 0], chips=[0, 1], names={"Ascend910"}, health=["OK"] * 2,
-        bus=[B("9D"), B("9F")], hbm=[(3099, 65536), (2885, 65536)], power=[161.9, None], phy_ids=[0, 1],
-        processes=[], clean=True,
+        "25.3.rc1.b020",
+        "25.3.rc1.b020",
+        "F3",
+        npus=[0, 0],
+        chips=[0, 1],
+        names={"Ascend910"},
+        health=["OK"] * 2,
+        bus=[B("9D"), B("9F")],
+        hbm=[(3099, 65536), (2885, 65536)],
+        power=[161.9, None],
+        phy_ids=[0, 1],
+        processes=[],
+        clean=True,
     ),
 }
 
 # other npu-smi captures holding a table, and the reference-only doc examples (read from /work/shared)
 OTHER_EXPECTED: dict[Path, Expect] = {
     OTHER / "vllm-ascend_collect_env_FULL_910B4-1_25.2.2_CANN8.3.RC2_issue5606.txt": Expect(
-        "25.2.2", "25.2.2", "F3", npus=[0, 1], chips=[0, 0], names={"910B4-1"}, health=["OK", "OK"],
-        bus=[B("0E"), B("0F")], hbm=[(61825, 65536)] * 2,
-        processes=[(0, 0, 19334, "VLLMWorker_TP", 58472), (1, 0, 19341, "VLLMWorker_TP", 58472)], clean=True,
+        "25.2.2",
+        "25.2.2",
+        "F3",
+        npus=[0, 1],
+        chips=[0, 0],
+        names={"910B4-1"},
+        health=["OK", "OK"],
+        bus=[B("0E"), B("0F")],
+        hbm=[(61825, 65536)] * 2,
+        processes=[(0, 0, 19334, "VLLMWorker_TP", 58472), (1, 0, 19341, "VLLMWorker_TP", 58472)],
+        clean=True,
     ),
     REFERENCE / "npu_smi" / "ascend950_npu-smi-v2-layout_docs_driver-repo.txt": Expect(
-        "x.x.x", "x.x.x", "F5", npus=[0], chips=[0], names={"xxx"}, health=["OK"], bus=[B("91")],
-        memory=[(0, 0)], hbm=[(4439, 86016)], hugepages=[(0, 0)], power=[204.4], temp=[56], processes=[], clean=True,
+        "x.x.x",
+        "x.x.x",
+        "F5",
+        npus=[0],
+        chips=[0],
+        names={"xxx"},
+        health=["OK"],
+        bus=[B("91")],
+        memory=[(0, 0)],
+        hbm=[(4439, 86016)],
+        hugepages=[(0, 0)],
+        power=[204.4],
+        temp=[56],
+        processes=[],
+        clean=True,
     ),
     REFERENCE / "npu_smi" / "910-class_23.0.5_Health-Warning_handedited_mind-cluster-docs.txt": Expect(
-        "23.0.5", "23.0.5", "F3", npus=[0, 7], chips=[0, 0], names={"xxx"}, health=["Warning", "OK"],
-        bus=[B("61"), B("3D")], memory=[(920, 13553), (2346, 15567)], hbm=[(0, 32768)] * 2, power=[73.1, 67.0],
+        "23.0.5",
+        "23.0.5",
+        "F3",
+        npus=[0, 7],
+        chips=[0, 0],
+        names={"xxx"},
+        health=["Warning", "OK"],
+        bus=[B("61"), B("3D")],
+        memory=[(920, 13553), (2346, 15567)],
+        hbm=[(0, 32768)] * 2,
+        power=[73.1, 67.0],
         warnings=["the capture skips lines here ('...')"],
     ),
 }
@@ -251,7 +566,8 @@ OTHER_EXPECTED: dict[Path, Expect] = {
 def _table_files() -> set[str]:
     """Files of the npu_smi folder that hold table rows (lines starting with '|')."""
     return {
-        p.name for p in NPU_SMI.glob("*.txt")
+        p.name
+        for p in NPU_SMI.glob("*.txt")
         if any(line.lstrip().startswith("|") for line in load_capture(p).splitlines())
     }
 
@@ -309,7 +625,9 @@ def test_other_table(path: Path) -> None:
 
 
 def test_two_tables_in_one_capture() -> None:
-    infos = parse_info_all(load_capture(NPU_SMI / "310b4_23.0.0_and_24.1.0_before-after-driver-change_davinci-mini-log.txt"))
+    infos = parse_info_all(
+        load_capture(NPU_SMI / "310b4_23.0.0_and_24.1.0_before-after-driver-change_davinci-mini-log.txt")
+    )
     assert [i.driver_version for i in infos] == ["23.0.0", "24.1.0"]
     after = infos[1].chips[0]
     assert (after.power_w, after.temp_c, after.memory_used_mb, after.memory_total_mb) == (7.7, 53, 1327, 3514)
@@ -318,7 +636,9 @@ def test_two_tables_in_one_capture() -> None:
 
 
 def test_a3_process_table_details() -> None:
-    info = parse_info(load_capture(NPU_SMI / "a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt"))
+    info = parse_info(
+        load_capture(NPU_SMI / "a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt")
+    )
     procs = info.processes
     assert all(p.name is None for p in procs)  # the "Process name" cells are empty
     assert [(p.npu, p.chip, p.pid, p.memory_mb) for p in procs[:2]] == [(0, 0, 935440, 141), (0, 0, 936673, 141)]
@@ -350,7 +670,9 @@ def test_pasted_forms_read_the_same(name: str, form: str) -> None:
 
 
 def test_dcmi_8020_in_container() -> None:
-    info = parse_info(load_capture(CORPUS / "errors" / "dcmi_-8020_device_used_-9005_drvRetCode87_507899_container.txt"))
+    info = parse_info(
+        load_capture(CORPUS / "errors" / "dcmi_-8020_device_used_-9005_drvRetCode87_507899_container.txt")
+    )
     assert info.chips == ()
     assert [(e.kind, e.code) for e in info.errors] == [("device-busy", "-8020"), ("driver-error", "-9005")]
     busy = info.errors[0]
@@ -360,7 +682,9 @@ def test_dcmi_8020_in_container() -> None:
 
 
 def test_8020_then_other_output() -> None:
-    text = load_capture(CORPUS / "errors" / "container_-8020_then_collect_env_drvRet87_507899_unknowsoctype_vllm-ascend-issue632.txt")
+    text = load_capture(
+        CORPUS / "errors" / "container_-8020_then_collect_env_drvRet87_507899_unknowsoctype_vllm-ascend-issue632.txt"
+    )
     info = parse_info(text)
     assert [(e.kind, e.code) for e in info.errors] == [("device-busy", "-8020")]  # printed twice, reported once
     assert info.chips == ()
@@ -371,11 +695,20 @@ def test_8020_then_other_output() -> None:
     [
         ("dcmi module initialize failed. ret is -8005", "driver-error", "-8005", "inner error"),
         ("Invalid card id.", "invalid-argument", "Invalid card id", "npu-smi info -l"),
-        ("npu-smi: error while loading shared libraries: libdrvdsmi_host.so: cannot open shared object file: "
-         "No such file or directory", "missing-library", "libdrvdsmi_host.so", "/usr/local/Ascend/driver/lib64"),
+        (
+            "npu-smi: error while loading shared libraries: libdrvdsmi_host.so: cannot open shared object file: "
+            "No such file or directory",
+            "missing-library",
+            "libdrvdsmi_host.so",
+            "/usr/local/Ascend/driver/lib64",
+        ),
         ("bash: /usr/local/bin/npu-smi: Permission denied", "permission", None, "root"),
-        ("bash: /usr/local/bin/npu-smi: No such file or directory", "not-found", None,
-         "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi"),
+        (
+            "bash: /usr/local/bin/npu-smi: No such file or directory",
+            "not-found",
+            None,
+            "-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi",
+        ),
         ("bash: npu-smi: command not found", "not-found", None, "mounted from the host"),
         ("There is no NPU card on this server.", "no-device", None, "--device"),
         ("dcmi module initialize failed. ret is -8099", "driver-error", "-8099", "does not know"),
@@ -422,20 +755,32 @@ def test_every_message_of_the_npucli_catalog_is_recognised() -> None:
 def test_chip_map_910a1() -> None:
     entries = parse_chip_map(load_capture(NPU_SMI / "from_ascend_deployer_2.txt"))
     assert [(e.npu, e.chip, e.logic_id, e.name, e.phy_id) for e in entries] == [
-        (0, 0, 0, "Ascend 910A", None), (1, 0, 1, "Ascend 910A", None), (2, 0, 2, "Ascend 910A", None)]
+        (0, 0, 0, "Ascend 910A", None),
+        (1, 0, 1, "Ascend 910A", None),
+        (2, 0, 2, "Ascend 910A", None),
+    ]
 
 
 def test_chip_map_with_mcu_rows() -> None:
     entries = parse_chip_map(load_capture(NPU_SMI / "from_ascend_deployer_3.txt"))
     assert [(e.npu, e.chip, e.logic_id, e.name) for e in entries] == [
-        (0, 0, 0, "Ascend 910xx"), (0, 0, None, "MCU"), (1, 0, 1, "Ascend 910xx"), (1, 1, None, "MCU"),
-        (2, 0, 2, "Ascend 910xx"), (2, 0, None, "MCU")]
+        (0, 0, 0, "Ascend 910xx"),
+        (0, 0, None, "MCU"),
+        (1, 0, 1, "Ascend 910xx"),
+        (1, 1, None, "MCU"),
+        (2, 0, 2, "Ascend 910xx"),
+        (2, 0, None, "MCU"),
+    ]
 
 
 def test_chip_map_a3_phy_id() -> None:
     entries = parse_chip_map(load_capture(NPU_SMI / "from_ascend_deployer_4.txt"))
     assert [(e.npu, e.chip, e.logic_id, e.phy_id, e.name) for e in entries] == [
-        (0, 0, 0, 0, "Ascend910"), (0, 1, 1, 1, "Ascend910"), (0, 2, None, None, "Mcu"), (1, 0, 2, 2, "Ascend910")]
+        (0, 0, 0, 0, "Ascend910"),
+        (0, 1, 1, 1, "Ascend910"),
+        (0, 2, None, None, "Mcu"),
+        (1, 0, 2, 2, "Ascend910"),
+    ]
 
 
 def test_chip_map_8_space_indent_and_padding() -> None:
@@ -449,9 +794,17 @@ def test_chip_map_8_space_indent_and_padding() -> None:
 def test_board_deployer() -> None:
     board = parse_board(load_capture(NPU_SMI / "from_ascend_deployer_5.txt"), 0)
     assert (board.npu, board.software_version, board.firmware_version, board.compatibility) == (
-        0, "24.1.0.b062", "7.5.0.2.220", "OK")
+        0,
+        "24.1.0.b062",
+        "7.5.0.2.220",
+        "OK",
+    )
     assert (board.product_name, board.pci_device_id, board.pci_subsystem_id, board.chip_count) == (
-        "IT21HMDC_Bin6x", "0xD802", "0x3002", 1)
+        "IT21HMDC_Bin6x",
+        "0xD802",
+        "0x3002",
+        1,
+    )
     assert board.fields["PCIe Bus Info"] == "0000:C1:00.0"
     assert board.fields["Subsystem Vendor ID"] == "0x19E5"
     assert board.fields["Model"] == "NA"
@@ -479,14 +832,23 @@ def test_board_telegraf_8_space_indent() -> None:
     board = parse_board(_sections(TELEGRAF)["npu-smi info -t board -i 0"], 0)
     assert (board.software_version, board.firmware_version, board.compatibility) == ("25.5.1", "7.8.0.6.201", "OK")
     assert (board.product_name, board.pci_device_id, board.pci_subsystem_id, board.chip_count) == (
-        "IT21HMDC_Bin5", "0xD802", "0x3003", 1)
+        "IT21HMDC_Bin5",
+        "0xD802",
+        "0x3003",
+        1,
+    )
     assert board.fields["Serial Number"] == "1025C9048791"
 
 
 def test_board_tab_indent() -> None:
     text = "\tSoftware Version               : 23.0.5\n\tFirmware Version               : 7.1.0.7.220\n\tCompatibility                  : NOK\n"
     board = parse_board(text, 3)
-    assert (board.npu, board.software_version, board.firmware_version, board.compatibility) == (3, "23.0.5", "7.1.0.7.220", "NOK")
+    assert (board.npu, board.software_version, board.firmware_version, board.compatibility) == (
+        3,
+        "23.0.5",
+        "7.1.0.7.220",
+        "NOK",
+    )
 
 
 def test_list() -> None:
@@ -501,7 +863,9 @@ def test_key_values_keep_values_with_colons() -> None:
     assert ("PCIe Bus Info", "0000:C1:00.0") in parse_key_values(load_capture(NPU_SMI / "from_ascend_deployer_5.txt"))
 
 
-ALL_NPU_SMI_TEXTS = sorted(NPU_SMI.glob("*.txt")) + sorted(OTHER.glob("*.txt")) + sorted((CORPUS / "errors").glob("*.txt"))
+ALL_NPU_SMI_TEXTS = (
+    sorted(NPU_SMI.glob("*.txt")) + sorted(OTHER.glob("*.txt")) + sorted((CORPUS / "errors").glob("*.txt"))
+)
 
 
 @pytest.mark.parametrize("path", ALL_NPU_SMI_TEXTS, ids=lambda p: p.name)
@@ -516,16 +880,22 @@ def test_every_parser_accepts_every_capture(path: Path) -> None:
 
 
 def test_non_table_captures_give_no_chips() -> None:
-    for name in ("npu-smi_info_-t_template-info_and_info-vnpu_310P3_22.0.4_hami-website.txt",
-                 "npu-smi_info_-t_topo_910b3_ms-swift-docs.txt"):
+    for name in (
+        "npu-smi_info_-t_template-info_and_info-vnpu_310P3_22.0.4_hami-website.txt",
+        "npu-smi_info_-t_topo_910b3_ms-swift-docs.txt",
+    ):
         info = parse_info(load_capture(OTHER / name))
         assert info.chips == () and info.processes == ()
         assert info.warnings == ("no npu-smi info table found in the text",)
 
 
 def test_parsed_info_survives_serde() -> None:
-    info = parse_info(load_capture(NPU_SMI / "a3-ascend910_26.1.0.b061_wide114_proc-in-container_TWO-FRAGMENTS_nyaterm-issue268.txt"))
-    info = NpuInfo(**{**info.__dict__, "boards": (parse_board(load_capture(NPU_SMI / "from_ascend_deployer_5.txt"), 0),)})
+    info = parse_info(
+        load_capture(NPU_SMI / "a3-ascend910_26.1.0.b061_wide114_proc-in-container_TWO-FRAGMENTS_nyaterm-issue268.txt")
+    )
+    info = NpuInfo(
+        **{**info.__dict__, "boards": (parse_board(load_capture(NPU_SMI / "from_ascend_deployer_5.txt"), 0),)}
+    )
     assert serde.from_data(NpuInfo, serde.to_data(info)) == info
 
 

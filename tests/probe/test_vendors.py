@@ -26,7 +26,7 @@ def _install_listing(top: Path, vendors_dir: str, vendor: str) -> None:
         prefix = "./packages/vendors/customize/"
         if not line.startswith(prefix):
             continue
-        target = top / vendors_dir.lstrip("/") / vendor / line[len(prefix):]
+        target = top / vendors_dir.lstrip("/") / vendor / line[len(prefix) :]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("")
     (top / vendors_dir.lstrip("/") / vendor / "version.info").write_text(_payload("vendor_version.info.cann-8.1.RC1"))
