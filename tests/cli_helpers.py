@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from ascenv import cli
+from ascenv.commands._common import Context
 from ascenv.output import Output
 
 
@@ -17,10 +18,6 @@ def run_cli(
     colour; returns (exit code, stdout, stderr)."""
     out, err = io.StringIO(), io.StringIO()
     output = Output("human", stdout=out, stderr=err, interactive=interactive, color=False)
-    ctx = (
-        cli.Context(environ=environ, out=output)
-        if cwd is None
-        else cli.Context(environ=environ, out=output, cwd=str(cwd))
-    )
+    ctx = Context(environ=environ, out=output) if cwd is None else Context(environ=environ, out=output, cwd=str(cwd))
     code = cli.main(list(argv), ctx=ctx)
     return code, out.getvalue(), err.getvalue()

@@ -11,7 +11,8 @@ import platform
 from collections.abc import Mapping
 from pathlib import Path
 
-from ascenv import __version__, builder, cli, errors, paths
+from ascenv import __version__, builder, errors, paths
+from ascenv.commands import _common as common
 from ascenv.store import Store
 
 NAME = "build"
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=3600.0, metavar="SECONDS", help="kill the build after SECONDS (default: 3600)"
     )
-    cli.add_format_option(parser)
+    common.add_format_option(parser)
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -47,7 +48,7 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def store_dir(args: argparse.Namespace, ctx: cli.Context) -> Path:
+def store_dir(args: argparse.Namespace, ctx: common.Context) -> Path:
     chosen = args.store or ctx.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store")
     return Path(ctx.cwd, chosen).resolve()
 
@@ -58,7 +59,7 @@ def containers_dir(project: Path) -> Path:
     return local if local.is_dir() else paths.data_dir("containers")
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.containers.engine import connect
 
     project = Path(ctx.cwd).resolve()
@@ -99,7 +100,6 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
         m = outcome.entry.manifest
         ctx.out.json(
             {
-                "schema": 1,
                 "op": m.op,
                 "target": m.target,
                 "key": m.key,
@@ -117,7 +117,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     return errors.EXIT_OK
 
 
-def host_summary(environ: Mapping[str, str], ctx: cli.Context) -> dict[str, str]:
+def host_summary(environ: Mapping[str, str], ctx: common.Context) -> dict[str, str]:
     """The host stack in one table of strings: ascenv.probe.collect (about 0.15 s) when it works,
     the platform basics otherwise. Asked only for a real build, never for a store hit."""
     basics = {"platform": platform.platform(), "python": platform.python_version()}

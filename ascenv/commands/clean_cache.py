@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
-from ascenv import cli, errors, paths
+from ascenv import errors, paths
 from ascenv.cache import build_store, containers
 from ascenv.cache.entry import CACHE_SCHEMA, KINDS, CacheEntry, EntryOwner, display_path
 from ascenv.cache.execute import Outcome, execute
@@ -27,6 +27,7 @@ from ascenv.cache.machine import MachineFacts, gather_machine_facts
 from ascenv.cache.plan import Filters, Plan, assess, make_plan, matches, parse_age
 from ascenv.cache.roots import ascenv_state_dir, resolve_roots
 from ascenv.cache.scan import find_named_dirs, scan
+from ascenv.commands import _common as common
 from ascenv.commands.build import add_store_option, containers_dir, store_dir
 
 NAME = "clean-cache"
@@ -102,10 +103,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "containers/pins.toml here and the one shipped with ascenv are always read)",
     )
     add_store_option(parser)
-    cli.add_format_option(parser)
+    common.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     now = time.time()
     filters = Filters(
         kinds=None if not args.kind else frozenset(KINDS if "all" in args.kind else args.kind),
@@ -199,7 +200,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
 
 def _owners(
     args: argparse.Namespace,
-    ctx: cli.Context,
+    ctx: common.Context,
     filters: Filters,
     uid: Optional[int],
     recent_cutoff: float,

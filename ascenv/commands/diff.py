@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ascenv import __version__, cli, errors, lockfile, serde
+from ascenv import __version__, errors, lockfile, serde
+from ascenv.commands import _common as common
 from ascenv.diff import Node, fleet, pair
 from ascenv.model import Snapshot
 from ascenv.report import GZIP_MAGIC, load_bundle
@@ -25,10 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="snapshots (ascenv snapshot -o FILE), locks (ascenv lock -o FILE) and report bundles (ascenv report)",
     )
-    cli.add_format_option(parser, ("human", "json", "markdown"))
+    common.add_format_option(parser, ("human", "json", "markdown"))
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if len(args.inputs) < 2:
         raise errors.UsageError("ascenv diff needs at least two snapshots or locks", hint="ascenv diff A B [C ...]")
     reader = _StackReader()
@@ -40,7 +41,6 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
         if args.format == "json":
             ctx.out.json(
                 {
-                    "schema": 1,
                     "inputs": args.inputs,
                     "identical": not changes,
                     "changes": [serde.to_data(c) for c in changes],
@@ -53,9 +53,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
         return errors.EXIT_FINDINGS if changes else errors.EXIT_OK
     groups = fleet(nodes)
     if args.format == "json":
-        ctx.out.json(
-            {"schema": 1, "nodes": len(nodes), "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]}
-        )
+        ctx.out.json({"nodes": len(nodes), "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]})
     elif args.format == "markdown":
         ctx.out.text(render.fleet_markdown(len(nodes), groups))
     else:
@@ -63,7 +61,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     return errors.EXIT_FINDINGS if len(groups) > 1 else errors.EXIT_OK
 
 
-def load_node(path: str, name: str, ctx: cli.Context, reader: _StackReader) -> Node:
+def load_node(path: str, name: str, ctx: common.Context, reader: _StackReader) -> Node:
     """A snapshot (JSON), a lock (TOML) or a report bundle (.tar.gz), told apart by content, as a Lock."""
     from ascenv.commands.lock import read_lock
 

@@ -7,8 +7,9 @@ import argparse
 import os
 from typing import Callable, Optional, TypeVar
 
-from ascenv import cli, errors, serde
+from ascenv import errors, serde
 from ascenv.checks import load_checks, run_checks
+from ascenv.commands import _common as common
 from ascenv.commands.snapshot import load_snapshot, snapshot_to_json
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.probe import collect
@@ -21,22 +22,22 @@ HELP = "audit the whole Ascend stack and print exact fixes"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    cli.add_machine_options(parser)
+    common.add_machine_options(parser)
     parser.add_argument(
         "--from", dest="from_file", metavar="SNAPSHOT", help="check a saved snapshot (ascenv snapshot -o FILE) offline"
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
-    cli.add_format_option(parser, ("human", "json", "markdown"))
+    common.add_format_option(parser, ("human", "json", "markdown"))
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
     # target Python (start-up time, issue #3 item 5); errors surface here as before.
     matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
     if args.from_file:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
     else:
-        snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+        snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         if args.root != "/" and args.python is None and snapshot.python.executable:
             # --root never executes anything under DIR: the Python judged is this shell's.
             ctx.out.message(
@@ -101,7 +102,6 @@ def summary(findings: list[Finding]) -> dict[str, int]:
 
 def report_json(snapshot: Snapshot, findings: list[Finding], code: int) -> dict:
     return {
-        "schema": 1,
         "exit_code": code,
         "summary": summary(findings),
         "findings": [serde.to_data(f) for f in findings],

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ascenv import cli, errors
+from ascenv import errors
 from ascenv.checks import load_checks
+from ascenv.commands import _common as common
 
 NAME = "explain"
 ORDER = 11
@@ -14,10 +15,10 @@ HELP = "explain a doctor finding id, e.g. ascenv explain ASC-ENV-SOURCED"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", nargs="?", help="a finding id; without one, list them all")
-    cli.add_format_option(parser)
+    common.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     checks = load_checks()
     if args.id is None:
         chosen = list(checks.values())
@@ -35,7 +36,6 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     if args.format == "json":
         ctx.out.json(
             {
-                "schema": 1,
                 "checks": [{"id": c.id, "layer": c.layer, "title": c.title, "explain": c.explain} for c in chosen],
             }
         )

@@ -12,8 +12,9 @@ import argparse
 import os
 from pathlib import Path
 
-from ascenv import cli, errors, paths, serde
+from ascenv import errors, paths, serde
 from ascenv.cache.roots import ascenv_cache_dir
+from ascenv.commands import _common as common
 from ascenv.containers import engine as engine_mod
 from ascenv.containers import images
 from ascenv.containers.pins import PINS_FILE, load_pins, save_pins
@@ -48,10 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             )
         p.add_argument("--containers", metavar="DIR", help="the recipes directory (default: ascenv's containers/)")
         p.add_argument("--pins", metavar="FILE", help="the pins file (default: pins.toml in the recipes directory)")
-        cli.add_format_option(p)
+        common.add_format_option(p)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     directory = Path(ctx.cwd, args.containers) if args.containers else paths.data_dir("containers")
     pins_path = Path(ctx.cwd, args.pins) if args.pins else directory / PINS_FILE
     pins = load_pins(pins_path)
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
         engine = engine_mod.connect(ctx.environ)
         statuses = [images.status(r, pins.get(r.name), engine) for r in recipes]
         if args.format == "json":
-            ctx.out.json({"schema": 1, "images": serde.to_data(statuses)})
+            ctx.out.json({"images": serde.to_data(statuses)})
         else:
             render.status_table(ctx.out, statuses)
         return errors.EXIT_OK
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
             )
         state = images.status(recipe, pin, engine)
         if args.format == "json":
-            ctx.out.json({"schema": 1, **serde.to_data(state)})
+            ctx.out.json({**serde.to_data(state)})
         else:
             render.verify(ctx.out, state)
         return errors.EXIT_OK if state.state == images.OK else errors.EXIT_FINDINGS
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
             recipe, pin, engine, host, force=args.force, save=Path(ctx.cwd, args.save) if args.save else None
         )
         if args.format == "json":
-            ctx.out.json({"schema": 1, **serde.to_data(outcome)})
+            ctx.out.json({**serde.to_data(outcome)})
         else:
             render.build(ctx.out, outcome)
         if outcome.matches_pin is False:
@@ -116,7 +117,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     pins[recipe.name] = new_pin
     save_pins(pins_path, pins)
     if args.format == "json":
-        ctx.out.json({"schema": 1, "name": recipe.name, "pin": serde.to_data(new_pin)})
+        ctx.out.json({"name": recipe.name, "pin": serde.to_data(new_pin)})
     else:
         render.pinned(ctx.out, recipe.name, new_pin, pins_path)
     return errors.EXIT_OK

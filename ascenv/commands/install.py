@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
-from ascenv import cli, errors, proc
+from ascenv import errors, proc
+from ascenv.commands import _common as common
 from ascenv.commands.build import add_store_option, store_dir
 from ascenv.fsutil import write_atomic
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
@@ -43,10 +44,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="install this build (key or its first 6+ characters); default: the newest npu build of OP",
     )
     add_store_option(parser)
-    cli.add_format_option(parser)
+    common.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     st = Store(store_dir(args, ctx))
     entry = pick_build(st, args.op, args.key)
     package = run_file(entry)
@@ -63,7 +64,6 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     if args.format == "json":
         ctx.out.json(
             {
-                "schema": 1,
                 "op": entry.op,
                 "key": entry.key,
                 "package": str(package),

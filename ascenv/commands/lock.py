@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ascenv import __version__, cli, errors, lockfile, paths, serde
+from ascenv import __version__, errors, lockfile, paths, serde
+from ascenv.commands import _common as common
 from ascenv.lockfile import Lock, LockedImage
 from ascenv.model import Severity
 
@@ -42,18 +43,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--strict", action="store_true", help="with --check: every difference is an error (patch releases too)"
     )
-    cli.add_machine_options(parser)
-    cli.add_format_option(parser)
+    common.add_machine_options(parser)
+    common.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if args.check:
         return _check(args, ctx)
     machine = machine_lock(args, ctx)
     target = os.path.join(ctx.cwd, args.output)
     write_lock(target, machine)
     if args.format == "json":
-        ctx.out.json({"schema": 1, "path": args.output, "lock": lockfile.lock_data(machine)})
+        ctx.out.json({"path": args.output, "lock": lockfile.lock_data(machine)})
     else:
         from ascenv.output.lock import render_written
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     return errors.EXIT_OK
 
 
-def _check(args: argparse.Namespace, ctx: cli.Context) -> int:
+def _check(args: argparse.Namespace, ctx: common.Context) -> int:
     locked, warnings = read_lock(os.path.join(ctx.cwd, args.check), args.check)
     for warning in warnings:
         ctx.out.warn(warning)
@@ -71,7 +72,6 @@ def _check(args: argparse.Namespace, ctx: cli.Context) -> int:
     if args.format == "json":
         ctx.out.json(
             {
-                "schema": 1,
                 "lock": args.check,
                 "in_sync": not changes,
                 "exit_code": code,
@@ -86,7 +86,7 @@ def _check(args: argparse.Namespace, ctx: cli.Context) -> int:
     return code
 
 
-def machine_lock(args: argparse.Namespace, ctx: cli.Context) -> Lock:
+def machine_lock(args: argparse.Namespace, ctx: common.Context) -> Lock:
     """The lock of what is installed: the live machine (or --root), or a saved snapshot."""
     from ascenv.commands.snapshot import load_snapshot
 
@@ -96,7 +96,7 @@ def machine_lock(args: argparse.Namespace, ctx: cli.Context) -> Lock:
     else:
         from ascenv.probe import collect
 
-        snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+        snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         source = ""
     return lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=source, images=pinned_images())
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Optional
 
-from ascenv import __version__, cli, errors, lockfile, proc, report
+from ascenv import __version__, errors, lockfile, proc, report
+from ascenv.commands import _common as common
 from ascenv.model import Snapshot
 from ascenv.probe.fs import Root
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
@@ -34,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help=f"where to write the bundle (default: {report.DEFAULT_OUTPUT})",
     )
-    cli.add_machine_options(parser)
+    common.add_machine_options(parser)
     parser.add_argument(
         "--from",
         dest="from_file",
@@ -50,10 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="keep host names, user names, IPs, serials and secrets as read",
     )
-    cli.add_format_option(parser)
+    common.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     created = report_time(ctx.environ)
     recorder = _Recorder(ctx.run)
     root: Optional[Root] = None
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     else:
         from ascenv.probe import collect
 
-        root = cli.root_argument(ctx, args.root)
+        root = common.root_argument(ctx, args.root)
         snapshot = replace(collect(root, ctx.environ, recorder, python=args.python), created=created)
     from ascenv.checks import run_checks
     from ascenv.commands.doctor import load_matrix
@@ -127,7 +128,7 @@ def report_time(environ: Mapping[str, str]) -> str:
     return moment.replace(microsecond=0).isoformat()
 
 
-def _lock(args: argparse.Namespace, ctx: cli.Context, snapshot: Snapshot) -> tuple[lockfile.Lock, str]:
+def _lock(args: argparse.Namespace, ctx: common.Context, snapshot: Snapshot) -> tuple[lockfile.Lock, str]:
     from ascenv.commands.lock import pinned_images, read_lock
 
     if args.lock:
@@ -194,7 +195,6 @@ def summary(bundle: report.Bundle, data: bytes, path: str) -> dict:
     manifest = json.loads(bundle.members[report.MANIFEST])
     findings = json.loads(bundle.members["findings.json"])
     return {
-        "schema": 1,
         "path": path,
         "sha256": hashlib.sha256(data).hexdigest(),
         "size": len(data),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ascenv import cli, errors, serde
+from ascenv import errors, serde
+from ascenv.commands import _common as common
 from ascenv.model import Snapshot
 from ascenv.probe import collect
 
@@ -14,13 +15,13 @@ HELP = "read driver, firmware, CANN, devices, environment and Python into one sn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    cli.add_machine_options(parser)
+    common.add_machine_options(parser)
     parser.add_argument("-o", "--output", metavar="FILE", help="also write the JSON snapshot to FILE")
-    cli.add_format_option(parser)
+    common.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
-    snapshot = collect(cli.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
     data = snapshot_to_json(snapshot)
     if args.output:
         import json

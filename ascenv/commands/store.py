@@ -8,7 +8,8 @@ import argparse
 import os
 from pathlib import Path
 
-from ascenv import cli, errors, serde
+from ascenv import errors, serde
+from ascenv.commands import _common as common
 from ascenv.commands.build import add_store_option, store_dir
 from ascenv.store import MANIFEST, Store
 
@@ -32,18 +33,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"gc: never delete a build this lock references (repeatable; {DEFAULT_LOCK} is read when present)",
     )
     add_store_option(parser)
-    cli.add_format_option(parser)
+    common.add_format_option(parser)
 
 
-def run(args: argparse.Namespace, ctx: cli.Context) -> int:
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
     st = Store(store_dir(args, ctx))
     if args.action == "ls":
         entries = st.entries()
         problems = {e.key: st.verify(e) for e in entries}
         if args.format == "json":
-            ctx.out.json(
-                {"schema": 1, "store": str(st.root), "builds": [_entry_json(e, problems[e.key]) for e in entries]}
-            )
+            ctx.out.json({"store": str(st.root), "builds": [_entry_json(e, problems[e.key]) for e in entries]})
         else:
             from ascenv.output.build import render_ls
 
@@ -57,7 +56,6 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
         if args.format == "json":
             ctx.out.json(
                 {
-                    "schema": 1,
                     **_entry_json(entry, problems),
                     "manifest": serde.to_data(entry.manifest) if entry.manifest else None,
                 }
@@ -73,7 +71,6 @@ def run(args: argparse.Namespace, ctx: cli.Context) -> int:
     if args.format == "json":
         ctx.out.json(
             {
-                "schema": 1,
                 "removed": [f"{e.op}/{e.key}" for e in result.removed],
                 "kept_referenced": [f"{e.op}/{e.key}" for e in result.kept_referenced],
                 "swept_tmp": list(result.swept_tmp),

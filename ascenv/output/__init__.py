@@ -10,13 +10,16 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 FORMATS = ("human", "json", "markdown")
+
+# The version of every JSON document a command prints; added here, in one place (README: "JSON").
+JSON_SCHEMA = 1
 
 
 class Output:
@@ -55,8 +58,10 @@ class Output:
         return self._consoles[stream]
 
     # machine output ----------------------------------------------------------------------------
-    def json(self, payload: Any) -> None:
-        self.stdout.write(json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+    def json(self, payload: Mapping[str, Any]) -> None:
+        """One JSON document to stdout, ``{"schema": JSON_SCHEMA, ...payload}``."""
+        document = {"schema": JSON_SCHEMA, **payload}
+        self.stdout.write(json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
 
     def text(self, text: str) -> None:
         """Plain text to stdout, unstyled (markdown reports, file contents)."""

@@ -1,0 +1,56 @@
+"""What every command shares: the context it runs in and the options that mean the same everywhere.
+
+Commands import this module and nothing else of ``ascenv.commands`` (tests/test_imports.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+from ascenv import errors, proc
+from ascenv.output import Output
+
+if TYPE_CHECKING:
+    from ascenv.probe.fs import Root
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a command may use of the outside world; tests build their own."""
+
+    environ: Mapping[str, str]
+    out: Output
+    run: proc.Runner = proc.run
+    cwd: str = "."
+    cache_dir: Optional[str] = None  # ascenv's own cache (main() sets it; tests leave it off)
+
+
+def root_argument(ctx: Context, value: str) -> Root:
+    """``--root DIR`` (relative to the command's cwd) as a ``Root``. A mistyped DIR must not be
+    audited as an empty machine ("no NPU, no CANN": a clean bill of health for nothing)."""
+    from ascenv.probe.fs import Root
+
+    directory = os.path.join(ctx.cwd, value)
+    if not os.path.isdir(directory):
+        what = "is not a directory" if os.path.exists(directory) else "does not exist"
+        raise errors.UsageError(
+            f"--root {value} {what}", hint="pass the directory that holds the machine's file system (its /)"
+        )
+    return Root(directory)
+
+
+def add_machine_options(parser: argparse.ArgumentParser) -> None:
+    """``--root DIR`` and ``--python PATH``: which machine and which interpreter a probe reads
+    (doctor, snapshot, lock, report). Pair with ``root_argument``."""
+    parser.add_argument(
+        "--root", default="/", metavar="DIR", help="read files under DIR instead of / (nothing there is executed)"
+    )
+    parser.add_argument("--python", metavar="PATH", help="the Python interpreter to read (default: python3 on PATH)")
+
+
+def add_format_option(parser: argparse.ArgumentParser, choices: Sequence[str] = ("human", "json")) -> None:
+    parser.add_argument("--format", choices=list(choices), default="human", help="output format (default: human)")
