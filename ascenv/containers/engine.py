@@ -39,13 +39,12 @@ from typing import Any, Callable, Optional
 
 from ascenv.containers import LABEL_PREFIX, MANAGED_LABEL
 from ascenv.errors import (
-    EXIT_FINDINGS,
-    AscenvError,
     EngineError,
     EnginePermissionDenied,
     EngineSdkMissing,
     EngineTooOld,
     EngineUnreachable,
+    ImageNotAvailable,
 )
 
 # API 1.41 = Docker 20.10, the oldest engine cibuildwheel accepts too
@@ -68,12 +67,6 @@ code=$?
 echo "$code" > {META}/status
 exit "$code"
 """
-
-
-class ImageNotAvailable(AscenvError):
-    """The image is neither present nor obtainable (registry unreachable, tag unknown)."""
-
-    exit_code = EXIT_FINDINGS
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from ascenv.containers import images
-from ascenv.containers.engine import ImageInfo, ImageNotAvailable
+from ascenv.containers.engine import ImageInfo
 from ascenv.containers.pins import Pin
 from ascenv.containers.recipe import load_recipe
+from ascenv.errors import ImageNotAvailable
 from tests.engine_fixtures import CONTAINERS
 
 NAME = "cann-8.1.rc1-910b"
