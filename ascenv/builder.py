@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ascenv import proc, store
-from ascenv.containers.engine import Engine, ImageNotAvailable, Mount, RunResult
+from ascenv.containers import images
+from ascenv.containers.engine import Engine, Mount, RunResult
 from ascenv.containers.recipe import parse_data, read_toml
-from ascenv.errors import BuildFailed, DataFileError, NotReproducible, UsageError
+from ascenv.errors import BuildFailed, DataFileError, ImageNotAvailable, NotReproducible, Unpinned, UsageError
 
 RECIPE_FILE = "kernel.toml"
 SCHEMA = 1
@@ -130,7 +131,8 @@ def validate(recipe: KernelRecipe, source: str) -> None:
                 unknown = set(_PLACEHOLDER.findall(arg)) - set(PLACEHOLDERS)
                 if unknown:
                     raise DataFileError(
-                        f"{where}.{key}: unknown placeholder {{{sorted(unknown)[0]}}} in {arg!r} (known: {{src}}, {{out}}, {{work}})"
+                        f"{where}.{key}: unknown placeholder {{{sorted(unknown)[0]}}} in {arg!r} "
+                        "(known: {src}, {out}, {work})"
                     )
         if target.source_date_epoch is not None and target.source_date_epoch < 0:
             raise DataFileError(
@@ -200,9 +202,12 @@ class PinnedImage:
     image_id: str  # the ID the engine holds
 
 
-def resolve_image(containers_dir: Path, name: str, engine: Engine) -> PinnedImage:
-    """The pinned image of a container recipe, present in the engine; never an unpinned tag."""
-    from ascenv.containers.images import Unpinned
+def resolve_image(containers_dir: Path, name: str, engine: Engine, fetch: Optional[images.Host] = None) -> PinnedImage:
+    """The pinned image of a container recipe, in the engine; never an unpinned tag.
+
+    An absent image is obtained as pinned when ``fetch`` is given (the machine to bootstrap on):
+    a bootstrap recipe is bootstrapped and must then equal its pin (the image ID is the content
+    hash), a registry image is pulled by its pinned digest. Without ``fetch`` it is refused."""
     from ascenv.containers.pins import PINS_FILE, load_pins
     from ascenv.containers.recipe import load_recipe as load_image_recipe
 
@@ -216,15 +221,21 @@ def resolve_image(containers_dir: Path, name: str, engine: Engine) -> PinnedImag
     ref = pin.image_id if pin.kind == "bootstrap" else pin.ref
     assert ref is not None
     info = engine.image(ref)
-    if info is None and pin.kind == "registry":
-        info = engine.pull(ref)
-    if info is None:
-        hint = f"ascenv image build {name}" if image_recipe.kind == "bootstrap" else f"docker pull {ref}"
+    if info is not None:
+        return PinnedImage(name, ref, info.id)
+    bootstrap = image_recipe.kind == "bootstrap"
+    how = "bootstrap it" if bootstrap else "pull it by its digest"
+    if fetch is None:
         raise ImageNotAvailable(
-            f"the pinned image {name} ({ref}) is not present in the engine at {engine.host}",
-            hint=f"get it first: {hint}",
+            f"the pinned image {name} ({ref}) is not present in the engine at {engine.host}, and fetching is off",
+            hint=f"run without --no-fetch to {how}, or get it first: ascenv image build {name}",
         )
-    return PinnedImage(name, ref, info.id)
+    fetch.on_event(
+        f"the pinned image {name} ({ref}) is not in the engine: {'bootstrapping' if bootstrap else 'pulling'} it"
+    )
+    outcome = images.build(image_recipe, pin, engine, fetch)
+    images.check_against_pin(image_recipe, pin, outcome)
+    return PinnedImage(name, ref, outcome.image_id)
 
 
 def source_date_epoch(kernel_dir: Path, target: Target, run: proc.Runner = proc.run) -> tuple[int, str]:
@@ -393,7 +404,8 @@ def _run(
         )
         tail = "\n".join(result.logs.rstrip().splitlines()[-20:])
         raise BuildFailed(
-            f"the build of {request.recipe.name} ({request.target}) {what} in {request.image.name}; last lines:\n{tail}",
+            f"the build of {request.recipe.name} ({request.target}) {what} in {request.image.name}; "
+            f"last lines:\n{tail}",
             hint=f"the whole log is in {saved}; nothing was stored",
         )
     _collect_outputs(target.outputs, stage / "out", stage / "entry" / "outputs")
@@ -423,7 +435,8 @@ def _collect_outputs(patterns: tuple[str, ...], out: Path, dest: Path) -> None:
         if not matched:
             present = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())[:10]
             raise BuildFailed(
-                f"the build succeeded but produced no output matching {pattern!r} (found: {', '.join(present) or 'nothing'})",
+                f"the build succeeded but produced no output matching {pattern!r} "
+                f"(found: {', '.join(present) or 'nothing'})",
                 hint="fix the recipe's outputs list or the build command",
             )
         for path in matched:

@@ -19,10 +19,9 @@ from typing import Any, Optional
 from packaging.version import Version
 
 from ascenv import paths
-from ascenv.errors import DataFileError
+from ascenv.errors import DataFileError, InvalidVersion
 from ascenv.versions import (
     AscendVersion,
-    InvalidVersion,
     ProductLine,
     VersionRange,
     parse_range_list,

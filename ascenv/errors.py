@@ -13,12 +13,13 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # doctor found errors, lock --check found drift, verify found a difference
 EXIT_USAGE = 2  # bad arguments, unreadable or invalid input file, lock for another platform
 EXIT_INTERNAL = 3  # a bug in ascenv: please report it
-EXIT_ENGINE_SDK_MISSING = 4  # the docker Python SDK is not installed
+EXIT_TOOL_MISSING = 4  # a tool ascenv needs is missing: the docker Python SDK, mmdebstrap, unshare, dpkg
 EXIT_ENGINE_UNREACHABLE = 5  # no Docker engine answers on the configured socket
 EXIT_ENGINE_PERMISSION = 6  # the engine socket exists but the caller may not use it
 EXIT_ENGINE_TOO_OLD = 7  # the engine answers but its API is older than ascenv needs
-EXIT_BUILD_FAILED = 8  # a build command failed inside its container
-EXIT_NOT_REPRODUCIBLE = 9  # two builds of the same inputs gave different bytes
+EXIT_BUILD_FAILED = 8  # a build command failed in its container; an image bootstrap or a package install failed
+EXIT_NOT_REPRODUCIBLE = 9  # two builds of the same inputs (operator or image) gave different bytes
+EXIT_IMAGE_UNAVAILABLE = 10  # a pinned image is absent and not fetched (--no-fetch, registry down)
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
@@ -45,6 +46,23 @@ class InputError(AscenvError):
     exit_code = EXIT_USAGE
 
 
+class SchemaError(InputError):
+    """Plain data does not fit the expected shape; ``path`` names the offending key."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path or '<top>'}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class InvalidVersion(InputError):
+    """A version string that cannot be parsed; the message quotes it."""
+
+
+class IncomparableVersions(AscenvError, TypeError):
+    """Two versions of different product lines were ordered; that is a bug in the caller (exit 3)."""
+
+
 class DataFileError(InputError):
     """A shipped or user data file (compat/*.toml, containers/*.toml) fails validation.
 
@@ -57,12 +75,22 @@ class PlatformMismatch(InputError):
     """A lock or pin was written for another platform (arch or SoC family)."""
 
 
+class Unpinned(UsageError):
+    """An image has no pin (no ID, no registry digest); ascenv never builds from a guess."""
+
+
+class ToolMissing(AscenvError):
+    """A program ascenv needs for this command is not installed (mmdebstrap, unshare, dpkg)."""
+
+    exit_code = EXIT_TOOL_MISSING
+
+
 class EngineError(AscenvError):
     """Base of the container-engine failures; each subclass has its own exit code."""
 
 
 class EngineSdkMissing(EngineError):
-    exit_code = EXIT_ENGINE_SDK_MISSING
+    exit_code = EXIT_TOOL_MISSING
 
 
 class EngineUnreachable(EngineError):
@@ -77,9 +105,35 @@ class EngineTooOld(EngineError):
     exit_code = EXIT_ENGINE_TOO_OLD
 
 
+class ImageNotAvailable(AscenvError):
+    """A pinned image is absent from the engine and was not fetched: ``--no-fetch``, or its
+    registry does not answer (the hint then says how to ``docker save``/``docker load`` it)."""
+
+    exit_code = EXIT_IMAGE_UNAVAILABLE
+
+
 class BuildFailed(AscenvError):
+    """A build command failed (or timed out) in its container."""
+
     exit_code = EXIT_BUILD_FAILED
 
 
+class BootstrapFailed(BuildFailed):
+    """mmdebstrap (or loading its image into the engine) failed; the message carries its output."""
+
+
+class InstallFailed(BuildFailed):
+    """A package's own installer failed, or did not install what it said."""
+
+
 class NotReproducible(AscenvError):
+    """Two builds of the same inputs differ: an operator built twice, or an image bootstrapped
+    again from an unchanged recipe that is not the pinned one."""
+
     exit_code = EXIT_NOT_REPRODUCIBLE
+
+
+class PinMismatch(AscenvError):
+    """An image bootstrapped from a recipe edited since its pin differs from the pin: drift."""
+
+    exit_code = EXIT_FINDINGS

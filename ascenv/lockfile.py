@@ -312,7 +312,7 @@ def loads_lock(text: str, source: str) -> tuple[Lock, list[str]]:
         warnings.extend(f"{source}: ignored unknown key {path}" for path in pruned)
     try:
         lock = serde.from_data(Lock, data, key=serde.kebab)
-    except serde.SchemaError as exc:
+    except errors.SchemaError as exc:
         raise errors.InputError(f"{source}: {exc}", hint=regenerate) from None
     if not pruned and lock.input_hash != input_hash(lock):
         raise errors.InputError(

@@ -14,19 +14,10 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
-from ascenv.errors import InputError
+from ascenv.errors import SchemaError
 
 _NONE = type(None)
 _TYPE_WORDS = {str: "string", int: "integer", float: "number", bool: "boolean"}
-
-
-class SchemaError(InputError):
-    """Plain data does not fit the expected shape; ``path`` names the offending key."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{path or '<top>'}: {problem}")
-        self.path = path
-        self.problem = problem
 
 
 KeyNamer = Optional[Callable[[str], str]]

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Optional
 
 from ascenv import serde
-from ascenv.errors import InputError, UsageError
+from ascenv.errors import InputError, SchemaError, UsageError
 from ascenv.fsutil import write_atomic
 
 if sys.version_info >= (3, 11):
@@ -214,7 +214,7 @@ def loads_manifest(text: str, source: str) -> Manifest:
         raise InputError(f"{source}: not valid TOML: {exc}") from None
     try:
         manifest = serde.from_data(Manifest, data, key=serde.kebab)
-    except serde.SchemaError as exc:
+    except SchemaError as exc:
         raise InputError(f"{source}: {exc}") from None
     if manifest.schema != SCHEMA:
         raise InputError(f"{source}: schema: this ascenv reads schema {SCHEMA}, found {manifest.schema}")

@@ -20,15 +20,7 @@ from typing import Optional
 
 import packaging.version
 
-from ascenv.errors import AscenvError, InputError
-
-
-class InvalidVersion(InputError):
-    """A version string that cannot be parsed; the message quotes it."""
-
-
-class IncomparableVersions(AscenvError, TypeError):
-    """Two versions of different product lines were ordered; that is a bug in the caller."""
+from ascenv.errors import IncomparableVersions, InvalidVersion
 
 
 class ProductLine(str, enum.Enum):

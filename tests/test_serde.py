@@ -2,7 +2,7 @@ from typing import Optional
 
 import pytest
 
-from ascenv import model, serde
+from ascenv import errors, model, serde
 
 
 def test_snapshot_round_trips_through_plain_data():
@@ -32,7 +32,7 @@ def test_snapshot_round_trips_through_plain_data():
 def test_bad_data_names_the_key_path(mutate, path, problem):
     data = serde.to_data(model.Snapshot(npu=model.NpuInfo(chips=(model.Chip(0, 0, "910B", "OK", None),))))
     mutate(data)
-    with pytest.raises(serde.SchemaError) as err:
+    with pytest.raises(errors.SchemaError) as err:
         serde.from_data(model.Snapshot, data)
     assert err.value.path == path
     assert problem in str(err.value)
@@ -45,5 +45,5 @@ def test_enum_and_optional():
     assert data["severity"] == "warn"
     assert serde.from_data(model.Finding, data) == finding
     assert serde.from_data(Optional[int], None) is None
-    with pytest.raises(serde.SchemaError, match="expected one of"):
+    with pytest.raises(errors.SchemaError, match="expected one of"):
         serde.from_data(model.Severity, "fatal")

@@ -8,11 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascenv.errors import AscenvError
+from ascenv.errors import AscenvError, IncomparableVersions, InvalidVersion
 from ascenv.versions import (
     AscendVersion,
-    IncomparableVersions,
-    InvalidVersion,
     ProductLine,
     VersionRange,
     parse_range_list,

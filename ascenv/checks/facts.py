@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ascenv.errors import InvalidVersion
 from ascenv.model import CannInstall, Snapshot, Vendor
 from ascenv.probe.devices import npu_functions
-from ascenv.versions import AscendVersion, InvalidVersion, ProductLine
+from ascenv.versions import AscendVersion, ProductLine
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ from typing import Any, Optional
 
 from ascenv.checks import check, finding
 from ascenv.checks.facts import device_socs, judged_installs, not_comparable, parse
+from ascenv.errors import InvalidVersion
 from ascenv.model import Finding, Severity, Snapshot
-from ascenv.versions import InvalidVersion, ProductLine, parse_range_list
+from ascenv.versions import ProductLine, parse_range_list
 
 
 def _driver_version(snap: Snapshot) -> Optional[str]:

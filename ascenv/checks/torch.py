@@ -8,8 +8,9 @@ from typing import Any, Optional
 
 from ascenv.checks import check, finding
 from ascenv.checks.facts import active_install, not_comparable
+from ascenv.errors import InvalidVersion
 from ascenv.model import Distribution, Finding, Severity, Snapshot, normalize_name
-from ascenv.versions import InvalidVersion, ProductLine, python_version, split_local, torch_release
+from ascenv.versions import ProductLine, python_version, split_local, torch_release
 
 CPU_INDEX_NOTE = "  # X+cpu wheels come from the PyTorch CPU wheel index: add --extra-index-url <your CPU wheel index>"
 

@@ -1,7 +1,9 @@
 """Build an operator project (kernels/OP/kernel.toml) in a fresh container of its pinned image and
 keep the result in the store (.ascenv/store/ by default) with a manifest: inputs, recipe, toolchain,
 outputs with sha256, timings. A build with the same key whose outputs still match their hashes is
-reused, not rebuilt. --verify builds twice from different host paths and compares every byte."""
+reused, not rebuilt. --verify builds twice from different host paths and compares every byte.
+An absent pinned image is bootstrapped (and must equal its pin) or pulled by its digest first;
+--no-fetch refuses instead."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ascenv import __version__, builder, errors, paths
+from ascenv.cache.roots import ascenv_cache_dir
 from ascenv.commands import _common as common
+from ascenv.containers import images
 from ascenv.store import Store
 
 NAME = "build"
@@ -29,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--image", metavar="NAME", help="build in this pinned image (containers/NAME) instead of the recipe's"
     )
     add_store_option(parser)
+    parser.add_argument(
+        "--no-fetch",
+        action="store_true",
+        help="refuse (exit 10) when the pinned image is absent instead of bootstrapping or pulling it",
+    )
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -71,7 +80,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             hint=f"targets: {', '.join(sorted(recipe.targets))}",
         )
     engine = connect(ctx.environ)
-    image = builder.resolve_image(containers_dir(project), args.image or recipe.targets[args.target].image, engine)
+    fetch = None if args.no_fetch else image_host(ctx)
+    name = args.image or recipe.targets[args.target].image
+    image = builder.resolve_image(containers_dir(project), name, engine, fetch)
     sde, sde_from = builder.source_date_epoch(kernel_dir, recipe.targets[args.target], ctx.run)
     if sde_from == "default":
         ctx.out.warn(f"{kernel_dir} is not in git and its recipe sets no source_date_epoch: using SOURCE_DATE_EPOCH=0")
@@ -98,6 +109,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     )
     if args.format == "json":
         m = outcome.entry.manifest
+        assert m is not None  # a committed or reused entry always has one
         ctx.out.json(
             {
                 "op": m.op,
@@ -115,6 +127,13 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     else:
         render_build(ctx.out, outcome, str(outcome.entry.path.parent.parent))
     return errors.EXIT_OK
+
+
+def image_host(ctx: common.Context) -> images.Host:
+    """Where an absent pinned image is bootstrapped (ascenv's cache) and how progress is told."""
+    home = ctx.environ.get("HOME") or os.path.expanduser("~")
+    cache = ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)
+    return images.Host(environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message)
 
 
 def host_summary(environ: Mapping[str, str], ctx: common.Context) -> dict[str, str]:

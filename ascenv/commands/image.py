@@ -25,10 +25,6 @@ ORDER = 60
 HELP = "build, list, verify and pin the pinned build containers"
 
 
-class PinMismatch(errors.AscenvError):
-    exit_code = errors.EXIT_FINDINGS
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="image_command", metavar="ACTION", required=True)
     for action, text, needs_name in (
@@ -101,16 +97,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             ctx.out.json({**serde.to_data(outcome)})
         else:
             render.build(ctx.out, outcome)
-        if outcome.matches_pin is False:
-            assert pin is not None
-            changes = (
-                "; ".join(c.describe() for c in outcome.pin_changes) or "same package versions, different file contents"
-            )
-            message = f"{recipe.name} built as {outcome.image_id}, but pins.toml has {pin.image_id} ({changes})"
-            hint = f"if the new image is intended, record it: ascenv image pin {recipe.name}"
-            if pin.recipe_sha256 == recipe.sha256:
-                raise errors.NotReproducible(message, hint=hint)
-            raise PinMismatch(message + "; the recipe changed since it was pinned", hint=hint)
+        images.check_against_pin(recipe, pin, outcome)
         return errors.EXIT_OK
 
     new_pin = images.make_pin(recipe, engine, host)

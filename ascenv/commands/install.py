@@ -26,10 +26,6 @@ INSTALL_TIMEOUT = 600.0
 _VENDOR_IN_LISTING = re.compile(r"(?:^|\s)(?:\./)?packages/vendors/([^/\s]+)/")
 
 
-class InstallFailed(errors.AscenvError):
-    exit_code = errors.EXIT_BUILD_FAILED
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("op", metavar="OP", help="the operator project name (add_custom)")
     parser.add_argument(
@@ -56,7 +52,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     vendors = package_vendors(package, ctx.run, ctx.environ)
     done = ctx.run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(ctx.environ))
     if not done.ok:
-        raise InstallFailed(
+        raise errors.InstallFailed(
             f"the installer of {package.name} failed:\n{done.describe()}",
             hint="nothing was recorded; see the installer's output above",
         )
@@ -132,15 +128,16 @@ def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
     if not vendors:  # no listing: the one vendor directory the installer made
         vendors = sorted(p.name for p in vendors_dir.iterdir() if p.is_dir()) if vendors_dir.is_dir() else []
         if len(vendors) != 1:
-            raise InstallFailed(
-                f"cannot tell which vendor {entry.op} installed under {vendors_dir} (found: {', '.join(vendors) or 'none'})"
+            raise errors.InstallFailed(
+                f"cannot tell which vendor {entry.op} installed under {vendors_dir} "
+                f"(found: {', '.join(vendors) or 'none'})"
             )
     data = (entry.path / MANIFEST).read_bytes()
     written = []
     for vendor in vendors:
         directory = vendors_dir / vendor
         if not directory.is_dir():
-            raise InstallFailed(f"the installer reported success but {directory} does not exist")
+            raise errors.InstallFailed(f"the installer reported success but {directory} does not exist")
         write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
         written.append(directory / VENDOR_MANIFEST)
     return written

@@ -69,7 +69,7 @@ def snapshot_from_json(data: object, source: str) -> Snapshot:
             )
     try:
         return serde.from_data(Snapshot, data)
-    except serde.SchemaError as exc:
+    except errors.SchemaError as exc:
         raise errors.InputError(f"{source}: {exc}", hint="regenerate it with `ascenv snapshot -o FILE`") from None
 
 

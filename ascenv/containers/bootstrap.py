@@ -33,7 +33,7 @@ from typing import BinaryIO, Optional
 from ascenv import proc
 from ascenv.containers import MANAGED_LABEL, RECIPE_LABEL
 from ascenv.containers.recipe import Bootstrap, Recipe
-from ascenv.errors import AscenvError, InputError
+from ascenv.errors import BootstrapFailed, InputError, ToolMissing
 
 PACKAGES_LABEL = "ascenv.packages"
 RECIPE_SHA_LABEL = "ascenv.recipe-sha256"
@@ -41,10 +41,6 @@ MMDEBSTRAP_TIMEOUT = 1800.0
 # Debian architecture names -> OCI/Go names (the image config's "architecture").
 _OCI_ARCH = {"amd64": "amd64", "arm64": "arm64", "armhf": "arm", "i386": "386", "ppc64el": "ppc64le", "s390x": "s390x"}
 _PASS_THROUGH_ENV = ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "TMPDIR")
-
-
-class BootstrapFailed(AscenvError):
-    """mmdebstrap (or the host set-up it needs) failed; the message carries its output."""
 
 
 @dataclass(frozen=True)
@@ -196,14 +192,16 @@ def run_mmdebstrap(
     # unshare itself missing is NOT_FOUND; unshare present but mmdebstrap missing is unshare's
     # exit 127 ("failed to execute mmdebstrap"), which is no mirror problem either.
     if done.status == proc.NOT_FOUND or done.returncode == 127:
-        raise BootstrapFailed(
+        raise ToolMissing(
             f"cannot bootstrap: {done.stderr.strip()}",
             hint="install mmdebstrap and util-linux (apt-get install mmdebstrap util-linux)",
         )
     tail = "\n".join(done.stderr.strip().splitlines()[-25:])
     raise BootstrapFailed(
-        f"mmdebstrap failed ({done.status}, code {done.returncode}) for suite {boot.suite!r} from {source.uri}:\n{tail}",
-        hint="a pinned version the mirror no longer has shows as 'Version … was not found'; update the recipe's packages",
+        f"mmdebstrap failed ({done.status}, code {done.returncode}) for suite {boot.suite!r} "
+        f"from {source.uri}:\n{tail}",
+        hint="a pinned version the mirror no longer has shows as 'Version … was not found'; "
+        "update the recipe's packages",
     )
 
 
@@ -221,7 +219,7 @@ def prune_deb_cache(debs: Path) -> None:
 def host_architecture(run: proc.Runner = proc.run) -> str:
     done = run(["dpkg", "--print-architecture"], timeout=30)
     if not done.ok:
-        raise BootstrapFailed(
+        raise ToolMissing(
             "cannot tell the Debian architecture of this host (dpkg --print-architecture failed)",
             hint="bootstrapping needs a Debian or Ubuntu host with dpkg and apt",
         )

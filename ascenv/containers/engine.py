@@ -7,7 +7,8 @@ SDK missing, daemon unreachable, socket permission denied, engine too old — ea
 read-only sources, the caller's uid:gid, a timeout, ``ascenv.*`` labels, and the container dies
 with ascenv and is removed on every exit path, ascenv's own SIGKILL included:
 
-- ``finally`` removes it by name on return, exception, Ctrl-C and SIGTERM (``sigterm_as_interrupt``);
+- ``Container.__exit__`` removes it by name on return, exception, Ctrl-C and SIGTERM
+  (``sigterm_as_interrupt``);
 - ``AutoRemove``: the engine deletes it as soon as its main process exits;
 - a stdin tie (the ``docker run -i --rm`` idiom): its stdin is attached to ascenv with
   ``StdinOnce``; when ascenv dies the kernel closes the socket, the engine closes the container's
@@ -39,13 +40,12 @@ from typing import Any, Callable, Optional
 
 from ascenv.containers import LABEL_PREFIX, MANAGED_LABEL
 from ascenv.errors import (
-    EXIT_FINDINGS,
-    AscenvError,
     EngineError,
     EnginePermissionDenied,
     EngineSdkMissing,
     EngineTooOld,
     EngineUnreachable,
+    ImageNotAvailable,
 )
 
 # API 1.41 = Docker 20.10, the oldest engine cibuildwheel accepts too
@@ -68,12 +68,6 @@ code=$?
 echo "$code" > {META}/status
 exit "$code"
 """
-
-
-class ImageNotAvailable(AscenvError):
-    """The image is neither present nor obtainable (registry unreachable, tag unknown)."""
-
-    exit_code = EXIT_FINDINGS
 
 
 @dataclass(frozen=True)
@@ -126,7 +120,8 @@ def _api_tuple(version: str) -> tuple[int, ...]:
 def check_api_version(found: str, server_version: str, host: str) -> None:
     if _api_tuple(found) < _api_tuple(MIN_API):
         raise EngineTooOld(
-            f"the Docker engine at {host} is version {server_version} (API {found}); ascenv needs API {MIN_API} (Docker 20.10) or newer",
+            f"the Docker engine at {host} is version {server_version} (API {found}); "
+            f"ascenv needs API {MIN_API} (Docker 20.10) or newer",
             hint="upgrade the engine (Debian/Ubuntu: apt-get install docker.io), then retry",
         )
 
@@ -157,7 +152,8 @@ def classify_connection_error(exc: BaseException, host: str) -> EngineError:
     if any(e.errno in (errno.EACCES, errno.EPERM) for e in oserrors):
         return EnginePermissionDenied(
             f"permission denied on the Docker engine socket {host}",
-            hint="add your user to the 'docker' group and log in again, or point DOCKER_HOST at an engine you may use (rootless docker)",
+            hint="add your user to the 'docker' group and log in again, "
+            "or point DOCKER_HOST at an engine you may use (rootless docker)",
         )
     reason = oserrors[0].strerror if oserrors else str(exc).splitlines()[0][:200]
     return EngineUnreachable(
@@ -272,7 +268,8 @@ class Engine:
         except docker.errors.APIError as exc:
             raise ImageNotAvailable(
                 f"cannot pull {ref}: {exc.explanation or exc}",
-                hint=f"on a machine that reaches the registry: docker pull {ref} && docker save {ref} -o image.tar; copy image.tar here and run docker load -i image.tar",
+                hint=f"on a machine that reaches the registry: docker pull {ref} && docker save {ref} -o image.tar; "
+                "copy image.tar here and run docker load -i image.tar",
             ) from None
         return _image_info(image)
 
@@ -338,103 +335,188 @@ class Engine:
         on_log: Optional[Callable[[str], None]] = None,
         meta: Optional[Path] = None,
     ) -> RunResult:
-        """Run ``command`` in a new container of ``image`` that dies with ascenv and is removed
-        whatever happens, SIGKILL of ascenv included (see ``WRAPPER``).
+        """Run ``command`` in a new ``Container`` of ``image`` and wait for it at most ``timeout``
+        seconds (then it is killed and the result says ``timed_out``). The arguments are
+        ``Container``'s; SIGTERM unwinds like Ctrl-C meanwhile, so the container is removed."""
+        start = time.monotonic()
+        container = Container(
+            self,
+            image,
+            command,
+            mounts=mounts,
+            workdir=workdir,
+            env=env,
+            user=user,
+            network_disabled=network_disabled,
+            labels=labels,
+            on_log=on_log,
+            meta=meta,
+        )
+        with sigterm_as_interrupt(), container:
+            code = container.wait(timeout)
+        return RunResult(code, container.timed_out, container.logs, time.monotonic() - start, container.name)
 
-        ``user`` defaults to the caller's ``uid:gid`` so files written to mounts are the caller's.
-        ``labels`` keys must start with ``ascenv.``; ``ascenv.managed`` and ``ascenv.container``
-        are added. ``on_log`` receives output (stdout and stderr interleaved) as it arrives. At
-        ``timeout`` seconds the container is killed and the result says ``timed_out``. ``meta``:
-        an empty host directory for the log and exit status (mounted at ``META``); by default a
-        temporary one, removed afterwards.
-        """
-        import docker.errors
-        import docker.types
-        import requests.exceptions
 
+class Container:
+    """One container ascenv runs, as a context manager in the manner of cibuildwheel's
+    ``OCIContainer`` (https://github.com/pypa/cibuildwheel/blob/main/cibuildwheel/oci_container.py):
+    ``__enter__`` creates and starts it, ``__exit__`` always removes it (by name, so one created
+    just before an interrupt goes too) and returns only once the engine has forgotten it.
+
+    It runs ``command`` under ``WRAPPER`` with no network, the caller's ``uid:gid`` (``user``
+    overrides), ``labels`` (keys must start with ``ascenv.``; ``ascenv.managed`` and
+    ``ascenv.container`` are added), ``AutoRemove`` and its stdin tied to ascenv. Its output goes
+    to a log file in ``meta`` (an empty host directory mounted at ``META``; by default a temporary
+    one, removed on exit), which is followed: ``on_log`` gets each piece as it arrives and ``logs``
+    holds it all once the block is left. ``wait`` returns the exit code."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        image: str,
+        command: Sequence[str],
+        *,
+        mounts: Sequence[Mount] = (),
+        workdir: str = "/",
+        env: Optional[Mapping[str, str]] = None,
+        user: Optional[str] = None,
+        network_disabled: bool = True,
+        labels: Optional[Mapping[str, str]] = None,
+        on_log: Optional[Callable[[str], None]] = None,
+        meta: Optional[Path] = None,
+    ) -> None:
         bad = [k for k in (labels or {}) if not k.startswith(LABEL_PREFIX)]
         if bad:
             raise ValueError(f"container labels must start with {LABEL_PREFIX!r}: {bad}")
-        name = f"ascenv-{uuid.uuid4().hex[:16]}"
-        all_labels = {**(labels or {}), MANAGED_LABEL: "true", CONTAINER_LABEL: name}
-        api = self.client.api
-        start = time.monotonic()
-        chunks: list[str] = []
-        sock = None
-        code: Optional[int] = None
-        timed_out = False
-        lost: Optional[Exception] = None  # the engine stopped answering mid-run
-        with contextlib.ExitStack() as cleanup, sigterm_as_interrupt():
-            if meta is None:
-                meta = Path(tempfile.mkdtemp(prefix="ascenv-run-"))
-                cleanup.callback(shutil.rmtree, meta, ignore_errors=True)
-            if user is not None:
-                os.chmod(meta, 0o777)  # another uid writes the log and status
-            done = threading.Event()
-            follower = threading.Thread(target=_follow, args=(meta / "log", done, chunks, on_log), daemon=True)
-            binds = [docker.types.Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in mounts]
-            binds.append(docker.types.Mount(META, str(meta), type="bind", read_only=False))
-            try:
-                try:
-                    api.create_container(
-                        image,
-                        command=["/bin/sh", "-c", WRAPPER, "ascenv-run", *command],
-                        name=name,
-                        user=user or f"{os.getuid()}:{os.getgid()}",
-                        environment=dict(env or {}),
-                        working_dir=workdir,
-                        labels=all_labels,
-                        stdin_open=True,
-                        detach=False,  # with stdin_open this sets StdinOnce (docker.types.ContainerConfig)
-                        host_config=api.create_host_config(
-                            auto_remove=True, network_mode="none" if network_disabled else None, mounts=binds
-                        ),
-                    )
-                except docker.errors.ImageNotFound:
-                    raise ImageNotAvailable(
-                        f"image {image} is not present in the engine at {self.host}",
-                        hint="build or load it first: ascenv image build NAME",
-                    ) from None
-                sock = api.attach_socket(name, params={"stdin": 1, "stream": 1})
-                api.start(name)
-                follower.start()
-                try:
-                    # The engine's own exit status survives a kill from outside (137), which the
-                    # status file does not; the file is for a run over before this call got there.
-                    code = int(api.wait(name, timeout=timeout, condition="removed")["StatusCode"])
-                except docker.errors.NotFound:
-                    pass
-                except requests.exceptions.ReadTimeout:
-                    timed_out = True
-                except requests.exceptions.ConnectionError as exc:
-                    # docker-py raises wait()'s read timeout as ConnectionError(ReadTimeoutError)
-                    # (https://github.com/docker/docker-py/issues/1966), as it does for a daemon
-                    # that died mid-run: only an engine that still answers means the timeout.
-                    if _answers(api):
-                        timed_out = True
-                    else:
-                        lost = exc
-            finally:
-                done.set()
-                if sock is not None:
-                    _close(sock)
-                if lost is None:  # a gone engine can remove nothing: each request would fail
-                    # By name, so a container created just before an interrupt is removed too.
-                    with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
-                        api.remove_container(name, force=True)
-                    _wait_gone(api, name)
-                if follower.is_alive():
-                    follower.join(timeout=10)
-            if lost is not None:
-                raise EngineUnreachable(
-                    f"the Docker engine at {self.host} stopped answering {time.monotonic() - start:.0f} s into the run "
-                    f"(container {name} of {image}): {str(lost).splitlines()[0][:200]}",
-                    hint=f"see why it stopped (journalctl -u docker); once it runs again, remove what is left: docker rm -f {name}",
-                )
-            if code is None and not timed_out:
-                status = _read(meta / "status").strip()
-                code = int(status) if status.isdigit() else None
-        return RunResult(None if timed_out else code, timed_out, "".join(chunks), time.monotonic() - start, name)
+        self.engine = engine
+        self.image = image
+        self.command = list(command)
+        self.mounts = list(mounts)
+        self.workdir = workdir
+        self.env = dict(env or {})
+        self.user = user
+        self.network_disabled = network_disabled
+        self.name = f"ascenv-{uuid.uuid4().hex[:16]}"
+        self.labels = {**(labels or {}), MANAGED_LABEL: "true", CONTAINER_LABEL: self.name}
+        self.on_log = on_log
+        self.meta = meta
+        self.timed_out = False
+        self._chunks: list[str] = []
+        self._done = threading.Event()
+        self._follower: Optional[threading.Thread] = None
+        self._sock: Any = None
+        self._cleanup = contextlib.ExitStack()
+        self._started = 0.0
+        self._lost = False  # the engine stopped answering: nothing can be removed
+
+    @property
+    def logs(self) -> str:
+        """stdout and stderr, interleaved as the container wrote them (all of it after the block)."""
+        return "".join(self._chunks)
+
+    def __enter__(self) -> Container:
+        self._started = time.monotonic()
+        try:
+            self._create_and_start()
+        except BaseException:
+            self._remove()
+            raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._remove()
+
+    def _create_and_start(self) -> None:
+        import docker.errors
+        import docker.types
+
+        api = self.engine.client.api
+        if self.meta is None:
+            self.meta = Path(tempfile.mkdtemp(prefix="ascenv-run-"))
+            self._cleanup.callback(shutil.rmtree, self.meta, ignore_errors=True)
+        if self.user is not None:
+            os.chmod(self.meta, 0o777)  # another uid writes the log and status
+        binds = [docker.types.Mount(m.target, m.source, type="bind", read_only=m.read_only) for m in self.mounts]
+        binds.append(docker.types.Mount(META, str(self.meta), type="bind", read_only=False))
+        host_config = api.create_host_config(
+            auto_remove=True, network_mode="none" if self.network_disabled else None, mounts=binds
+        )
+        try:
+            api.create_container(
+                self.image,
+                command=["/bin/sh", "-c", WRAPPER, "ascenv-run", *self.command],
+                name=self.name,
+                user=self.user or f"{os.getuid()}:{os.getgid()}",
+                environment=self.env,
+                working_dir=self.workdir,
+                labels=self.labels,
+                stdin_open=True,
+                detach=False,  # with stdin_open this sets StdinOnce (docker.types.ContainerConfig)
+                host_config=host_config,
+            )
+        except docker.errors.ImageNotFound:
+            raise ImageNotAvailable(
+                f"image {self.image} is not present in the engine at {self.engine.host}",
+                hint="build or load it first: ascenv image build NAME",
+            ) from None
+        # The stdin tie: attached before the start, so the command never runs untied.
+        self._sock = api.attach_socket(self.name, params={"stdin": 1, "stream": 1})
+        api.start(self.name)
+        self._follower = threading.Thread(
+            target=_follow, args=(self.meta / "log", self._done, self._chunks, self.on_log), daemon=True
+        )
+        self._follower.start()
+
+    def wait(self, timeout: float) -> Optional[int]:
+        """The command's exit code once it is over; None when it was still running at ``timeout``
+        (``timed_out`` is then set; leaving the block kills it). EngineUnreachable when the engine
+        stopped answering meanwhile."""
+        import docker.errors
+        import requests.exceptions
+
+        api = self.engine.client.api
+        try:
+            # The engine's own exit status survives a kill from outside (137), which the status
+            # file does not; the file is for a run over before this call got there.
+            return int(api.wait(self.name, timeout=timeout, condition="removed")["StatusCode"])
+        except docker.errors.NotFound:  # over, and already removed: its status file says how
+            assert self.meta is not None
+            status = _read(self.meta / "status").strip()
+            return int(status) if status.isdigit() else None
+        except requests.exceptions.ReadTimeout:
+            self.timed_out = True
+            return None
+        except requests.exceptions.ConnectionError as exc:
+            # docker-py raises wait()'s read timeout as ConnectionError(ReadTimeoutError)
+            # (https://github.com/docker/docker-py/issues/1966), as it does for a daemon that died
+            # mid-run: only an engine that still answers means the timeout.
+            if _answers(api):
+                self.timed_out = True
+                return None
+            self._lost = True
+            raise EngineUnreachable(
+                f"the Docker engine at {self.engine.host} stopped answering {time.monotonic() - self._started:.0f} s "
+                f"into the run (container {self.name} of {self.image}): {str(exc).splitlines()[0][:200]}",
+                hint="see why it stopped (journalctl -u docker); once it runs again, "
+                f"remove what is left: docker rm -f {self.name}",
+            ) from None
+
+    def _remove(self) -> None:
+        """Stop following, close the stdin tie, remove the container, drop a temporary ``meta``."""
+        import docker.errors
+
+        with self._cleanup:
+            self._done.set()
+            if self._sock is not None:
+                _close(self._sock)
+                self._sock = None
+            if not self._lost:  # a gone engine can remove nothing: each request would fail
+                api = self.engine.client.api
+                with contextlib.suppress(docker.errors.NotFound, docker.errors.APIError):
+                    api.remove_container(self.name, force=True)
+                _wait_gone(api, self.name)
+            if self._follower is not None and self._follower.is_alive():
+                self._follower.join(timeout=10)
 
 
 def _answers(api: Any) -> bool:

@@ -14,22 +14,16 @@ from typing import Callable, Optional
 
 from ascenv import proc
 from ascenv.containers import RECIPE_LABEL, bootstrap
-from ascenv.containers.engine import Engine, ImageInfo, ImageNotAvailable, sigterm_as_interrupt
+from ascenv.containers.engine import Engine, ImageInfo, sigterm_as_interrupt
 from ascenv.containers.pins import PackageChange, Pin, package_changes
 from ascenv.containers.recipe import Recipe
-from ascenv.errors import EXIT_USAGE, AscenvError
+from ascenv.errors import BootstrapFailed, ImageNotAvailable, NotReproducible, PinMismatch, Unpinned, UsageError
 from ascenv.fsutil import atomic_path
 
 OK = "ok"  # pinned, and exactly the pinned image is present
 DRIFTED = "drifted"  # pinned, and an image of this recipe is present, but not the pinned one
 MISSING = "missing"  # pinned, nothing of this recipe present
 UNPINNED = "unpinned"  # no pin yet
-
-
-class Unpinned(AscenvError):
-    """A registry image has no digest in pins.toml; ascenv never guesses one."""
-
-    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -141,9 +135,7 @@ def build(
     archive = bootstrap_image(recipe, engine, host, save)
     info = engine.image(archive.image_id)
     if info is None:
-        raise bootstrap.BootstrapFailed(
-            f"the engine did not keep the image {archive.image_id} after loading {archive.path}"
-        )
+        raise BootstrapFailed(f"the engine did not keep the image {archive.image_id} after loading {archive.path}")
     matches = None if pin is None else pin.image_id == archive.image_id
     changes = () if pin is None else tuple(package_changes(pin.packages, archive.packages))
     return BuildOutcome(
@@ -159,6 +151,20 @@ def build(
     )
 
 
+def check_against_pin(recipe: Recipe, pin: Optional[Pin], outcome: BuildOutcome) -> None:
+    """Refuse an image that is not the pinned one, naming the packages that differ: the same
+    recipe giving other bytes is ``NotReproducible``, a recipe edited since its pin ``PinMismatch``."""
+    if outcome.matches_pin is not False:
+        return
+    assert pin is not None
+    changes = "; ".join(c.describe() for c in outcome.pin_changes) or "same package versions, different file contents"
+    message = f"{recipe.name} built as {outcome.image_id}, but pins.toml has {pin.image_id} ({changes})"
+    hint = f"if the new image is intended, record it: ascenv image pin {recipe.name}"
+    if pin.recipe_sha256 == recipe.sha256:
+        raise NotReproducible(message, hint=hint)
+    raise PinMismatch(message + "; the recipe changed since it was pinned", hint=hint)
+
+
 def _tag(info: ImageInfo, recipe: Recipe) -> str:
     return next(
         (t for t in info.tags if t.startswith(f"ascenv/{recipe.name}:")), info.tags[0] if info.tags else info.id
@@ -170,8 +176,10 @@ def require_pin(recipe: Recipe, pin: Optional[Pin]) -> None:
     reg = recipe.registry
     if reg is not None and (pin is None or not pin.ref):
         raise Unpinned(
-            f"{recipe.name} ({reg.repository}:{reg.tag}) has no pinned digest, and ascenv does not build from a moving tag",
-            hint=f"on a machine that reaches the registry run: ascenv image pin {recipe.name}  (then commit containers/pins.toml)",
+            f"{recipe.name} ({reg.repository}:{reg.tag}) has no pinned digest, "
+            "and ascenv does not build from a moving tag",
+            hint=f"on a machine that reaches the registry run: ascenv image pin {recipe.name}  "
+            "(then commit containers/pins.toml)",
         )
 
 
@@ -193,9 +201,10 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
     boot = recipe.bootstrap
     assert boot is not None
     if not host.is_root:
-        raise bootstrap.BootstrapFailed(
+        raise UsageError(
             "bootstrapping an image runs mmdebstrap in root mode, which needs root",
-            hint=f"run `ascenv image build {recipe.name}` as root, or docker load an archive made with --save on another machine",
+            hint=f"run `ascenv image build {recipe.name}` as root, "
+            "or docker load an archive made with --save on another machine",
         )
     arch = bootstrap.host_architecture(host.run)
     source = bootstrap.mirror_for(bootstrap.read_host_sources(host.etc_apt), boot.suite, host.etc_apt)
@@ -232,7 +241,7 @@ def _write_and_load(
     host.on_event(f"loading {archive.image_id[:19]} into the engine")
     loaded = engine.load(archive.path)
     if archive.image_id not in loaded:
-        raise bootstrap.BootstrapFailed(f"the engine loaded {loaded} from {archive.path}, expected {archive.image_id}")
+        raise BootstrapFailed(f"the engine loaded {loaded} from {archive.path}, expected {archive.image_id}")
     return archive
 
 
@@ -260,7 +269,8 @@ def make_pin(recipe: Recipe, engine: Engine, host: Host) -> Pin:
         digests = [d for d in info.repo_digests if d.startswith(reg.repository + "@")]
         if not digests:
             raise ImageNotAvailable(
-                f"the engine reports no registry digest for {reg.repository}:{reg.tag} (RepoDigests: {list(info.repo_digests)})"
+                f"the engine reports no registry digest for {reg.repository}:{reg.tag} "
+                f"(RepoDigests: {list(info.repo_digests)})"
             )
         return Pin("registry", recipe.sha256, engine.arch, ref=digests[0], tag=reg.tag)
     current = [i for i in _recipe_images(recipe, engine) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256]

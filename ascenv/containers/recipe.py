@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ascenv import serde
-from ascenv.errors import DataFileError, UsageError
+from ascenv.errors import DataFileError, SchemaError, UsageError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -101,7 +101,7 @@ def parse_data(cls: Any, data: Any, source: str) -> Any:
     """``serde.from_data`` whose errors name the file, the key path and a close key when mistyped."""
     try:
         return serde.from_data(cls, data)
-    except serde.SchemaError as exc:
+    except SchemaError as exc:
         message = f"{source}: {exc}"
         if exc.problem == "unknown key":
             known = sorted(_known_keys(cls))
@@ -157,7 +157,8 @@ def validate(spec: RecipeFile, source: str) -> None:
         for i, package in enumerate(boot.packages):
             if not _PINNED_PACKAGE.match(package):
                 raise DataFileError(
-                    f"{source}: bootstrap.packages[{i}]: expected 'name=version' (a pinned Debian package), found {package!r}"
+                    f"{source}: bootstrap.packages[{i}]: expected 'name=version' (a pinned Debian package), "
+                    f"found {package!r}"
                 )
         for key in ("suite", "variant"):
             if not _NAME.match(getattr(boot, key)):
@@ -170,5 +171,6 @@ def validate(spec: RecipeFile, source: str) -> None:
             )
         if not reg.tag or "@" in reg.tag:
             raise DataFileError(
-                f"{source}: registry.tag: expected the human tag (the digest belongs in pins.toml, written by `ascenv image pin`), found {reg.tag!r}"
+                f"{source}: registry.tag: expected the human tag (the digest belongs in pins.toml, "
+                f"written by `ascenv image pin`), found {reg.tag!r}"
             )

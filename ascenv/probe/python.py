@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Optional
 
 from ascenv import proc
+from ascenv.errors import SchemaError
 from ascenv.model import Distribution, ProbeError, PythonInfo
-from ascenv.serde import SchemaError, from_data
+from ascenv.serde import from_data
 
 TIMEOUT = 20.0  # a cold interpreter on a network home with many .pth files can take seconds
 _SCRIPT = Path(__file__).with_name("_target.py")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import uuid
 from dataclasses import replace
 from pathlib import Path
 
@@ -18,6 +20,8 @@ from ascenv.probe.vendors import probe_vendors
 from tests.cli_helpers import run_cli
 from tests.test_builder import make_project
 from tests.test_store import add_entry
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def ascenv(cwd: Path, *argv: str, environ=None) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
@@ -58,6 +62,57 @@ def test_build_then_hit_then_store_commands(project: Path) -> None:
     binary.write_bytes(b"tampered")
     code, out, _ = ascenv(project, "store", "ls")
     assert code == errors.EXIT_FINDINGS and "outputs/add_custom_cpu: sha256" in out
+
+
+@pytest.mark.engine
+@pytest.mark.live_host  # the manifest's host summary probes this machine (read only)
+def test_a_build_on_an_engine_without_its_image_bootstraps_it_as_pinned(tmp_path: Path, engine, bootstraps) -> None:
+    """The whole path a new user takes: the pinned image is absent, `ascenv build` bootstraps it,
+    it equals its pin, the operator is built in it. The recipe gets an env entry of its own, so its
+    image ID (the hash of the config, which holds the env) is this test's alone and removing it
+    disturbs no one; the pin comes from a first bootstrap today (`image build` + `image pin`), as
+    the Debian mirror may have moved since containers/pins.toml was written."""
+    from ascenv.containers import images
+    from ascenv.containers.pins import load_pins
+    from ascenv.containers.recipe import load_recipe
+
+    project = make_project(tmp_path / "project", "sha256:" + "0" * 64)
+    containers = project / "containers"
+    image_toml = containers / "builder-bookworm" / "image.toml"
+    image_toml.write_text(image_toml.read_text() + f'\n[env]\nASCENV_TEST_ID = "{uuid.uuid4().hex}"\n')
+    (containers / "pins.toml").unlink()  # unpinned until `image pin` below
+    environ = {"ASCENV_CACHE_DIR": str(bootstraps.cache), "HOME": str(tmp_path)}
+    environ.update({k: os.environ[k] for k in ("DOCKER_HOST",) if k in os.environ})
+    pinned = None
+    try:
+        code, _, err = ascenv(
+            project, "image", "build", "builder-bookworm", "--containers", "containers", environ=environ
+        )
+        assert code == 0, err
+        code, _, err = ascenv(
+            project, "image", "pin", "builder-bookworm", "--containers", "containers", environ=environ
+        )
+        assert code == 0, err
+        pin = load_pins(containers / "pins.toml")["builder-bookworm"]
+        pinned = pin.image_id
+        assert (
+            pinned is not None and pinned != load_pins(REPO / "containers" / "pins.toml")["builder-bookworm"].image_id
+        )
+        engine.remove_image(pinned)  # this test's image only (see the docstring)
+        assert engine.image(pinned) is None
+
+        code, out, err = ascenv(project, "build", "add_custom", "--format", "json", environ=environ)
+        assert code == 0, err
+        assert f"the pinned image builder-bookworm ({pinned}) is not in the engine: bootstrapping it" in err
+        assert "bootstrapping builder-bookworm: mmdebstrap bookworm/apt" in err  # the progress of the bootstrap
+        recipe = load_recipe(containers, "builder-bookworm")
+        assert images.status(recipe, pin, engine).state == images.OK  # present, and exactly the pinned image
+        built = json.loads(out)
+        manifest = store.loads_manifest((Path(built["path"]) / "manifest.toml").read_text(), "manifest.toml")
+        assert built["reused"] is False and manifest.toolchain.image_id == pinned
+    finally:
+        if pinned is not None:
+            engine.remove_image(pinned)
 
 
 @pytest.mark.engine
@@ -139,3 +194,115 @@ def test_install_refuses_a_cpu_only_store_and_a_failing_installer(tmp_path: Path
     add_entry(st, "add_custom", "e" * 64, target="npu", outputs={"custom_opp.run": b"echo broken >&2; exit 4\n"})
     code, _, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
     assert code == errors.EXIT_BUILD_FAILED and "the installer of custom_opp.run failed" in err and "broken" in err
+
+
+# an absent pinned image: fetched as pinned, or refused with --no-fetch ---------------------------
+PINNED = "sha256:" + "1" * 64
+
+
+class AbsentImageEngine:
+    """An engine holding no image until one is "loaded" (the bootstrap is faked alongside)."""
+
+    host, arch = "unix:///fake.sock", "amd64"
+
+    def __init__(self) -> None:
+        from ascenv.containers.engine import ImageInfo
+
+        self.info = ImageInfo
+        self.present: dict = {}
+        self.runs: list = []
+
+    def image(self, ref: str):  # type: ignore[no-untyped-def]
+        return self.present.get(ref)
+
+    def images(self, labels):  # type: ignore[no-untyped-def]
+        return []
+
+    def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.runs.append(args)
+        raise AssertionError("nothing may be built")
+
+
+@pytest.fixture
+def absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """A project pinned to PINNED (cmake 3.25.1-1), an engine without it, and a fake bootstrap
+    that loads the image ``bootstrapped`` names (PINNED unless a test changes it)."""
+    from ascenv.containers import bootstrap, images
+    from ascenv.containers import engine as engine_mod
+    from ascenv.containers.pins import Pin, save_pins
+    from ascenv.containers.recipe import load_recipe
+
+    project = make_project(tmp_path / "project", PINNED)
+    recipe = load_recipe(project / "containers", "builder-bookworm")
+    save_pins(
+        project / "containers" / "pins.toml",
+        {"builder-bookworm": Pin("bootstrap", recipe.sha256, "amd64", image_id=PINNED, packages={"cmake": "3.25.1-1"})},
+    )
+    engine = AbsentImageEngine()
+    bootstrapped = {"id": PINNED, "packages": {"cmake": "3.25.1-1"}, "calls": 0}
+
+    def fake_bootstrap(recipe, engine_, host, save=None):  # type: ignore[no-untyped-def]
+        bootstrapped["calls"] += 1
+        engine.present[bootstrapped["id"]] = engine.info(bootstrapped["id"])
+        return bootstrap.ImageArchive(
+            bootstrapped["id"],
+            "sha256:" + "d" * 64,
+            "ascenv/builder-bookworm:x",
+            Path("x"),
+            0,
+            bootstrapped["packages"],
+        )
+
+    monkeypatch.setattr(engine_mod, "connect", lambda environ: engine)
+    monkeypatch.setattr(images, "bootstrap_image", fake_bootstrap)
+    return project, engine, bootstrapped
+
+
+def test_no_fetch_refuses_an_absent_image_with_its_own_exit_code(absent, tmp_path: Path) -> None:
+    project, engine, bootstrapped = absent
+    code, _, err = ascenv(project, "build", "add_custom", "--no-fetch", environ={"ASCENV_CACHE_DIR": str(tmp_path)})
+    assert code == errors.EXIT_IMAGE_UNAVAILABLE == 10  # not 1, the code of findings and drift
+    assert f"the pinned image builder-bookworm ({PINNED}) is not present in the engine at unix:///fake.sock" in err
+    assert "run without --no-fetch to bootstrap it" in err
+    assert bootstrapped["calls"] == 0 and engine.runs == []
+
+
+def test_an_absent_image_that_bootstraps_unlike_its_pin_builds_nothing(absent, tmp_path: Path) -> None:
+    project, engine, bootstrapped = absent
+    bootstrapped.update(id="sha256:" + "2" * 64, packages={"cmake": "3.25.1-2"})
+    code, _, err = ascenv(project, "build", "add_custom", environ={"ASCENV_CACHE_DIR": str(tmp_path)})
+    assert code == errors.EXIT_NOT_REPRODUCIBLE
+    assert f"the pinned image builder-bookworm ({PINNED}) is not in the engine: bootstrapping it" in err
+    assert f"but pins.toml has {PINNED} (cmake: pinned 3.25.1-1, present 3.25.1-2)" in err
+    assert bootstrapped["calls"] == 1 and engine.runs == []
+    assert not (project / ".ascenv" / "store" / "add_custom").exists()
+
+
+def test_an_absent_registry_image_is_pulled_by_its_pinned_digest(tmp_path: Path) -> None:
+    from ascenv import builder
+    from ascenv.containers import images
+    from ascenv.containers.engine import ImageInfo
+    from ascenv.containers.pins import Pin, save_pins
+    from ascenv.containers.recipe import load_recipe
+    from tests.engine_fixtures import CONTAINERS
+
+    name = "cann-8.1.rc1-910b"
+    containers = tmp_path / "containers"
+    recipe = load_recipe(CONTAINERS, name)
+    ref = f"{recipe.registry.repository}@sha256:{'3' * 64}"  # type: ignore[union-attr]
+    shutil.copytree(CONTAINERS / name, containers / name)
+    save_pins(containers / "pins.toml", {name: Pin("registry", recipe.sha256, "arm64", ref=ref)})
+
+    class Registry(AbsentImageEngine):
+        def pull(self, wanted: str) -> ImageInfo:
+            self.pulled = wanted
+            return ImageInfo("sha256:" + "4" * 64)
+
+    engine = Registry()
+    events: list[str] = []
+    fetch = images.Host(environ={}, cache=tmp_path, on_event=events.append)
+    pinned = builder.resolve_image(containers, name, engine, fetch)  # type: ignore[arg-type]
+    assert engine.pulled == ref and pinned == builder.PinnedImage(name, ref, "sha256:" + "4" * 64)
+    assert events == [f"the pinned image {name} ({ref}) is not in the engine: pulling it", f"pulling {ref}"]
+    with pytest.raises(errors.ImageNotAvailable, match="fetching is off"):
+        builder.resolve_image(containers, name, Registry(), None)  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ascenv import errors
 from ascenv.containers import bootstrap
 from ascenv.containers.bootstrap import AptSource
 from ascenv.containers.recipe import load_recipe
@@ -46,15 +47,17 @@ def test_deb822_sources():
     ]
     assert sources[0].signed_by == "/usr/share/keyrings/debian-archive-keyring.gpg"
     assert (
-        sources[0].line("bookworm", ("main",))
-        == "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example.invalid/debian bookworm main"
+        sources[0].line("bookworm", ("main",)) == "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        "http://mirror.example.invalid/debian bookworm main"
     )
 
 
 def test_one_line_sources_and_host_reading(tmp_path):
     (tmp_path / "sources.list.d").mkdir()
     (tmp_path / "sources.list").write_text(
-        "# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://m.example.invalid/debian bookworm main contrib\ndeb-src http://x.invalid/debian bookworm main\n"
+        "# comment\n"
+        "deb [arch=amd64 signed-by=/k.gpg] http://m.example.invalid/debian bookworm main contrib\n"
+        "deb-src http://x.invalid/debian bookworm main\n"
     )
     (tmp_path / "sources.list.d" / "debian.sources").write_text(DEB822)
     sources = bootstrap.read_host_sources(tmp_path)
@@ -86,7 +89,8 @@ def test_mmdebstrap_command_line(tmp_path):
     assert argv[-3:] == [
         "bookworm",
         str(tmp_path / "rootfs"),
-        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://mirror.example.invalid/debian bookworm main",
+        "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] "
+        "http://mirror.example.invalid/debian bookworm main",
     ]
     assert f"--customize-hook=sync-out /var/cache/apt/archives {tmp_path / 'debs'}" in argv
     env = bootstrap.mmdebstrap_env(boot, {"http_proxy": "http://p.invalid:3128", "HOME": "/root"})
@@ -206,8 +210,9 @@ def test_missing_mmdebstrap_or_unshare_says_what_to_install(tmp_path, status, co
     def run(argv, **_):
         return proc.Completed(tuple(argv), status, code, "", stderr, 0.0)
 
-    with pytest.raises(bootstrap.BootstrapFailed) as info:
+    with pytest.raises(errors.ToolMissing) as info:
         bootstrap.run_mmdebstrap(boot, source, tmp_path / "rootfs", tmp_path / "debs", "amd64", {}, run)
+    assert info.value.exit_code == errors.EXIT_TOOL_MISSING == 4  # a missing program, not a bug in ascenv (3)
     assert info.value.message == f"cannot bootstrap: {stderr}"
     assert info.value.hint == "install mmdebstrap and util-linux (apt-get install mmdebstrap util-linux)"
 
@@ -222,8 +227,9 @@ def test_a_failing_mmdebstrap_quotes_its_last_lines_and_the_mirror(tmp_path):
     def run(argv, **_):
         return proc.Completed(tuple(argv), "exit", 1, "", stderr, 0.0)
 
-    with pytest.raises(bootstrap.BootstrapFailed) as info:
+    with pytest.raises(errors.BootstrapFailed) as info:
         bootstrap.run_mmdebstrap(boot, source, tmp_path / "rootfs", tmp_path / "debs", "amd64", {}, run)
+    assert info.value.exit_code == errors.EXIT_BUILD_FAILED
     assert info.value.message == (
         f"mmdebstrap failed (exit, code 1) for suite 'bookworm' from http://mirror.invalid/debian:\n{stderr}"
     )

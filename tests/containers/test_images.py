@@ -176,7 +176,7 @@ def test_a_failed_build_leaves_the_previous_saved_archive_alone(tmp_path, monkey
     host = fake_bootstrap(tmp_path, monkeypatch)
     save = tmp_path / "builder.tar"
     save.write_bytes(b"yesterday's archive")
-    with pytest.raises(bootstrap.BootstrapFailed):
+    with pytest.raises(errors.BootstrapFailed):
         images.bootstrap_image(load_recipe(CONTAINERS, BUILDER), LoadingEngine(tmp_path, WRONG), host, save)
     assert save.read_bytes() == b"yesterday's archive"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["builder.tar", "cache"]

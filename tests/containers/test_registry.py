@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from ascenv.containers import images
-from ascenv.containers.engine import ImageInfo, ImageNotAvailable
+from ascenv.containers.engine import ImageInfo
 from ascenv.containers.pins import Pin
 from ascenv.containers.recipe import load_recipe
+from ascenv.errors import ImageNotAvailable
 from tests.engine_fixtures import CONTAINERS
 
 NAME = "cann-8.1.rc1-910b"
@@ -80,3 +81,4 @@ def test_unreachable_registry_says_how_to_docker_load(engine):
         engine.pull(f"127.0.0.1:9/ascend/cann@{D1}")  # nothing listens on the discard port
     assert info.value.message.startswith(f"cannot pull 127.0.0.1:9/ascend/cann@{D1}:")
     assert "docker save" in info.value.hint and "docker load -i image.tar" in info.value.hint
+    assert info.value.exit_code == 10  # the image is not obtainable here: not "findings" (1)
