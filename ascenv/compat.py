@@ -10,6 +10,7 @@ so a finding can cite its source and soften INFERRED/CONFLICT facts.
 from __future__ import annotations
 
 import enum
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -49,6 +50,26 @@ class Provenance:
     source: tuple[str, ...]  # URLs or repo@commit:path, as cited in compat-sources
     notes: tuple[str, ...] = ()
     conflict: Optional[str] = None  # for CONFLICT rows: the other value and who says it
+
+    @property
+    def url(self) -> str:
+        """The first source as a link: ``github:owner/repo@commit:path`` becomes its GitHub
+        URL; a citation without a public address (a wheel's file) is returned as written."""
+        return source_url(self.source[0])
+
+
+_GITHUB = re.compile(r"github:([\w.-]+/[\w.-]+)@([0-9a-fA-F]{7,40}):(\S+)")
+_URL = re.compile(r"https?://[^\s)]+")
+
+
+def source_url(citation: str) -> str:
+    """A citation of the data files as a URL where it has one (see ``Provenance.url``)."""
+    match = _GITHUB.match(citation.strip())
+    if match:
+        repo, commit, path = match.groups()
+        return f"https://github.com/{repo}/blob/{commit}/{path}"
+    found = _URL.search(citation)
+    return found.group(0) if found else citation.strip()
 
 
 # --- rows ----------------------------------------------------------------------------------------
@@ -164,9 +185,16 @@ class CompatWindow:
     pta: tuple[VersionRange, ...]
     cann: tuple[VersionRange, ...]
     provenance: Provenance
+    cann_text: tuple[str, ...] = ()  # as written ("8.5.X"), for messages
 
     def covers(self, pta: AscendVersion, cann: AscendVersion) -> bool:
-        return any(r.contains(pta) for r in self.pta) and any(r.contains(cann) for r in self.cann)
+        return self.covers_pta(pta) and self.covers_cann(cann)
+
+    def covers_pta(self, pta: AscendVersion) -> bool:
+        return any(r.contains(pta) for r in self.pta)
+
+    def covers_cann(self, cann: AscendVersion) -> bool:
+        return any(r.contains(cann) for r in self.cann)
 
 
 @dataclass(frozen=True)
@@ -186,7 +214,7 @@ class Soc:
     npu_smi_name: Optional[str]  # Name column of npu-smi info (None on A3: use the board info)
     board_chip_name: Optional[str]  # A3: npu-smi info -t board "Chip Name"
     board_npu_name: Optional[str]  # A3: npu-smi info -t board "NPU Name"
-    aic_version: str
+    aic_version: Optional[str]  # None where only torch_npu's SoC table names it
     ub_size: Optional[int]  # bytes of Unified Buffer per AI core
     provenance: Provenance
 
@@ -245,11 +273,14 @@ class DriverVerdict:
 
 
 class TorchNpuFitGrade(str, enum.Enum):
-    VALIDATED = "validated"  # the documented 1:1 pair (compat.md §0 rule 2: ok)
+    """What the sources say about one torch_npu on one CANN, best first."""
+
+    VALIDATED = "validated"  # the documented 1:1 pair (ok)
     UNVERIFIED = "unverified"  # the pair exists but is INFERRED or CONFLICT (report softly)
-    WINDOW = "window"  # inside a published compatibility window (warn)
-    OUTSIDE = "outside"  # neither (error)
-    UNKNOWN = "unknown"  # nothing known about this torch_npu's CANN
+    WINDOW = "window"  # inside a published compatibility window, not the 1:1 pair (warn)
+    NEWER_THAN_DATA = "newer-than-data"  # the CANN is newer than every release the data knows (info)
+    UNKNOWN = "unknown"  # no pairing published for this torch_npu, or for this CANN (info)
+    OUTSIDE = "outside"  # this CANN's published pairings name other torch_npu lines (error)
 
 
 @dataclass(frozen=True)
@@ -257,6 +288,13 @@ class TorchNpuFit:
     release: TorchNpuRelease
     grade: TorchNpuFitGrade
     window: Optional[CompatWindow] = None
+    cann: Optional[AscendVersion] = None  # the release the installed CANN label was read as
+    nearest: tuple[str, ...] = ()  # for UNKNOWN: the nearest documented pairings, as text
+
+    @property
+    def source(self) -> str:
+        """The citation that decided the grade (the window's, else the row's)."""
+        return (self.window.provenance if self.window is not None else self.release.provenance).source[0]
 
     def pip_command(self, arch: str) -> str:
         return "pip install " + " ".join(self.release.pip_requirements(arch))
@@ -283,6 +321,7 @@ class Matrix:
     socs: tuple[Soc, ...]
     pci_devices: tuple[PciDevice, ...]
     pci_cards: tuple[PciCard, ...]
+    as_of: str = ""  # the day the rows were last compared with their sources (the oldest file's)
 
     # CANN ------------------------------------------------------------------------------------
 
@@ -379,7 +418,7 @@ class Matrix:
         rows = self.torch_npu(torch_npu)
         if not rows:
             raise LookupError(f"torch_npu {torch_npu} is not in compat/torch_npu.toml")
-        fits = [self._grade(r, _cann(cann).commercial()) for r in rows]
+        fits = [self._grade(r, _cann(cann).release_target()) for r in rows]
         return min(fits, key=lambda f: _GRADE_ORDER[f.grade])
 
     def torch_npu_for(
@@ -394,7 +433,7 @@ class Matrix:
         """The fix suggester's list: torch_npu releases for this torch X.Y.Z that fit the CANN
         (validated pairs first, then unverified, then window), wheels on PyPI and newest first.
         ``python`` ("3.10") keeps only releases with a wheel for it on ``arch``."""
-        wanted = _cann(cann).commercial()
+        wanted = _cann(cann).release_target()
         fits = []
         for row in self.torch_npu_line(torch):
             if (row.version.is_prerelease or row.kind == "master-dev-prerelease") and not include_prereleases:
@@ -408,16 +447,59 @@ class Matrix:
         return tuple(fits)
 
     def _grade(self, row: TorchNpuRelease, cann: AscendVersion) -> TorchNpuFit:
-        if row.cann is not None and row.cann.commercial() == cann:
+        """Grade what is published, and only that. A pair is "outside" only when pairings are
+        published for both sides and this CANN's name other torch_npu lines (torch_npu 2.7.1 on
+        CANN 9.0.0 fails with an undefined symbol, triton-ascend#326); when nothing is published
+        for the torch_npu or for the CANN, the grade says so instead of failing."""
+        if row.cann is not None and row.cann.release_target() == cann:
             documented = row.provenance.status is Status.DOCUMENTED
-            return TorchNpuFit(row, TorchNpuFitGrade.VALIDATED if documented else TorchNpuFitGrade.UNVERIFIED)
+            grade = TorchNpuFitGrade.VALIDATED if documented else TorchNpuFitGrade.UNVERIFIED
+            return TorchNpuFit(row, grade, cann=cann)
         if row.pta is not None:
             window = next((w for w in self.windows if w.covers(row.pta, cann)), None)
             if window is not None:
-                return TorchNpuFit(row, TorchNpuFitGrade.WINDOW, window)
-        if row.cann is None and row.pta is None:
-            return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN)
-        return TorchNpuFit(row, TorchNpuFitGrade.OUTSIDE)
+                return TorchNpuFit(row, TorchNpuFitGrade.WINDOW, window, cann=cann)
+        has_pairing = row.cann is not None or (row.pta is not None and any(w.covers_pta(row.pta) for w in self.windows))
+        if not has_pairing:
+            return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN, cann=cann, nearest=self._nearest_rows(row))
+        if not self._cann_has_pairings(cann):
+            newest = max((r.version for r in self.cann_releases), default=None)
+            grade = (
+                TorchNpuFitGrade.NEWER_THAN_DATA if newest is not None and cann > newest else TorchNpuFitGrade.UNKNOWN
+            )
+            return TorchNpuFit(row, grade, cann=cann, nearest=self._pairings_of(row))
+        return TorchNpuFit(row, TorchNpuFitGrade.OUTSIDE, cann=cann, nearest=self._pairings_of(row))
+
+    def _cann_has_pairings(self, cann: AscendVersion) -> bool:
+        if any(w.covers_cann(cann) for w in self.windows):
+            return True
+        return any(r.cann is not None and r.cann.release_target() == cann for r in self.torch_npu_releases)
+
+    def _pairings_of(self, row: TorchNpuRelease) -> tuple[str, ...]:
+        """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA."""
+        found = [f"CANN {row.cann} ({'validated' if row.provenance.status is Status.DOCUMENTED else 'inferred'})"]
+        found = found if row.cann is not None else []
+        for w in self.windows:
+            if row.pta is not None and w.covers_pta(row.pta):
+                found.append("CANN " + "/".join(w.cann_text) + " (window)")
+        return tuple(dict.fromkeys(found))
+
+    def _nearest_rows(self, row: TorchNpuRelease, count: int = 3) -> tuple[str, ...]:
+        """The documented pairings of the torch_npu versions nearest to this one (two below, one above)."""
+        documented = sorted(
+            {
+                r.version: r
+                for r in self.torch_npu_releases
+                if r.cann is not None and r.provenance.status is Status.DOCUMENTED and not r.version.is_prerelease
+            }.values(),
+            key=lambda r: r.version,
+        )
+        below = [r for r in documented if r.version < row.version][-(count - 1) :]
+        above = [r for r in documented if r.version > row.version][:1]
+        return tuple(f"torch_npu {r.text} with CANN {r.cann}" for r in reversed(below + above))
+
+    def newest_torch_npu(self) -> Optional[TorchNpuRelease]:
+        return max(self.torch_npu_releases, key=lambda r: r.version, default=None)
 
     # hardware --------------------------------------------------------------------------------
 
@@ -510,6 +592,7 @@ def load(directory: Optional[Path] = None) -> Matrix:
         socs=hardware.rows("socs", _soc),
         pci_devices=hardware.rows("pci_devices", _pci_device),
         pci_cards=hardware.rows("pci_cards", _pci_card),
+        as_of=min(reader.date("as_of") for reader in (cann, torch_npu, hardware)),
     )
     for reader in (cann, torch_npu, hardware):
         reader.done()
@@ -628,6 +711,17 @@ class _Reader:
 
     def integer(self, key: str, required: bool = True) -> Optional[int]:
         return self.raw(key, int, required)
+
+    def date(self, key: str) -> str:
+        """An ISO day (2026-12-01), kept as text."""
+        import datetime
+
+        text = self.string(key) or ""
+        try:
+            datetime.date.fromisoformat(text)
+        except ValueError:
+            raise self.fail(key, f"expected a date like 2026-12-01, found {text!r}") from None
+        return text
 
     def boolean(self, key: str) -> bool:
         return self.raw(key, bool, True)
@@ -790,6 +884,7 @@ def _window(row: _Reader) -> CompatWindow:
         pta=row.patterns("pta", ProductLine.PTA),
         cann=row.patterns("cann", ProductLine.CANN),
         provenance=row.provenance(),
+        cann_text=row.strings("cann"),
     )
 
 
@@ -817,7 +912,7 @@ def _soc(row: _Reader) -> Soc:
         npu_smi_name=row.string("npu_smi_name", required=board is None),  # A3 rows name the board instead
         board_chip_name=board.string("chip_name") if board else None,
         board_npu_name=board.string("npu_name") if board else None,
-        aic_version=row.string("aic_version"),
+        aic_version=row.string("aic_version", required=False),
         ub_size=row.integer("ub_size", required=False),
         provenance=row.provenance(),
     )

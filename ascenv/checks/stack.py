@@ -76,7 +76,8 @@ def firmware_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             found="; ".join(refused),
             expected="each inside the other's compatible range",
             evidence=evidence,
-            fix=f"install the firmware of the driver's HDK release {bundle} (Ascend-hdk-<chip>-npu-firmware_{bundle}.run --full; "
+            fix=f"install the firmware of the driver's HDK release {bundle} "
+            f"(Ascend-hdk-<chip>-npu-firmware_{bundle}.run --full; "
             "or the driver of the firmware's release), then reboot",
         )
     elif odd:
@@ -197,15 +198,19 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         fit = verdict.fit.value
         severity = _FIT_SEVERITY[fit]
         rules = verdict.evidence
-        hdk = ", ".join(dict.fromkeys(t for r in rules for t in r.hdk_text)) or "-"
+        hdk = ", ".join(dict.fromkeys(t for r in rules for t in r.hdk_text))
         soft = sorted({r.provenance.status.value for r in rules} - {"documented"})
-        found = f"driver {driver} is {_FIT_WORDS[fit]} ({hdk})" + (
-            f"; the source marks this {'/'.join(soft)}" if soft else ""
-        )
+        as_of = getattr(matrix, "as_of", "")
+        if fit == "unknown" and not rules:
+            found = _no_hdk_data(matrix, install.version or "?", driver, as_of)
+        else:
+            found = f"driver {driver} is {_FIT_WORDS[fit]}" + (f" ({hdk})" if hdk else "")
+        found += f"; the source marks this {'/'.join(soft)}" if soft else ""
         sources = tuple(f"compat: {r.provenance.source[0]}" for r in rules[:2])
+        cited = {"source": rules[0].provenance.url if rules else "", "data_as_of": as_of}
         title = f"CANN {install.version} with driver {driver}: {fit.replace('-', ' ')}"
         if severity in (Severity.OK, Severity.INFO):
-            yield finding("ASC-CANN-DRIVER", severity, title, found=found, evidence=evidence + sources)
+            yield finding("ASC-CANN-DRIVER", severity, title, found=found, evidence=evidence + sources, **cited)
             continue
         rules_here = matrix.hdk_rules_for(install.version, applies_to=context, hdk_line=hdk_line)
         listed = [t for r in rules_here if r.kind.value in ("matched", "compatible") for t in r.hdk_text]
@@ -228,7 +233,17 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             + (f" (at least {', '.join(floors)})" if floors else ""),
             evidence=evidence + sources,
             fix=upgrade + keep,
+            **cited,
         )
+
+
+def _no_hdk_data(matrix: Any, cann: str, driver: str, as_of: str) -> str:
+    """The note for a CANN without HDK rules: newer than the data, or simply not published."""
+    newest = max((r.version for r in matrix.cann_releases), default=None)
+    version = parse(cann, ProductLine.CANN)
+    if version is not None and newest is not None and version.commercial() > newest:
+        return f"CANN {cann} is newer than every release in the compatibility data (as of {as_of}): no HDK list known"
+    return f"no HDK compatibility published for CANN {cann} in the data (as of {as_of}); driver {driver} not judged"
 
 
 @check(
