@@ -198,6 +198,9 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         fit = verdict.fit.value
         severity = _FIT_SEVERITY[fit]
         rules = verdict.evidence
+        if severity is Severity.ERROR and rules and all(r.provenance.status.value != "documented" for r in rules):
+            # INFERRED or CONFLICT facts are reported at a lower confidence, never as a failure
+            severity = Severity.WARN
         hdk = ", ".join(dict.fromkeys(t for r in rules for t in r.hdk_text))
         soft = sorted({r.provenance.status.value for r in rules} - {"documented"})
         as_of = getattr(matrix, "as_of", "")
