@@ -134,7 +134,7 @@ class AscendVersion:
 
     def _check(self, other: object) -> AscendVersion:
         if not isinstance(other, AscendVersion):
-            return NotImplemented  # type: ignore[return-value]
+            return NotImplemented
         if other.line is not self.line:
             raise IncomparableVersions(
                 f"cannot order {self.line.value} version {self.raw!r} against {other.line.value} version "

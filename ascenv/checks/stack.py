@@ -30,7 +30,7 @@ The driver and firmware packages name the versions they work with: driver versio
 `compatible_version_drv=[24.1,24.1.],[25.0,25.0.]` (driver families; a trailing dot means any
 version starting with it). Both must hold. A real case: driver 24.1.rc2 with firmware 7.3.0.1.231
 outside `[7.0.0,7.2.99]` gave "driver and firmware packages do not match" and broke IPC/UUID
-(compat-sources/compat.md §0 rule 4, §4.3). These fields are the most robust check: they need no
+These fields are the most robust check: they need no
 table, the packages carry them.
 """,
 )
@@ -66,7 +66,7 @@ def firmware_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             continue
         judged.append(f"{owner} accepts {other} {text}")
         if not inside:
-            refused.append(f"{owner} ({file.path}) accepts {other} {text}; the {other} is {version}")
+            refused.append(f"{owner} ({file.path if file else '?'}) accepts {other} {text}; the {other} is {version}")
     bundle = (driver.version_file.get("package_version") if driver.version_file else None) or driver.version
     if refused:
         yield finding(
@@ -173,7 +173,7 @@ required_soft and the release notes); Huawei also publishes compatibility lists 
 8.5, minimums: 8.5.x/9.0.x need HDK >= 25.0.X, 9.1.x needs >= 25.2.X (25.0.X is explicitly "N").
 Below a documented minimum or explicitly incompatible is an error; older than the matched HDK
 (no minimum documented before 8.5) or not in a published list is a warning; newer than matched
-with no list is a note (compat-sources/compat.md §0 rule 3, §1.2; data: compat/cann.toml).
+with no list is a note (data: compat/cann.toml, each row with its release note).
 """,
 )
 def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:

@@ -50,7 +50,7 @@ torch_npu is built against one torch release and must be installed with exactly 
 (torch_npu 2.1.0.post10 → torch 2.1.0; 2.1.0rc1, 2.1.0.post17 and 2.1.0+cxx11-abi all mean 2.1.0).
 From 2.1.0.post3 the wheels pin it; on x86_64 the 6.0.x…26.1.0 lines pin `torch==X+cpu`, which
 the plain PyPI `torch X` does not satisfy (PEP 440 local label): `pip check` flags it and pip may
-replace torch. From 2.12.0 the pin is `torch==X`. (compat-sources/compat.md §0 rule 1; setup.py of
+replace torch. From 2.12.0 the pin is `torch==X`. (setup.py of
 github:Ascend/pytorch tags v6.0.rc1 … v26.1.0-pytorch2.12.0.)
 """,
 )
@@ -101,7 +101,7 @@ def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         )
         return
     label = split_local(torch)[1]
-    cpu_pin = bool(rows) and rows[0].torch_pin.value == "cpu-local-on-x86_64"
+    cpu_pin = any(r.torch_pin.value == "cpu-local-on-x86_64" for r in rows[:1])
     if arch == "x86_64" and cpu_pin and not label.startswith("+cpu") and not label.startswith("+cu"):
         yield finding(
             "ASC-TORCH-PAIR",
@@ -224,10 +224,10 @@ def _not_in_data(matrix: Any, npu: str) -> str:
     return f"torch_npu {npu} is not in compat/torch_npu.toml (a source, daily or private build?)"
 
 
-def _suggestions(snap: Snapshot, matrix: Any, cann: str) -> tuple:
+def _suggestions(snap: Snapshot, matrix: Any, cann: Optional[str]) -> tuple:
     """torch_npu releases on PyPI for the installed torch that fit this CANN, best first."""
     torch = snap.python.packages.get("torch")
-    if not torch:
+    if not torch or not cann:
         return ()
     try:
         fits = matrix.torch_npu_for(cann, torch, arch=_arch(snap), python=_python_xy(snap))
@@ -315,8 +315,7 @@ torch_npu wheels are built per CPython version (cp38 … cp312): read the suppor
 wheel tag of the installed torch_npu, not from the classifiers (the 2.12.0 METADATA still lists
 3.8/3.9 and has no Requires-Python). A wheel for another Python (a copied site-packages, a
 --target install) fails to import its C extension. For a version not installed yet, the PyPI
-wheel list in compat/torch_npu.toml says which Pythons have a wheel (compat-sources/compat.md §0
-rule 5, §2.3).
+wheel list in compat/torch_npu.toml says which Pythons have a wheel.
 """,
 )
 def torch_python(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
