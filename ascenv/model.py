@@ -346,3 +346,5 @@ class Finding:
     expected: str = ""
     evidence: tuple[str, ...] = ()  # files or commands it came from
     fix: str = ""  # a command, a package version, a flag
+    source: str = ""  # where the fact behind the verdict is published (a URL where there is one)
+    data_as_of: str = ""  # for verdicts from the compatibility data: the day it was last checked

@@ -110,11 +110,23 @@ class AscendVersion:
             return AscendVersion.parse(base, line=self.line)
         return self
 
+    def release_target(self) -> AscendVersion:
+        """The release a CANN label leads to, for pairing it with torch_npu: ``commercial()``, and
+        from 8.5 on a pre-release label maps to its release (9.0.0-beta.2 → 9.0.0, 8.5.0.alpha001
+        → 8.5.0). torch_npu names only releases in its tables (Ascend/pytorch COMPATIBILITY.md), and
+        a beta carries its release's ABI (triton-ascend#326: the fix for 9.0.0-beta.2 is the
+        torch_npu validated with 9.0.0). HDK rules keep the label itself: betas have their own."""
+        base = self.commercial()
+        if self.line is not ProductLine.CANN or self.release < (8, 5) or self.key[4] == _NO_PRE or self.key[6]:
+            return base
+        release = ".".join(_display(p) for p in self.parts if not (isinstance(p, tuple) and p[0] in _PRE_RANK))
+        return AscendVersion.parse(release, line=self.line)
+
     # -- comparison ----------------------------------------------------------------------------
 
     def _check(self, other: object) -> AscendVersion:
         if not isinstance(other, AscendVersion):
-            return NotImplemented  # type: ignore[return-value]
+            return NotImplemented
         if other.line is not self.line:
             raise IncomparableVersions(
                 f"cannot order {self.line.value} version {self.raw!r} against {other.line.value} version "
@@ -287,7 +299,8 @@ class VersionRange:
     def contains(self, version: AscendVersion) -> bool:
         if version.line is not self.line:
             raise IncomparableVersions(
-                f"cannot test {version.line.value} version {version.raw!r} against {self.line.value} range {self.text!r}"
+                f"cannot test {version.line.value} version {version.raw!r} "
+                f"against {self.line.value} range {self.text!r}"
             )
         if self.line is ProductLine.INNER:
             train = version.key[:3]

@@ -24,6 +24,11 @@ The hosts:
   ``latest -> 8.3.RC2`` (removed, dangling); set_env.sh not sourced;
 * ``nonroot-home``: an x86_64 development host without NPUs (no npu-smi), CANN 8.1.RC1 installed
   by user ``dev`` in /home/dev/Ascend, sourced.
+* ``vllm-ascend-v0.12.0rc1`` / ``vllm-ascend-v0.11.0``: the official vllm-ascend image stacks
+  (Dockerfile FROM the CANN 8.3.rc2-910b image; torch_npu 2.8.0 with torch 2.8.0+cpu, resp.
+  torch_npu 2.7.1 with torch 2.7.1+cpu) in a container on the 2 x 910B4-1 host of
+  vllm-ascend#5606 (driver 25.2.2 mounted in); the Python packages are dist-info records on
+  PYTHONPATH (``site/`` beside ``root/``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
@@ -402,6 +408,57 @@ def nonroot_home(m: _Machine) -> FixtureHost:
     return m.host(environ, "/home/dev")
 
 
+def _site_packages(m: _Machine, packages: dict[str, str]) -> str:
+    """constructed: dist-info records (METADATA name/version, WHEEL tag of this interpreter) of
+    the Python packages a host's image installs; returns the directory to put on PYTHONPATH."""
+    site = m.root.parent / "site"
+    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    for name, version in packages.items():
+        info = site / f"{name}-{version}.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nTag: {tag}-{tag}-linux_x86_64\n")
+    return str(site)
+
+
+_5606 = "npu_smi/910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt"
+
+
+def _vllm_ascend_image(m: _Machine, torch: str, torch_npu: str) -> FixtureHost:
+    """A container of the vllm-ascend release image (its Dockerfile starts FROM the CANN
+    8.3.rc2-910b image: https://github.com/vllm-project/vllm-ascend/blob/v0.12.0rc1/Dockerfile)
+    on the host of vllm-ascend#5606 (the install.info and npu-smi capture of that issue)."""
+    m.write("/.dockerenv", "")
+    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 2)  # sample C: what Dockerfiles write
+    # constructed: the host's driver is mounted in; npu-smi there prints Version: 25.2.2 and the
+    # minimum version.info is Version= (formats-npu-smi.md §5)
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.2\n")
+    install = "/usr/local/Ascend/ascend-toolkit/8.3.RC2"
+    m.copy(
+        f"{install}/aarch64-linux/ascend_toolkit_install.info",
+        f"{VERSION_FILES}/ascend_toolkit_install.info_8.3.RC2_aarch64_910B4-1_vllm-ascend-issue5606.txt",
+    )
+    # the -910b images install Ascend-cann-kernels-910b (github.com/Ascend/cann-container-image)
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/config/ascend910b")
+    _soc_configs(m, install, "aarch64", _A2_SOCS)
+    m.link("/usr/local/Ascend/ascend-toolkit/latest", "8.3.RC2")
+    m.copy("/usr/local/Ascend/ascend-toolkit/set_env.sh", _SET_ENV_800)  # same exports in 8.3 (INFERRED)
+    m.devices(2, (("0000:0E:00.0", "0xd802", None), ("0000:0F:00.0", "0xd802", None)))
+    m.npu_smi({"info": _5606}, npu_ids=(0, 1))
+    environ = sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest")
+    environ["PYTHONPATH"] = _site_packages(m, {"torch": torch, "torch_npu": torch_npu}) + ":" + environ["PYTHONPATH"]
+    return m.host(environ, "/root")
+
+
+def vllm_ascend_v0_12_0rc1(m: _Machine) -> FixtureHost:
+    return _vllm_ascend_image(m, "2.8.0+cpu", "2.8.0")
+
+
+def vllm_ascend_v0_11_0(m: _Machine) -> FixtureHost:
+    return _vllm_ascend_image(m, "2.7.1+cpu", "2.7.1")
+
+
 _BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
     "a2-cann800": a2_cann800,
     "a3-cann850": a3_cann850,
@@ -409,6 +466,8 @@ _BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
     "container-no-devices": container_no_devices,
     "two-canns-dangling-latest": two_canns_dangling_latest,
     "nonroot-home": nonroot_home,
+    "vllm-ascend-v0.12.0rc1": vllm_ascend_v0_12_0rc1,
+    "vllm-ascend-v0.11.0": vllm_ascend_v0_11_0,
 }
 HOST_NAMES = tuple(_BUILDERS)
 

@@ -28,7 +28,7 @@ def test_every_shipped_file_loads_with_rows(matrix: compat.Matrix) -> None:
     assert sorted(p.name for p in SHIPPED.glob("*.toml")) == sorted(compat.FILES)
     assert compat.load() == matrix  # the default directory is the shipped one
     assert len(matrix.cann_releases) >= 25 and len(matrix.hdk_rules) >= 40 and len(matrix.compilers) >= 5
-    assert len(matrix.torch_npu_releases) >= 100 and len(matrix.windows) == 2
+    assert len(matrix.torch_npu_releases) >= 100 and len(matrix.windows) == 4 and matrix.as_of == "2026-12-01"
     assert len(matrix.socs) >= 20 and matrix.pci_devices and matrix.pci_cards
 
 
@@ -143,7 +143,8 @@ def release_index(path: Path, version: str) -> int:
             "torch_npu.toml",
             'torch_pin = "cpu-local-on-x86_64"\non_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
             'torch_pin = "cpu"\non_pypi = true\npython_x86_64 = ["3.8", "3.9", "3.10", "3.11"]',
-            r"compat/torch_npu.toml: releases\[{i}\].torch_pin: expected one of none, cpu-local-on-x86_64, exact, unknown, found 'cpu'",
+            r"compat/torch_npu.toml: releases\[{i}\].torch_pin: "
+            r"expected one of none, cpu-local-on-x86_64, exact, unknown, found 'cpu'",
         ),
     ],
 )
@@ -251,6 +252,12 @@ def test_empty_source_and_conflict_without_the_other_value_are_refused(tmp_path:
             r"compat/torch_npu.toml: window: unknown key; perhaps you meant 'windows'\?",
         ),
         ("torch_npu.toml", 'retrieved = "', 'retrieved = "x', None),  # still a string: loads
+        (
+            "cann.toml",
+            'as_of = "2026-12-01"',
+            'as_of = "last week"',
+            r"compat/cann.toml: as_of: expected a date like 2026-12-01, found 'last week'",
+        ),
     ],
 )
 def test_broken_files_name_file_and_key_path(

@@ -23,6 +23,8 @@ def test_six_hosts():
         "container-no-devices",
         "two-canns-dangling-latest",
         "nonroot-home",
+        "vllm-ascend-v0.12.0rc1",
+        "vllm-ascend-v0.11.0",
     )
 
 

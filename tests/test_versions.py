@@ -378,3 +378,18 @@ def test_parse_never_raises_anything_but_invalid_version(text: str, line: Produc
 def test_sorting_any_subset_keeps_the_documented_order(texts: list) -> None:
     ordered = [str(x) for x in sorted(v(t) for t in texts)]
     assert ordered == sorted(texts, key=CANN_ORDER.index)
+
+
+@pytest.mark.parametrize(
+    ("label", "release"),
+    [
+        ("9.0.0-beta.2", "9.0.0"),  # the new form: a pre-release of 9.0.0
+        ("9.1.0-beta.3", "9.1.0"),
+        ("8.5.0.alpha001", "8.5.0"),
+        ("8.0.RC2.beta1", "8.0.RC2"),  # the old community label: commercial()
+        ("9.1.0", "9.1.0"),
+        ("8.0.T63", "8.0.T63"),  # a test build names no release
+    ],
+)
+def test_release_target_maps_a_cann_label_to_its_release(label: str, release: str) -> None:
+    assert AscendVersion.parse(label, line=ProductLine.CANN).release_target().raw == release

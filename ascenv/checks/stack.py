@@ -31,7 +31,7 @@ The driver and firmware packages name the versions they work with: driver versio
 `compatible_version_drv=[24.1,24.1.],[25.0,25.0.]` (driver families; a trailing dot means any
 version starting with it). Both must hold. A real case: driver 24.1.rc2 with firmware 7.3.0.1.231
 outside `[7.0.0,7.2.99]` gave "driver and firmware packages do not match" and broke IPC/UUID
-(compat-sources/compat.md §0 rule 4, §4.3). These fields are the most robust check: they need no
+These fields are the most robust check: they need no
 table, the packages carry them.
 """,
 )
@@ -67,7 +67,7 @@ def firmware_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             continue
         judged.append(f"{owner} accepts {other} {text}")
         if not inside:
-            refused.append(f"{owner} ({file.path}) accepts {other} {text}; the {other} is {version}")
+            refused.append(f"{owner} ({file.path if file else '?'}) accepts {other} {text}; the {other} is {version}")
     bundle = (driver.version_file.get("package_version") if driver.version_file else None) or driver.version
     if refused:
         yield finding(
@@ -77,7 +77,8 @@ def firmware_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             found="; ".join(refused),
             expected="each inside the other's compatible range",
             evidence=evidence,
-            fix=f"install the firmware of the driver's HDK release {bundle} (Ascend-hdk-<chip>-npu-firmware_{bundle}.run --full; "
+            fix=f"install the firmware of the driver's HDK release {bundle} "
+            f"(Ascend-hdk-<chip>-npu-firmware_{bundle}.run --full; "
             "or the driver of the firmware's release), then reboot",
         )
     elif odd:
@@ -173,7 +174,7 @@ required_soft and the release notes); Huawei also publishes compatibility lists 
 8.5, minimums: 8.5.x/9.0.x need HDK >= 25.0.X, 9.1.x needs >= 25.2.X (25.0.X is explicitly "N").
 Below a documented minimum or explicitly incompatible is an error; older than the matched HDK
 (no minimum documented before 8.5) or not in a published list is a warning; newer than matched
-with no list is a note (compat-sources/compat.md §0 rule 3, §1.2; data: compat/cann.toml).
+with no list is a note (data: compat/cann.toml, each row with its release note).
 """,
 )
 def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -198,15 +199,22 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         fit = verdict.fit.value
         severity = _FIT_SEVERITY[fit]
         rules = verdict.evidence
-        hdk = ", ".join(dict.fromkeys(t for r in rules for t in r.hdk_text)) or "-"
+        if severity is Severity.ERROR and rules and all(r.provenance.status.value != "documented" for r in rules):
+            # INFERRED or CONFLICT facts are reported at a lower confidence, never as a failure
+            severity = Severity.WARN
+        hdk = ", ".join(dict.fromkeys(t for r in rules for t in r.hdk_text))
         soft = sorted({r.provenance.status.value for r in rules} - {"documented"})
-        found = f"driver {driver} is {_FIT_WORDS[fit]} ({hdk})" + (
-            f"; the source marks this {'/'.join(soft)}" if soft else ""
-        )
+        as_of = getattr(matrix, "as_of", "")
+        if fit == "unknown" and not rules:
+            found = _no_hdk_data(matrix, install.version or "?", driver, as_of)
+        else:
+            found = f"driver {driver} is {_FIT_WORDS[fit]}" + (f" ({hdk})" if hdk else "")
+        found += f"; the source marks this {'/'.join(soft)}" if soft else ""
         sources = tuple(f"compat: {r.provenance.source[0]}" for r in rules[:2])
+        cited = {"source": rules[0].provenance.url if rules else "", "data_as_of": as_of}
         title = f"CANN {install.version} with driver {driver}: {fit.replace('-', ' ')}"
         if severity in (Severity.OK, Severity.INFO):
-            yield finding("ASC-CANN-DRIVER", severity, title, found=found, evidence=evidence + sources)
+            yield finding("ASC-CANN-DRIVER", severity, title, found=found, evidence=evidence + sources, **cited)
             continue
         rules_here = matrix.hdk_rules_for(install.version, applies_to=context, hdk_line=hdk_line)
         listed = [t for r in rules_here if r.kind.value in ("matched", "compatible") for t in r.hdk_text]
@@ -229,7 +237,17 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             + (f" (at least {', '.join(floors)})" if floors else ""),
             evidence=evidence + sources,
             fix=upgrade + keep,
+            **cited,
         )
+
+
+def _no_hdk_data(matrix: Any, cann: str, driver: str, as_of: str) -> str:
+    """The note for a CANN without HDK rules: newer than the data, or simply not published."""
+    newest = max((r.version for r in matrix.cann_releases), default=None)
+    version = parse(cann, ProductLine.CANN)
+    if version is not None and newest is not None and version.commercial() > newest:
+        return f"CANN {cann} is newer than every release in the compatibility data (as of {as_of}): no HDK list known"
+    return f"no HDK compatibility published for CANN {cann} in the data (as of {as_of}); driver {driver} not judged"
 
 
 @check(

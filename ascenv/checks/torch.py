@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 from ascenv.checks import check, finding
 from ascenv.checks.facts import active_install, not_comparable
+from ascenv.compat import source_url
 from ascenv.errors import InvalidVersion
 from ascenv.model import Distribution, Finding, Severity, Snapshot, normalize_name
 from ascenv.versions import ProductLine, python_version, split_local, torch_release
@@ -50,7 +51,7 @@ torch_npu is built against one torch release and must be installed with exactly 
 (torch_npu 2.1.0.post10 → torch 2.1.0; 2.1.0rc1, 2.1.0.post17 and 2.1.0+cxx11-abi all mean 2.1.0).
 From 2.1.0.post3 the wheels pin it; on x86_64 the 6.0.x…26.1.0 lines pin `torch==X+cpu`, which
 the plain PyPI `torch X` does not satisfy (PEP 440 local label): `pip check` flags it and pip may
-replace torch. From 2.12.0 the pin is `torch==X`. (compat-sources/compat.md §0 rule 1; setup.py of
+replace torch. From 2.12.0 the pin is `torch==X`. (setup.py of
 github:Ascend/pytorch tags v6.0.rc1 … v26.1.0-pytorch2.12.0.)
 """,
 )
@@ -101,7 +102,7 @@ def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         )
         return
     label = split_local(torch)[1]
-    cpu_pin = bool(rows) and rows[0].torch_pin.value == "cpu-local-on-x86_64"
+    cpu_pin = any(r.torch_pin.value == "cpu-local-on-x86_64" for r in rows[:1])
     if arch == "x86_64" and cpu_pin and not label.startswith("+cpu") and not label.startswith("+cu"):
         yield finding(
             "ASC-TORCH-PAIR",
@@ -120,8 +121,9 @@ _GRADE = {
     "validated": (Severity.OK, "the validated pair"),
     "unverified": (Severity.INFO, "a pair the sources give as inferred or conflicting"),
     "window": (Severity.WARN, "inside a published compatibility window, not the validated pair"),
+    "newer-than-data": (Severity.INFO, "newer than the compatibility data"),
+    "unknown": (Severity.INFO, "not paired with it in any published table"),
     "outside": (Severity.ERROR, "outside every published pairing"),
-    "unknown": (Severity.INFO, "no documented CANN for this torch_npu"),
 }
 
 
@@ -130,12 +132,16 @@ _GRADE = {
     layer="torch_npu",
     title="torch_npu fits the active CANN",
     explain="""
-Each torch_npu release line is built and validated against one CANN (the README/COMPATIBILITY
-table of github:Ascend/pytorch); Huawei also publishes wider windows (PTA 6.0.0–7.2.0 with CANN
+Each torch_npu release line is built and validated against one CANN (the COMPATIBILITY table of
+github:Ascend/pytorch); Huawei also publishes wider windows (PTA 6.0.0–7.2.0 with CANN
 8.0.RC2…8.3.RC1, hiascend Pytorch/720 releasenote_0005; TorchNPU 7.3.X/26.0.X/26.1.X with CANN
-8.5.X/9.0.X/9.1.X). Validated pair: ok; inside a window: warning; outside: error. torch_npu does not
-check this at import: mismatches surface later as `undefined symbol` (torch_npu 2.7.1 on CANN 9.0.0:
-MsprofSysCycleTime, triton-ascend#326) or ACL errors (compat-sources/compat.md §0 rule 2, §4.1).
+8.5.X/9.0.X/9.1.X; MindIE bundles such as CANN 8.3.RC2 with PTA 7.2.0). Grades say what is
+published: the validated pair is ok; inside a window, a warning; a CANN whose published pairings
+name other torch_npu lines, an error (torch_npu does not check this at import: mismatches surface
+later as `undefined symbol`, e.g. torch_npu 2.7.1 on CANN 9.0.0: MsprofSysCycleTime,
+triton-ascend#326). When nothing is published for the torch_npu (a new release) or for the CANN,
+or the CANN is newer than the data, it is a note naming the nearest documented pairings and the
+data's date. A pre-release label of 8.5 and later (9.0.0-beta.2) is read as its release.
 """,
 )
 def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -143,12 +149,13 @@ def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     install = active_install(snap)
     if matrix is None or not npu or install is None:
         return
+    as_of = getattr(matrix, "as_of", "")
     evidence = _evidence(_dist(snap, "torch-npu")) + tuple(p for p in (install.info_file,) if p)
     odd, fit = not_comparable(install.version, ProductLine.CANN), None
     try:
         fit = None if odd else matrix.torch_npu_cann_fit(npu, install.version)
     except (LookupError, InvalidVersion):
-        odd = f"torch_npu {npu} is not in compat/torch_npu.toml (a source, daily or private build?)"
+        odd = _not_in_data(matrix, npu)
     if fit is None:
         yield finding(
             "ASC-TORCH-CANN",
@@ -156,16 +163,16 @@ def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             f"torch_npu {npu} with CANN {install.version or '?'}: unknown",
             found=odd or "",
             evidence=evidence,
+            data_as_of=as_of,
         )
         return
     severity, words = _GRADE[fit.grade.value]
     row = fit.release
-    found = f"torch_npu {row.text} was validated with CANN {row.cann or 'unknown'}; CANN {install.version} is {words}"
-    if fit.window is not None:
-        found += f" ({fit.window.provenance.source[0]})"
+    read_as = f" (read as its release {fit.cann})" if fit.cann is not None and fit.cann.raw != install.version else ""
+    found = _found(fit, f"{install.version}{read_as}", words, as_of)
     fix = ""
     if severity in (Severity.WARN, Severity.ERROR):
-        better = _suggestions(snap, matrix, install.version)
+        better = [f for f in _suggestions(snap, matrix, install.version) if not _same(npu, f.release.text)]
         fix = _pip(better[0].release.pip_requirements(_arch(snap))) if better else ""
         if row.cann is not None:
             fix += ("  — or " if fix else "") + f"use CANN {row.cann} (the one torch_npu {row.text} was validated with)"
@@ -175,15 +182,53 @@ def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         f"torch_npu {npu} with CANN {install.version}: {fit.grade.value}",
         found=found,
         expected="the validated pair",
-        evidence=evidence + (f"compat: {row.provenance.source[0]}",),
+        evidence=evidence + (f"compat: {fit.source}",),
         fix=fix,
+        source=source_url(fit.source),
+        data_as_of=as_of,
     )
 
 
-def _suggestions(snap: Snapshot, matrix: Any, cann: str) -> tuple:
+def _found(fit: Any, cann: str, words: str, as_of: str) -> str:
+    row, grade = fit.release, fit.grade.value
+    nearest = ", ".join(fit.nearest)
+    if grade == "unknown" and row.cann is None and not fit.window:
+        if fit.nearest and fit.nearest[0].startswith("torch_npu"):
+            return (
+                f"no pairing published for torch_npu {row.text} yet (compatibility data as of {as_of}); "
+                f"the nearest documented are {nearest}"
+            )
+    if grade in ("unknown", "newer-than-data"):
+        newer = f"CANN {cann} is newer than every release in the compatibility data (as of {as_of})"
+        head = newer if grade == "newer-than-data" else f"no pairing published for CANN {cann} yet (data as of {as_of})"
+        return f"{head}; torch_npu {row.text} is documented with {nearest or 'no CANN'}"
+    found = f"torch_npu {row.text} was validated with CANN {row.cann or 'unknown'}; CANN {cann} is {words}"
+    if fit.window is not None:
+        found += f" ({fit.window.provenance.source[0]})"
+    elif grade == "outside" and nearest:
+        found += f"; its published pairings: {nearest}"
+    return found
+
+
+def _not_in_data(matrix: Any, npu: str) -> str:
+    """Why a torch_npu has no row: newer than the data, or a source/daily/private build."""
+    newest = matrix.newest_torch_npu() if hasattr(matrix, "newest_torch_npu") else None
+    try:
+        newer = newest is not None and python_version(split_local(npu)[0]) > newest.version
+    except InvalidVersion:
+        newer = False
+    if newer and newest is not None:
+        return (
+            f"torch_npu {npu} is newer than the compatibility data (as of {matrix.as_of}; newest row "
+            f"{newest.text}): no pairing is known yet"
+        )
+    return f"torch_npu {npu} is not in compat/torch_npu.toml (a source, daily or private build?)"
+
+
+def _suggestions(snap: Snapshot, matrix: Any, cann: Optional[str]) -> tuple:
     """torch_npu releases on PyPI for the installed torch that fit this CANN, best first."""
     torch = snap.python.packages.get("torch")
-    if not torch:
+    if not torch or not cann:
         return ()
     try:
         fits = matrix.torch_npu_for(cann, torch, arch=_arch(snap), python=_python_xy(snap))
@@ -271,8 +316,7 @@ torch_npu wheels are built per CPython version (cp38 … cp312): read the suppor
 wheel tag of the installed torch_npu, not from the classifiers (the 2.12.0 METADATA still lists
 3.8/3.9 and has no Requires-Python). A wheel for another Python (a copied site-packages, a
 --target install) fails to import its C extension. For a version not installed yet, the PyPI
-wheel list in compat/torch_npu.toml says which Pythons have a wheel (compat-sources/compat.md §0
-rule 5, §2.3).
+wheel list in compat/torch_npu.toml says which Pythons have a wheel.
 """,
 )
 def torch_python(snap: Snapshot, matrix: Any) -> Iterator[Finding]:

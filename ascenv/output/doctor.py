@@ -35,7 +35,10 @@ def _headline(snap: Snapshot) -> str:
 
 def _count_line(findings: list[Finding]) -> str:
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
-    return f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} warning(s), {counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
+    return (
+        f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} warning(s), "
+        f"{counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
+    )
 
 
 def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
@@ -54,6 +57,9 @@ def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
                 c.print(f"      expected: {escape(f.expected)}")
             if f.fix:
                 c.print(f"      [cyan]fix:[/]      {escape(f.fix)}")
+            if f.source and f.severity is not Severity.OK:
+                dated = f" (data as of {f.data_as_of})" if f.data_as_of else ""
+                c.print(f"      [dim]source:   {escape(f.source)}{dated}[/]")
     c.print(f"\n{_count_line(findings)}  (ascenv explain <ID> tells why a check matters)")
 
 

@@ -233,3 +233,27 @@ def test_snapshot_to_an_unwritable_place_is_a_usage_error(tmp_path):
             ["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", str(target)], host.environ
         )
         assert code == 2 and f"cannot write {target}: {why}" in err
+
+
+# --- the stacks of vllm-ascend's release images (ascenv.compat grading) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "torch_npu"),
+    [("vllm-ascend-v0.12.0rc1", "2.8.0"), ("vllm-ascend-v0.11.0", "2.7.1")],
+)
+def test_vllm_ascend_release_image_stacks_pass(tmp_path, name, torch_npu):
+    # CANN 8.3.RC2 with PTA 7.2.0 is a published pairing (MindIE 2.2.RC1 bundle), shipped by
+    # vllm-ascend v0.11.0 … v0.13.0rc1: no error, exit 0 (it was "outside" with "use CANN 8.3.RC1").
+    code, report = doctor_json(name, tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    found = {(f["id"], f["severity"]): f for f in report["findings"]}
+    fit = found[("ASC-TORCH-CANN", "warn")]
+    assert fit["title"] == f"torch_npu {torch_npu} with CANN 8.3.RC2: window"
+    assert fit["source"] == "https://gitcode.com/Ascend/release-management/blob/master/MindIE/26.0.0/release.md"
+    assert fit["data_as_of"] == "2026-12-01"
+    assert ("ASC-TORCH-PAIR", "ok") in found  # torch X+cpu satisfies the x86_64 pin
+    driver = found[("ASC-CANN-DRIVER", "info")]
+    assert driver["found"] == (
+        "no HDK compatibility published for CANN 8.3.RC2 in the data (as of 2026-12-01); driver 25.2.2 not judged"
+    )

@@ -138,6 +138,8 @@ def test_every_fixture_host_has_its_installs(name, tmp_path):
         "container-no-devices": ["8.0.0"],
         "two-canns-dangling-latest": ["8.1.RC1", "8.2.RC1"],
         "nonroot-home": ["8.1.RC1"],
+        "vllm-ascend-v0.12.0rc1": ["8.3.RC2"],
+        "vllm-ascend-v0.11.0": ["8.3.RC2"],
     }
     assert [i.version for i in probe(build_host(name, tmp_path)).installs] == expected[name]
 

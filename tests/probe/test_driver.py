@@ -72,7 +72,13 @@ def test_nonroot_host_has_no_install_info(tmp_path):
 def test_every_fixture_host(name, tmp_path):
     host = build_host(name, tmp_path)
     driver = probe_driver(Root(host.root))
-    expected = {"a3-cann850": "25.2.0", "container-no-devices": None, "nonroot-home": None}.get(name, "25.0.rc1.1")
+    expected = {
+        "a3-cann850": "25.2.0",
+        "container-no-devices": None,
+        "nonroot-home": None,
+        "vllm-ascend-v0.12.0rc1": "25.2.2",
+        "vllm-ascend-v0.11.0": "25.2.2",
+    }.get(name, "25.0.rc1.1")
     assert driver.version == expected
 
 

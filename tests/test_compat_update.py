@@ -1,0 +1,174 @@
+"""bin/compat_update.py: compat/*.toml is what the saved sources in compat/sources/ regenerate, the
+parsers read the published formats, and a contradiction between sources becomes CONFLICT."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascenv import compat, paths
+from ascenv.compat import DriverFit, Status
+from tests.checks.helpers import a2_host, findings_of, with_install
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = paths.data_dir("compat")
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("compat_update", ROOT / "bin" / "compat_update.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+tool = _tool()
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    folder = tmp_path / "compat"
+    shutil.copytree(SHIPPED, folder)
+    return folder
+
+
+def test_shipped_toml_is_what_the_saved_sources_regenerate() -> None:
+    update = tool.regenerate(SHIPPED)
+    assert update.report == [] and update.conflicts == []
+    assert update.cann_toml == (SHIPPED / "cann.toml").read_text(encoding="utf-8")
+    assert update.torch_npu_toml == (SHIPPED / "torch_npu.toml").read_text(encoding="utf-8")
+    assert tool.main(["--check"]) == 0
+
+
+def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
+    saved = tool.load_sources(SHIPPED / "sources")
+    assert set(saved) >= {tool.COMPATIBILITY, tool.WHEEL_METADATA, tool.DEPLOYER, "cann-9.2.0-release-notes.txt"}
+    for copy in saved.values():
+        assert copy.source.startswith(
+            ("https://", "METADATA and WHEEL of torch-npu wheels", "ascend-deployer 26.0.0 wheel")
+        )
+        assert len(copy.retrieved) == 10 and copy.retrieved.startswith("2026-")
+
+
+def test_compatibility_table_parser_reads_both_tables() -> None:
+    rows = tool.parse_compatibility_tables(tool.read_saved(SHIPPED / "sources" / tool.COMPATIBILITY).text)
+    assert len(rows) == 62  # 26 active + 36 EOL
+    assert rows[0] == tool.TableRow("2.12.0", "v2.12.0-26.1.0", "2.12.0", "9.1.0")
+    assert tool.TableRow("1.11.0.rc2", "v1.11.0-3.0.0", "1.11.0", "6.0.1") in rows  # "(beta)" dropped
+    assert rows[-1].cann == "5.0.2"
+
+
+def test_release_note_parser_reads_mapping_and_compatibility() -> None:
+    notes = tool.parse_release_notes(tool.read_saved(SHIPPED / "sources" / "cann-9.2.0-release-notes.txt").text)
+    assert notes.mapping == (("9.2.0", "26.2.RC1"),)
+    assert ("9.2.0", "25.2.X", False) in notes.compatibility and ("9.2.0", "25.3.X", True) in notes.compatibility
+    assert ("9.1.X", "25.0.X", False) in notes.compatibility and len(notes.compatibility) == 4 * 7
+
+
+@pytest.mark.parametrize(
+    ("requirement", "pin"),
+    [
+        ("torch (==2.1.0+cpu)", ("cpu-local-on-x86_64", "2.1.0")),
+        ("torch ==2.9.1+cpu", ("cpu-local-on-x86_64", "2.9.1")),
+        ("torch ==2.12.0", ("exact", "2.12.0")),
+        ("torch==2.14.0.*", ("exact", "2.14.0")),
+        ("torch", ("unknown", "")),
+    ],
+)
+def test_torch_pin_of_a_requires_dist_line(requirement: str, pin: tuple[str, str]) -> None:
+    assert tool.torch_pin(requirement) == pin
+
+
+def _rewrite_source(data: Path, name: str, old: str, new: str) -> None:
+    path = data / "sources" / name
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_a_changed_wheel_pin_is_reported_and_written(data: Path) -> None:
+    _rewrite_source(data, tool.WHEEL_METADATA, '"torch ==2.9.1+cpu"', '"torch ==2.9.1"')
+    update = tool.regenerate(data)
+    assert update.report == ["change   torch_npu 2.9.1: {'torch_pin': 'cpu-local-on-x86_64'} -> {'torch_pin': 'exact'}"]
+    (data / "torch_npu.toml").write_text(update.torch_npu_toml, encoding="utf-8")
+    (row,) = compat.load(data).torch_npu("2.9.1")
+    assert row.torch_pin.value == "exact" and any("torch-npu-wheel-metadata.json" in s for s in row.provenance.source)
+
+
+def test_a_new_table_row_is_added(data: Path) -> None:
+    _rewrite_source(
+        data,
+        tool.COMPATIBILITY,
+        "|                2.12.0                 | v2.12.0-26.1.0 |",
+        "| 2.15.0 | v2.15.0-26.2.0 | 2.15.0 | CANN 9.2.0 |\n|                2.12.0                 | v2.12.0-26.1.0 |",
+    )
+    update = tool.regenerate(data)
+    assert update.report == [
+        "add      torch_npu 2.15.0: new row {'cann': '9.2.0', 'torch': '2.15.0', 'branch': 'v2.15.0-26.2.0'}"
+    ]
+    (data / "torch_npu.toml").write_text(update.torch_npu_toml, encoding="utf-8")
+    matrix = compat.load(data)
+    assert matrix.torch_npu_cann_fit("2.15.0", "9.2.0").grade.value == "validated"
+
+
+def test_a_torch_npu_contradiction_keeps_both_sources_as_conflict(data: Path) -> None:
+    # the table now says 2.8.0 was validated with CANN 8.3.RC2; the shipped row says 8.3.RC1
+    _rewrite_source(
+        data,
+        tool.COMPATIBILITY,
+        "v2.8.0-7.2.0  |      2.8.0      | CANN 8.3.RC1",
+        "v2.8.0-7.2.0  |      2.8.0      | CANN 8.3.RC2",
+    )
+    update = tool.regenerate(data)
+    assert len(update.report) == 1 and update.report[0].startswith("conflict torch_npu 2.8.0: CANN 8.3.RC2 (")
+    (data / "torch_npu.toml").write_text(update.torch_npu_toml, encoding="utf-8")
+    (row,) = compat.load(data).torch_npu("2.8.0")
+    assert (
+        row.provenance.status is Status.CONFLICT
+        and str(row.cann) == "8.3.RC1"
+        and str(row.conflicting_cann) == "8.3.RC2"
+    )
+    assert row.provenance.conflict and "contradicts CANN 8.3.RC1" in row.provenance.conflict
+    sources = row.provenance.source
+    assert any("saved: compat/sources/ascend-pytorch-COMPATIBILITY.en.md" in s for s in sources)
+    assert any("9e73e708" in s for s in sources)  # the row's own source is kept
+
+
+def test_an_hdk_contradiction_between_release_notes_is_conflict(data: Path) -> None:
+    # a later note that says N where the 9.2.0 note says Y
+    (data / "sources" / "cann-9.3.0-release-notes.txt").write_text(
+        "# source: https://example.invalid/9.3.0/release-notes.md\n# retrieved: 2026-12-02\n"
+        "CANN Software Version Mapping Table\nCANN Driver Version (Ascend HDK)\n9.3.0 26.3.RC1\n\n"
+        "CANN and Ascend HDK Version Compatibility\nCANN Driver Version (Ascend HDK)\n25.3.X 26.3.RC1\n"
+        "9.2.0 N Y\n",
+        encoding="utf-8",
+    )
+    update = tool.regenerate(data)
+    assert update.conflicts == [
+        "CANN 9.2.0 with HDK 25.3.X: Y in "
+        + "https://www.hiascend.com/document/detail/en/CANNCommunityEdition/920/softwareinst/releasenote/9.2.0/"
+        "release-notes.md (saved: compat/sources/cann-9.2.0-release-notes.txt, retrieved 2026-12-01); "
+        "N in https://example.invalid/9.3.0/release-notes.md (saved: compat/sources/cann-9.3.0-release-notes.txt, "
+        "retrieved 2026-12-02)"
+    ]
+    (data / "cann.toml").write_text(update.cann_toml, encoding="utf-8")
+    matrix = compat.load(data)
+    verdict = matrix.driver_fit("9.2.0", "25.3.rc1")
+    (rule,) = verdict.evidence
+    assert rule.provenance.status is Status.CONFLICT and len(rule.provenance.source) == 2
+    assert verdict.fit is DriverFit.INCOMPATIBLE  # the graded check softens it (see test below)
+    assert matrix.driver_fit("9.2.0", "26.3.rc1").fit is DriverFit.COMPATIBLE
+    snap = with_install(a2_host(**{"driver__version": "25.3.rc1", "npu__driver_version": "25.3.rc1"}), version="9.2.0")
+    (finding,) = findings_of(snap, "ASC-CANN-DRIVER", matrix)
+    assert finding.severity.value == "warn" and "the source marks this conflict" in finding.found
+
+
+def test_deployer_pairs_agree_with_rows_or_recorded_conflicts() -> None:
+    pairs = tool.parse_deployer(json.loads((SHIPPED / "sources" / tool.DEPLOYER).read_text(encoding="utf-8")))
+    assert ("2.6.0.post6", "9.0.0") in pairs and ("2.3.1.post5", "8.2.RC1") in pairs and len(pairs) == 25
