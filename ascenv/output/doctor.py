@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from ascenv.checks import LAYERS
 from ascenv.model import Finding, Severity, Snapshot
-from ascenv.output import Output
+from ascenv.output import Output, safe
 
 _MARK = {
     Severity.ERROR: "[bold red]✗[/]",
@@ -35,25 +33,28 @@ def _headline(snap: Snapshot) -> str:
 
 def _count_line(findings: list[Finding]) -> str:
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
-    return f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} warning(s), {counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
+    return (
+        f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} "
+        f"warning(s), {counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
+    )
 
 
 def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
     c = out.console
-    c.print(f"[bold]ascenv doctor[/]  {escape(_headline(snap))}")
+    c.print(f"[bold]ascenv doctor[/]  {safe(_headline(snap))}")
     for layer in LAYERS:
         group = [f for f in findings if f.layer == layer]
         if not group:
             continue
-        c.print(f"\n[bold]{layer}[/]")
+        c.print(f"\n[bold]{safe(layer)}[/]")
         for f in group:
-            c.print(f"  {_MARK[f.severity]} {escape(f.title)}  [dim]{f.id}[/]")
+            c.print(f"  {_MARK[f.severity]} {safe(f.title)}  [dim]{safe(f.id)}[/]")
             if f.found and f.severity is not Severity.OK:
-                c.print(f"      found:    {escape(f.found)}")
+                c.print(f"      found:    {safe(f.found)}")
             if f.expected and f.severity in (Severity.ERROR, Severity.WARN):
-                c.print(f"      expected: {escape(f.expected)}")
+                c.print(f"      expected: {safe(f.expected)}")
             if f.fix:
-                c.print(f"      [cyan]fix:[/]      {escape(f.fix)}")
+                c.print(f"      [cyan]fix:[/]      {safe(f.fix)}")
     c.print(f"\n{_count_line(findings)}  (ascenv explain <ID> tells why a check matters)")
 
 
