@@ -102,6 +102,10 @@ class NpuInfo:
     layout: Optional[str] = None  # F1 (80), F2a (94), F2 (106), F3 (98), F4 (116), F5 (950)
     chips: tuple[Chip, ...] = ()
     processes: tuple[NpuProcess, ...] = ()
+    # True only when the output held a whole process table (every NPU has its rows or its "No
+    # running processes found" line): only then does an empty ``processes`` mean "none". False
+    # (also for snapshots written before this field) means the list may miss processes.
+    processes_complete: bool = False
     chip_map: tuple[ChipMapEntry, ...] = ()
     boards: tuple[Board, ...] = ()
     warnings: tuple[str, ...] = ()  # e.g. "capture ends before the closing line"

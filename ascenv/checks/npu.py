@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ascenv.checks import check, finding
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.probe.devices import npu_functions  # pure: Ascend card ids out of all 0x19e5 functions
+from ascenv.probe.npu_smi import processes_note  # pure: why the process list may be incomplete
 from ascenv.proc import last_line
 
 
@@ -29,7 +30,9 @@ npu-smi is the driver's management tool; its table gives chip names (the SoC), h
 the processes using each NPU. It is missing on CPU-only hosts and in containers started without
 `-v /usr/local/bin/npu-smi:/usr/local/bin/npu-smi` (the mount the CANN container images document:
 https://github.com/Ascend/cann-container-image README). When it fails, the DCMI return code says
-why: -8020 means the device is used by another process or container.
+why: -8020 means the device is used by another process or container. An output without its whole
+process table (cut, or npu-smi answered only in part) leaves the processes on the NPUs unknown:
+that is said, never read as "no process".
 """,
 )
 def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
@@ -49,6 +52,16 @@ def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
                 evidence=tuple(commands[:3]),
                 fix="run the failing command by hand as root to compare: "
                 + (commands[0] if commands else "npu-smi info"),
+            )
+        unknown = processes_note(snap.npu)
+        if unknown is not None:
+            yield finding(
+                "ASC-NPU-SMI",
+                Severity.INFO,
+                "processes on the NPUs unknown",
+                found=unknown,
+                expected="the whole process table: every NPU with its processes or 'No running processes found'",
+                evidence=(snap.npu.source,),
             )
         return
     for error in errors:
@@ -94,8 +107,8 @@ def _fix_for_code(code: object) -> str:
     layer="npu",
     title="chip health",
     explain="""
-npu-smi prints a health word per chip: OK, Warning, Alarm or Critical (npucli source; see
-research/formats-npu-smi.md §2). Anything but OK means the chip reports a fault; the error codes
+npu-smi prints a health word per chip: OK, Warning, Alarm or Critical (npucli source,
+github:verylucky01/driver @e29d066, npu_info_print*.c). Anything but OK means the chip reports a fault; the error codes
 come from `npu-smi info -t health -i <npu> -c <chip>`.
 """,
 )

@@ -3,23 +3,60 @@
 Machine output (JSON) goes to stdout, written with ``json.dumps`` (never through rich, which
 wraps lines and reads ``[...]`` as markup). Human reports go to stdout through rich; messages,
 warnings, progress and prompts go to stderr.
+
+Everything printed comes partly from untrusted data (snapshots and bundles from other machines,
+file contents, package and directory names). So that such data can neither drive the terminal
+(an ``ESC ]0;...BEL`` title, ``ESC [2J``, a CR that overwrites a line) nor restyle or forge a
+report, C0 and C1 control characters are shown as ``\\xNN``:
+- renderers put data into rich markup only through ``safe()`` (controls shown, markup escaped)
+  and into markdown through ``printable()``;
+- every rich console of an Output shows any control character left in the text it renders
+  (``_ShowControls``), and ``text()`` does the same for plain text (keeping newlines and TABs),
+  so a value a renderer forgot cannot reach the terminal raw either.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
-    from rich.console import Console
+    from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook, RenderResult
 
 FORMATS = ("human", "json", "markdown")
 
 # The version of every JSON document a command prints; added here, in one place (README: "JSON").
 JSON_SCHEMA = 1
+
+# C0 controls but TAB, DEL and the C1 controls (ECMA-48: 0x80-0x9f act as ESC + a letter on
+# terminals that honour 8-bit controls, e.g. 0x9b = CSI).
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_JSON_UNESCAPED = re.compile("[\x7f-\x9f\u2028\u2029]")  # json.dumps leaves these raw
+
+# Width of a console that does not write to a terminal: tables are printed whole, with no
+# 80-column cut and no ellipsis, as docker and git do in a pipe.
+PIPE_WIDTH = 1 << 15
+
+
+def _show(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def printable(value: object) -> str:
+    """``value`` as text with every control character (newline included) shown as ``\\xNN``."""
+    return _CONTROLS.sub(_show, str(value))
+
+
+def safe(value: object) -> str:
+    """``value`` for a rich markup string: controls shown as ``\\xNN``, ``[...]`` kept literal."""
+    from rich.markup import escape
+
+    return escape(printable(value))
 
 
 class Output:
@@ -52,19 +89,32 @@ class Output:
         if stream not in self._consoles:
             from rich.console import Console
 
-            self._consoles[stream] = Console(
-                file=getattr(self, stream), highlight=False, soft_wrap=True, no_color=self._no_color
+            file = getattr(self, stream)
+            console = Console(
+                file=file,
+                highlight=False,
+                soft_wrap=True,
+                no_color=self._no_color,
+                width=None if _is_terminal(file) else PIPE_WIDTH,
             )
+            console.push_render_hook(_show_controls_hook())
+            self._consoles[stream] = console
         return self._consoles[stream]
 
     # machine output ----------------------------------------------------------------------------
     def json(self, payload: Mapping[str, Any]) -> None:
         """One JSON document to stdout, ``{"schema": JSON_SCHEMA, ...payload}``."""
         document = {"schema": JSON_SCHEMA, **payload}
-        self.stdout.write(json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+        encoded = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False)
+        # json.dumps escapes C0 only: DEL, C1 and the line/paragraph separators as \\uXXXX too
+        # (the same JSON value), so a document shown on a terminal cannot drive it
+        encoded = _JSON_UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
+        self.stdout.write(encoded + "\n")
 
     def text(self, text: str) -> None:
-        """Plain text to stdout, unstyled (markdown reports, file contents)."""
+        """Plain text to stdout, unstyled (markdown reports, file contents); control characters
+        other than newline and TAB are shown as ``\\xNN``."""
+        text = _CONTROLS_BUT_NEWLINE.sub(_show, text)
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     # messages to stderr ---------------------------------------------------------------------------
@@ -96,14 +146,50 @@ class Output:
         from rich.progress import Progress as RichProgress
 
         with RichProgress(console=self.err_console, transient=True) as bar:
-            task = bar.add_task(description, total=total)
+            # rich's live display renders outside the console's render hooks: show controls here
+            task = bar.add_task(safe(description), total=total)
             yield Progress(bar, task)
 
 
 def _escape(text: str) -> str:
-    from rich.markup import escape
+    return safe(text)
 
-    return escape(text)
+
+def _is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+class _ShowControls:
+    """Renders ``inner`` with control characters in its text shown as ``\\xNN`` (newlines and
+    TABs kept: they are layout). Control segments (cursor moves of a progress bar) are rich's own
+    and pass as they are."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
+        for segment in console.render(self.inner, options):
+            if segment.control or not _CONTROLS_BUT_NEWLINE.search(segment.text):
+                yield segment
+            else:
+                yield Segment(_CONTROLS_BUT_NEWLINE.sub(_show, segment.text), segment.style)
+
+
+def _show_controls_hook() -> RenderHook:
+    """A rich render hook (``Console.push_render_hook``) wrapping everything in ``_ShowControls``;
+    built here so that importing ascenv.output does not import rich."""
+    from rich.console import RenderHook
+
+    class ShowControlsHook(RenderHook):
+        def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+            return [_ShowControls(r) for r in renderables]
+
+    return ShowControlsHook()
 
 
 class Progress:
@@ -115,7 +201,8 @@ class Progress:
 
     def advance(self, amount: float = 1, description: Optional[str] = None) -> None:
         if self._bar is not None:
-            self._bar.update(self._task, advance=amount, description=description)
+            shown = None if description is None else safe(description)
+            self._bar.update(self._task, advance=amount, description=shown)
 
     def __call__(self, amount: float = 1) -> None:
         self.advance(amount)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Callable
 
-from rich.markup import escape
 from rich.table import Table
 
-from ascenv.output import Output
+from ascenv.output import Output, safe
 from ascenv.store import Entry, GcResult
 
 
@@ -36,21 +35,31 @@ def render_build(out: Output, outcome, store_root: str) -> None:  # outcome: bui
     m = entry.manifest
     assert m is not None
     if outcome.reused:
-        head = f"[green]store hit[/]: {escape(m.op)} ({escape(m.target)}) {m.key[:12]}, outputs verified, nothing built ({outcome.seconds:.2f} s)"
+        head = (
+            f"[green]store hit[/]: {safe(m.op)} ({safe(m.target)}) {safe(m.key[:12])}, "
+            f"outputs verified, nothing built ({outcome.seconds:.2f} s)"
+        )
     elif outcome.raced:
-        head = f"[green]built[/] {escape(m.op)} ({escape(m.target)}) {m.key[:12]}; an identical build finished first and is kept"
+        head = (
+            f"[green]built[/] {safe(m.op)} ({safe(m.target)}) "
+            f"{safe(m.key[:12])}; an identical build finished first and is kept"
+        )
     else:
         verified = ", built twice: [green]byte-identical[/]" if outcome.verified else ""
-        head = f"[green]built[/] {escape(m.op)} ({escape(m.target)}) {m.key[:12]} in {m.timings.build_seconds:.1f} s{verified}"
+        head = (
+            f"[green]built[/] {safe(m.op)} ({safe(m.target)}) "
+            f"{safe(m.key[:12])} in {m.timings.build_seconds:.1f} s{verified}"
+        )
     out.console.print(head)
     if outcome.replaced:
-        out.console.print(f"replaced a damaged entry: {escape('; '.join(outcome.replaced))}")
+        out.console.print(f"replaced a damaged entry: {safe('; '.join(outcome.replaced))}")
     out.console.print(
-        f"image {escape(m.toolchain.image)} {escape(m.toolchain.image_id)}; SOURCE_DATE_EPOCH={m.source_date_epoch} ({escape(m.source_date_epoch_from)})"
+        f"image {safe(m.toolchain.image)} {safe(m.toolchain.image_id)}; "
+        f"SOURCE_DATE_EPOCH={safe(m.source_date_epoch)} ({safe(m.source_date_epoch_from)})"
     )
     for o in m.outputs:
-        out.console.print(f"  {escape(str(entry.outputs / o.path))}  {size(o.size)}  sha256:{o.sha256}")
-    out.console.print(f"manifest {escape(str(entry.path / 'manifest.toml'))}")
+        out.console.print(f"  {safe(str(entry.outputs / o.path))}  {size(o.size)}  sha256:{safe(o.sha256)}")
+    out.console.print(f"manifest {safe(str(entry.path / 'manifest.toml'))}")
 
 
 def render_ls(out: Output, entries: Iterable[Entry], problems: dict) -> None:
@@ -60,15 +69,15 @@ def render_ls(out: Output, entries: Iterable[Entry], problems: dict) -> None:
         table.add_column(title, no_wrap=True)
     for e in entries:
         m = e.manifest
-        state = "[green]ok[/]" if not problems[e.key] else f"[red]{escape(problems[e.key][0])}[/]"
+        state = "[green]ok[/]" if not problems[e.key] else f"[red]{safe(problems[e.key][0])}[/]"
         table.add_row(
-            escape(e.op),
-            escape(m.target if m else "?"),
-            e.key[:12],
-            escape(m.timings.finished if m else "?"),
+            safe(e.op),
+            safe(m.target if m else "?"),
+            safe(e.key[:12]),
+            safe(m.timings.finished if m else "?"),
             str(len(m.outputs)) if m else "?",
             size(sum(o.size for o in m.outputs)) if m else "?",
-            escape(m.toolchain.image if m else "?"),
+            safe(m.toolchain.image if m else "?"),
             state,
         )
     if entries:
@@ -77,7 +86,7 @@ def render_ls(out: Output, entries: Iterable[Entry], problems: dict) -> None:
 
 
 def render_show(out: Output, entry: Entry, text: str, problems: list) -> None:
-    out.console.print(f"[bold]{escape(str(entry.path))}[/]")
+    out.console.print(f"[bold]{safe(str(entry.path))}[/]")
     out.text(text)
     for problem in problems:
         out.warn(problem)
@@ -96,6 +105,6 @@ def render_gc(out: Output, result: GcResult) -> None:
 
 
 def render_install(out: Output, run_file: str, install_path: str, manifests: list) -> None:
-    out.console.print(f"[green]installed[/] {escape(run_file)} into {escape(install_path)}")
+    out.console.print(f"[green]installed[/] {safe(run_file)} into {safe(install_path)}")
     for path in manifests:
-        out.console.print(f"  manifest recorded: {escape(path)}")
+        out.console.print(f"  manifest recorded: {safe(path)}")

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from ascenv.diff import Group
 from ascenv.lockfile import Change
-from ascenv.output import Output
+from ascenv.output import Output, safe
 from ascenv.output.lock import changes_table
 
 SHOWN_NODES = 8  # node names listed per group before "… and N more"
@@ -19,27 +17,28 @@ def _names(nodes: tuple[str, ...]) -> str:
 
 def pair_human(out: Output, a: str, b: str, changes: tuple[Change, ...]) -> None:
     if not changes:
-        out.console.print(f"[green]identical stacks[/]: {escape(a)} and {escape(b)}")
+        out.console.print(f"[green]identical stacks[/]: {safe(a)} and {safe(b)}")
         return
-    out.console.print(changes_table(changes, escape(a), escape(b), severity=False))
+    out.console.print(changes_table(changes, safe(a), safe(b), severity=False))
     layers = sorted({c.layer for c in changes}, key=[c.layer for c in changes].index)
-    out.console.print(f"{len(changes)} difference(s) in {', '.join(layers)}")
+    out.console.print(f"{len(changes)} difference(s) in {safe(', '.join(layers))}")
 
 
 def fleet_human(out: Output, total: int, groups: tuple[Group, ...]) -> None:
     c = out.console
     if len(groups) == 1:
-        c.print(f"[green]all {total} nodes have the identical stack[/] (input-hash {groups[0].input_hash})")
+        c.print(f"[green]all {total} nodes have the identical stack[/] (input-hash {safe(groups[0].input_hash)})")
         return
     reference = groups[-1]
     c.print(
-        f"{total} nodes, {len(groups)} distinct stacks; reference: the {len(reference.nodes)} node(s) sharing the most common one"
+        f"{total} nodes, {len(groups)} distinct stacks; reference: the "
+        f"{len(reference.nodes)} node(s) sharing the most common one"
     )
     for group in groups[:-1]:
-        c.print(f"\n[bold red]outlier[/] ({len(group.nodes)} node(s)): {escape(_names(group.nodes))}")
-        c.print(f"  differs in: [bold]{', '.join(group.layers)}[/]")
+        c.print(f"\n[bold red]outlier[/] ({len(group.nodes)} node(s)): {safe(_names(group.nodes))}")
+        c.print(f"  differs in: [bold]{safe(', '.join(group.layers))}[/]")
         c.print(changes_table(group.changes, "reference", "these nodes", severity=False))
-    c.print(f"\n[green]reference[/] ({len(reference.nodes)} node(s)): {escape(_names(reference.nodes))}")
+    c.print(f"\n[green]reference[/] ({len(reference.nodes)} node(s)): {safe(_names(reference.nodes))}")
 
 
 def _md_cell(text: str) -> str:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from ascenv.checks import LAYERS
 from ascenv.model import Finding, Severity, Snapshot
-from ascenv.output import Output
+from ascenv.output import Output, safe
 
 _MARK = {
     Severity.ERROR: "[bold red]✗[/]",
@@ -43,23 +41,23 @@ def _count_line(findings: list[Finding]) -> str:
 
 def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
     c = out.console
-    c.print(f"[bold]ascenv doctor[/]  {escape(_headline(snap))}")
+    c.print(f"[bold]ascenv doctor[/]  {safe(_headline(snap))}")
     for layer in LAYERS:
         group = [f for f in findings if f.layer == layer]
         if not group:
             continue
-        c.print(f"\n[bold]{layer}[/]")
+        c.print(f"\n[bold]{safe(layer)}[/]")
         for f in group:
-            c.print(f"  {_MARK[f.severity]} {escape(f.title)}  [dim]{f.id}[/]")
+            c.print(f"  {_MARK[f.severity]} {safe(f.title)}  [dim]{safe(f.id)}[/]")
             if f.found and f.severity is not Severity.OK:
-                c.print(f"      found:    {escape(f.found)}")
+                c.print(f"      found:    {safe(f.found)}")
             if f.expected and f.severity in (Severity.ERROR, Severity.WARN):
-                c.print(f"      expected: {escape(f.expected)}")
+                c.print(f"      expected: {safe(f.expected)}")
             if f.fix:
-                c.print(f"      [cyan]fix:[/]      {escape(f.fix)}")
+                c.print(f"      [cyan]fix:[/]      {safe(f.fix)}")
             if f.source and f.severity is not Severity.OK:
-                dated = f" (data as of {f.data_as_of})" if f.data_as_of else ""
-                c.print(f"      [dim]source:   {escape(f.source)}{dated}[/]")
+                dated = f" (data as of {safe(f.data_as_of)})" if f.data_as_of else ""
+                c.print(f"      [dim]source:   {safe(f.source)}{dated}[/]")
     c.print(f"\n{_count_line(findings)}  (ascenv explain <ID> tells why a check matters)")
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from rich.table import Column, Table
 
 from ascenv.containers.images import OK, BuildOutcome, ImageStatus
 from ascenv.containers.pins import Pin
-from ascenv.output import Output
+from ascenv.output import Output, safe
 
 _STYLE = {"ok": "green", "drifted": "red", "missing": "yellow", "unpinned": "yellow"}
 
@@ -27,49 +26,50 @@ def status_table(out: Output, statuses: list[ImageStatus]) -> None:
     for s in statuses:
         state = f"[{_STYLE[s.state]}]{s.state}[/]" + (" (recipe changed)" if s.recipe_changed else "")
         size = f"{s.size / 1e6:.0f}" if s.size else "-"
-        table.add_row(escape(s.name), s.kind, state, escape(_short(s.pinned)), escape(_short(s.present)), size)
+        table.add_row(safe(s.name), safe(s.kind), state, safe(_short(s.pinned)), safe(_short(s.present)), size)
     out.console.print(table)
 
 
 def verify(out: Output, s: ImageStatus) -> None:
     if s.state == OK:
-        out.console.print(f"[green]ok[/] {escape(s.name)}: the present image is the pinned {escape(s.pinned or '')}")
+        out.console.print(f"[green]ok[/] {safe(s.name)}: the present image is the pinned {safe(s.pinned or '')}")
     elif s.state == "unpinned":
         out.console.print(
-            f"[yellow]unpinned[/] {escape(s.name)}: no pin in pins.toml; record one with `ascenv image pin {escape(s.name)}`"
+            f"[yellow]unpinned[/] {safe(s.name)}: no pin in pins.toml; "
+            f"record one with `ascenv image pin {safe(s.name)}`"
         )
     elif s.state == "missing":
         out.console.print(
-            f"[yellow]missing[/] {escape(s.name)}: pinned {escape(s.pinned or '')} is not present; run `ascenv image build {escape(s.name)}`"
+            f"[yellow]missing[/] {safe(s.name)}: pinned {safe(s.pinned or '')} "
+            f"is not present; run `ascenv image build {safe(s.name)}`"
         )
     else:
         out.console.print(
-            f"[red]drifted[/] {escape(s.name)}: pinned {escape(s.pinned or '')}, present {escape(s.present or '')}"
+            f"[red]drifted[/] {safe(s.name)}: pinned {safe(s.pinned or '')}, present {safe(s.present or '')}"
         )
         for change in s.changes:
-            out.console.print(f"  {escape(change.describe())}")
+            out.console.print(f"  {safe(change.describe())}")
         if not s.changes and s.kind == "bootstrap":
             out.console.print("  the package versions are the same: the difference is in file contents")
     if s.recipe_changed:
-        out.console.print(f"  the recipe changed since it was pinned; re-pin with `ascenv image pin {escape(s.name)}`")
+        out.console.print(f"  the recipe changed since it was pinned; re-pin with `ascenv image pin {safe(s.name)}`")
 
 
 def build(out: Output, o: BuildOutcome) -> None:
     if o.reused:
         out.console.print(
-            f"[green]present[/] {escape(o.name)} {escape(o.image_id)} equals its pin ({o.seconds:.2f} s, nothing built)"
+            f"[green]present[/] {safe(o.name)} {safe(o.image_id)} equals its pin ({o.seconds:.2f} s, nothing built)"
         )
         return
     out.console.print(
-        f"[bold]built[/] {escape(o.name)} {escape(o.image_id)} as {escape(o.tag)} in {o.seconds:.1f} s, {o.size / 1e6:.0f} MB, {len(o.packages)} packages"
+        f"[bold]built[/] {safe(o.name)} {safe(o.image_id)} as {safe(o.tag)} in "
+        f"{o.seconds:.1f} s, {o.size / 1e6:.0f} MB, {len(o.packages)} packages"
     )
     if o.matches_pin is None:
-        out.console.print(f"  not pinned yet: record it with `ascenv image pin {escape(o.name)}`")
+        out.console.print(f"  not pinned yet: record it with `ascenv image pin {safe(o.name)}`")
     elif o.matches_pin:
         out.console.print("  [green]equals its pin[/]")
 
 
 def pinned(out: Output, name: str, pin: Pin, path: Path) -> None:
-    out.console.print(
-        f"[bold]pinned[/] {escape(name)} = {escape(pin.image_id or pin.ref or '')} in {escape(str(path))}"
-    )
+    out.console.print(f"[bold]pinned[/] {safe(name)} = {safe(pin.image_id or pin.ref or '')} in {safe(str(path))}")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from rich.markup import escape
 from rich.table import Column, Table
 
 from ascenv.lockfile import Change, Lock
 from ascenv.model import Severity
-from ascenv.output import Output
+from ascenv.output import Output, safe
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARN: "yellow", Severity.INFO: "cyan", Severity.OK: "green"}
 
@@ -29,8 +28,8 @@ def stack_summary(lock: Lock) -> str:
 
 
 def render_written(out: Output, path: str, lock: Lock) -> None:
-    out.console.print(f"[bold]wrote[/] {escape(path)}: {escape(stack_summary(lock))}")
-    out.console.print(f"input-hash {lock.input_hash}")
+    out.console.print(f"[bold]wrote[/] {safe(path)}: {safe(stack_summary(lock))}")
+    out.console.print(f"input-hash {safe(lock.input_hash)}")
 
 
 def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: bool = True) -> Table:
@@ -38,21 +37,21 @@ def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: 
     columns = [Column(h, overflow="fold") for h in ("layer", "what", old, new)]
     table = Table(*([Column("")] if severity else []), *columns)
     for c in changes:
-        row = [c.layer, escape(c.item), escape(c.old or "-"), escape(c.new or "-")]
+        row = [safe(c.layer), safe(c.item), safe(c.old or "-"), safe(c.new or "-")]
         table.add_row(*([f"[{STYLE[c.severity]}]{c.severity.value}[/]"] if severity else []), *row)
     return table
 
 
 def render_check(out: Output, path: str, lock: Lock, machine: Lock, changes: tuple[Change, ...]) -> None:
     if not changes:
-        out.console.print(f"[green]in sync[/] with {escape(path)} (input-hash {lock.input_hash})")
+        out.console.print(f"[green]in sync[/] with {safe(path)} (input-hash {safe(lock.input_hash)})")
         return
-    out.console.print(changes_table(changes, f"locked ({escape(path)})", "this machine"))
+    out.console.print(changes_table(changes, f"locked ({safe(path)})", "this machine"))
     errors = sum(1 for c in changes if c.severity is Severity.ERROR)
     warns = len(changes) - errors
     verdict = "[bold red]drift[/]" if errors else "[yellow]in sync, with warnings[/]"
     out.console.print(
-        f"{verdict}: {errors} error(s), {warns} warning(s) against {escape(path)} (written {escape(lock.created or '?')})"
+        f"{verdict}: {errors} error(s), {warns} warning(s) against {safe(path)} (written {safe(lock.created or '?')})"
     )
     if errors:
         out.message("update the machine to match the lock, or accept the change with `ascenv lock -o " + path + "`")

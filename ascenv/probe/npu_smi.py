@@ -5,15 +5,15 @@ They read what users paste as well as what the tool prints: prompt lines, indent
 TAB), annotations, gap markers, several captures in one text and captures cut short. Bad input
 never raises; what could not be read becomes a ``warnings`` entry.
 
-Formats: /work/shared/research/formats-npu-smi.md §1-§4, measured on the public captures in
-tests/data/corpus/npu_smi/ and tests/data/corpus/other_cmds/.
+Formats measured on the public captures in tests/data/corpus/npu_smi/ and
+tests/data/corpus/other_cmds/ (their first line names the source).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
@@ -31,13 +31,19 @@ _ROW1_ID = re.compile(r"^(\d{1,9})\s+(\S+)$", re.ASCII)  # "0     910B4-1": NPU 
 _ROW2_IDS = re.compile(r"^(\d{1,9})?(?:\s+(\d{1,9}))?$", re.ASCII)  # "0", "0     1" (Chip Phy-ID / Chip Device) or ""
 _PROC_IDS = re.compile(r"^(\d{1,9})(?:\s+(\d{1,9}))?$", re.ASCII)
 _BUS_ID = re.compile(r"^[0-9A-Za-z]{4}:[0-9A-Za-z]{2}:[0-9A-Za-z]{2}\.[0-9A-Za-z]$")  # redacted "xx" too
-_NO_PROCESS = re.compile(r"No running processes found in NPU", re.IGNORECASE)
+_NO_PROCESS = re.compile(r"No running processes found in NPU(?:\s*(\d{1,9})\b)?", re.IGNORECASE | re.ASCII)
 _SEPARATOR = re.compile(r"^\+[-=+]+$")
 _ANNOTATION = re.compile(r"==>\s*(?=[|+])")  # npustat's docstring marks rows as "line 1 ==> | ..."
 _NOT_A_VALUE = {"", "NA", "N/A", "-", "--"}
 
 # npucli's health words (verylucky01/driver @e29d066, npu_info_print*.c); others become UNKNOWN.
 HEALTH_WORDS = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
+# A table typed again by hand (a screenshot retyped into an issue) has digit 0 for letter O ("0K").
+# Only a health cell that is a health word once 0 is read as O is taken that way.
+_RETYPED_O = str.maketrans("0", "O")
+
+# The warning that says why ``NpuInfo.processes`` may be incomplete (see processes_note).
+PROCESSES_UNKNOWN = "processes unknown: "
 
 # --- errors npu-smi prints instead of a table ------------------------------------------------------
 # Message texts: npucli's printf formats (verylucky01/driver @e29d066fd6ee84cae705e2000a0387d721d3aaa0,
@@ -114,7 +120,8 @@ _ERROR_PATTERNS: tuple[tuple[re.Pattern[str], str, Optional[str], Optional[str]]
         re.compile(r"npu-smi\S*: (?:Permission denied|cannot execute)", re.I),
         "permission",
         None,
-        "the current user may not run npu-smi; run it as root or as a member of the driver's group (HwHiAiUser by default)",
+        "the current user may not run npu-smi; run it as root or as a member of the driver's group "
+        "(HwHiAiUser by default)",
     ),
     (
         re.compile(r"Permission denied", re.I),
@@ -200,6 +207,8 @@ class _Table:
     header2: Optional[_Row] = None
     in_processes: bool = False
     process_columns: int = 0
+    process_npus: set[int] = field(default_factory=set)  # NPUs with process rows or a "No running" line
+    processes_cut: bool = False  # a process row cut short, or lines skipped inside the process table
     closed: bool = False  # the last line seen is a complete separator
     rows_seen: int = 0
     pending: Optional[_Pending] = None
@@ -250,16 +259,49 @@ def parse_info_all(text: str, source: str = "npu-smi info") -> list[NpuInfo]:
 
 
 def _to_info(table: _Table, source: str, errors: tuple[ProbeError, ...], warnings: tuple[str, ...]) -> NpuInfo:
+    layout = _layout(table)
+    unknown = _processes_unknown(table, layout)
+    notes = (PROCESSES_UNKNOWN + unknown,) if unknown else ()
     return NpuInfo(
         source=source,
         npu_smi_version=table.title[0] if table.title else None,
         driver_version=table.title[1] if table.title else None,
-        layout=_layout(table),
+        layout=layout,
         chips=tuple(table.chips),
         processes=tuple(table.processes),
-        warnings=warnings + tuple(dict.fromkeys(table.warnings)),
+        processes_complete=unknown is None,
+        warnings=warnings + tuple(dict.fromkeys(table.warnings)) + notes,
         errors=errors,
     )
+
+
+def _processes_unknown(table: _Table, layout: Optional[str]) -> Optional[str]:
+    """Why the process list may be incomplete, or None when the process table is whole.
+
+    npu-smi prints, under the chips, a process table in which every NPU has its process rows or
+    a "No running processes found in NPU <id>" line; an NPU without either, a table cut short or
+    no table at all leaves the processes unknown, not absent."""
+    if not table.process_columns:
+        if layout == "F1":
+            return "this npu-smi (Atlas 300I, npu-smi 20.x/21.x) prints no process table"
+        return "the output has no process table (cut, or npu-smi answered only in part)"
+    missing = [npu for npu in dict.fromkeys(c.npu for c in table.chips) if npu not in table.process_npus]
+    if missing:
+        shown = ", ".join(map(str, missing[:8])) + (f" and {len(missing) - 8} more" if len(missing) > 8 else "")
+        return f"the process table is cut: no row for NPU {shown}"
+    if table.processes_cut or not table.closed:
+        return "the process table is cut"
+    return None
+
+
+def processes_note(info: NpuInfo) -> Optional[str]:
+    """Why ``info.processes`` may miss processes (None when the list is whole)."""
+    if info.processes_complete:
+        return None
+    for warning in info.warnings:
+        if warning.startswith(PROCESSES_UNKNOWN):
+            return warning[len(PROCESSES_UNKNOWN) :]
+    return "no whole npu-smi process table was read"
 
 
 def _layout(table: _Table) -> Optional[str]:
@@ -301,6 +343,7 @@ def _split_tables(lines: list[str]) -> list[_Table]:
             tables.append(table)
         elif skipped:
             table.warnings.append(f"the capture skips lines here ({skipped[0]!r}): rows may be missing")
+            table.processes_cut = table.processes_cut or table.in_processes
         skipped = []
         for held_number, separator in held:
             _read_separator(table, held_number, separator)
@@ -354,6 +397,7 @@ def _read_row(table: _Table, row: _Row) -> None:
     joined = " ".join(cells)
     if not row.complete:
         table.warnings.append(f"row cut short: {row.raw.strip()!r}")
+        table.processes_cut = table.processes_cut or table.in_processes
     if any(c.startswith("Process id") or c.startswith("Process name") for c in cells):
         _drop_pending(table)
         table.in_processes = True
@@ -365,7 +409,10 @@ def _read_row(table: _Table, row: _Row) -> None:
     if "Bus-Id" in joined and (cells[0].startswith("Chip") or cells[0] == ""):
         table.header2 = row
         return
-    if _NO_PROCESS.search(joined):
+    no_process = _NO_PROCESS.search(joined)
+    if no_process:
+        if no_process.group(1) is not None:  # None when the line is cut before the id
+            table.process_npus.add(int(no_process.group(1)))
         return
     if table.in_processes:
         _read_process(table, row)
@@ -383,7 +430,9 @@ def _read_device_row(table: _Table, row: _Row) -> None:
         is_row1 = row1 is not None and re.search(r"[A-Za-z]", row1.group(2)) is not None
     else:  # row 1 has a Health word where row 2 has a Bus-Id ("NA" on 310B)
         is_row1 = (
-            row1 is not None and second.upper() not in _NOT_A_VALUE and re.fullmatch(r"[A-Za-z]+", second) is not None
+            row1 is not None
+            and second.upper() not in _NOT_A_VALUE
+            and (re.fullmatch(r"[A-Za-z]+", second) is not None or _health_word(second) is not None)
         )
     if is_row1:
         assert row1 is not None
@@ -447,10 +496,15 @@ def _read_process(table: _Table, row: _Row) -> None:
         table.warnings.append(f"process row not understood: {row.raw.strip()!r}")
         return
     name = cells[2] if len(cells) > 2 and cells[2] else None
+    npu = int(ids.group(1))
+    chip = int(ids.group(2)) if ids.group(2) else None
+    if chip is None and _layout(table) == "F5":
+        chip = 0  # the 950 layout prints one chip per NPU and no chip id, as on its chip rows
+    table.process_npus.add(npu)
     table.processes.append(
         NpuProcess(
-            npu=int(ids.group(1)),
-            chip=int(ids.group(2)) if ids.group(2) else None,
+            npu=npu,
+            chip=chip,
             pid=_int(cells[1]),
             name=name,
             memory_mb=_int(_at(cells, 3)),
@@ -472,12 +526,23 @@ def _drop_pending(table: _Table) -> None:
         table.pending = None
 
 
+def _health_word(word: str) -> Optional[str]:
+    """The npucli health word ``word`` spells, also when retyped with digit 0 for letter O."""
+    for candidate in (word, word.translate(_RETYPED_O)):
+        for known in HEALTH_WORDS:
+            if candidate.lower() == known.lower():
+                return known
+    return None
+
+
 def _health(word: str, table: _Table) -> str:
-    for known in HEALTH_WORDS:
-        if word.lower() == known.lower():
-            return known
-    table.warnings.append(f"unknown health {word!r} read as UNKNOWN")
-    return "UNKNOWN"
+    known = _health_word(word)
+    if known is None:
+        table.warnings.append(f"unknown health {word!r} read as UNKNOWN")
+        return "UNKNOWN"
+    if known.lower() != word.lower():
+        table.warnings.append(f"health {word!r} read as {known} (digit 0 for letter O: a retyped table)")
+    return known
 
 
 def _tokens(cell: str) -> list[tuple[str, ...]]:
@@ -488,7 +553,7 @@ def _at(items: list[str], index: int) -> Optional[str]:
     return items[index] if index < len(items) else None
 
 
-def _pair(pairs: list[tuple[str, ...]], index: int, part: int) -> Optional[str]:
+def _pair(pairs: Sequence[tuple[str, ...]], index: int, part: int) -> Optional[str]:
     return pairs[index][part] if index < len(pairs) else None
 
 

@@ -226,3 +226,24 @@ def test_python_probe_error_is_reported():
 
 def test_replace_helper_changes_only_what_it_names():
     assert replace(a2_host(), driver__loaded=False).driver.version == "25.0.rc1.1"
+
+
+def test_npu_smi_without_a_whole_process_table_says_processes_are_unknown():
+    from ascenv.probe.npu_smi import parse_info
+    from tests.conftest import CORPUS, load_capture
+
+    lines = load_capture(CORPUS / "npu_smi" / "910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt")
+    lines = lines.splitlines(keepends=True)
+    header = next(i for i, line in enumerate(lines) if "Process id" in line)
+    cut = parse_info("".join(lines[: header - 1]))  # the chips, then the capture stops
+    found = {(f.severity, f.title, f.found) for f in findings_of(a2_host(npu=cut), "ASC-NPU-SMI")}
+    assert found == {
+        (model.Severity.OK, "npu-smi lists 2 chip(s)", ""),
+        (
+            model.Severity.INFO,
+            "processes on the NPUs unknown",
+            "the output has no process table (cut, or npu-smi answered only in part)",
+        ),
+    }
+    whole = parse_info("".join(lines))
+    assert severities(a2_host(npu=whole), "ASC-NPU-SMI") == ["ok"]

@@ -10,7 +10,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Optional
 
 import pytest
 
@@ -36,7 +36,7 @@ def recipe() -> dict:
     return tomllib.loads((KERNEL / "kernel.toml").read_text(encoding="utf-8"))
 
 
-def expand(argv: List[str], places: Dict[str, Path]) -> List[str]:
+def expand(argv: list[str], places: dict[str, Path]) -> list[str]:
     return [PLACEHOLDER.sub(lambda m: str(places[m.group(1)]), arg) for arg in argv]
 
 
@@ -50,23 +50,34 @@ def build_cpu(source: Path, root: Path, *extra: str) -> Path:
     return places["out"]
 
 
-def variant(tmp: Path, path: str, old: str, new: str) -> Path:
-    """A copy of the project with one deliberate bug: `old` (present exactly once) becomes `new`."""
+def variant(tmp: Path, path: str, old: str, new: str, *more: tuple[str, str]) -> Path:
+    """A copy of the project with one deliberate bug: `old` (present exactly once) becomes `new`,
+    and so for each further (old, new) pair of `more`."""
     copy = tmp / "add_custom"
     shutil.copytree(KERNEL, copy)
     target = copy / path
     text = target.read_text(encoding="utf-8")
-    assert text.count(old) == 1, f"{path} no longer contains the line this test breaks: {old!r}"
-    target.write_text(text.replace(old, new), encoding="utf-8")
+    for before, after in ((old, new), *more):
+        assert text.count(before) == 1, f"{path} no longer contains the line this test breaks: {before!r}"
+        text = text.replace(before, after)
+    target.write_text(text, encoding="utf-8")
     out = tmp / "build" / "out"
     return build_cpu(copy, tmp / "build", "CXXFLAGS=-O0", f"{out}/add_custom_cpu")  # -O0: compiles faster
 
 
-def run_cases(binary: Path, cores: int, cases: List[str]) -> proc.Completed:
+def line_of(out: Path, path: str, code: str) -> str:
+    """``../<path>:<line>`` of the one line holding `code` in the variant built into `out`, as the
+    checker names source lines (relative to cpu/)."""
+    lines = (out.parent.parent / "add_custom" / path).read_text(encoding="utf-8").splitlines()
+    (number,) = [n for n, line in enumerate(lines, start=1) if code in line]
+    return f"../{path}:{number}"
+
+
+def run_cases(binary: Path, cores: int, cases: list[str]) -> proc.Completed:
     return proc.run([str(binary), str(cores), *cases], timeout=120)
 
 
-def case_lines(output: str) -> Dict[int, str]:
+def case_lines(output: str) -> dict[int, str]:
     """Case lines of the driver by length."""
     lines = {}
     for line in output.splitlines():
@@ -76,7 +87,7 @@ def case_lines(output: str) -> Dict[int, str]:
     return lines
 
 
-def tiling(out: Path, length: int, cores: int, ub: Optional[int] = None) -> tuple[int, Dict[str, str], List[tuple]]:
+def tiling(out: Path, length: int, cores: int, ub: Optional[int] = None) -> tuple[int, dict[str, str], list[tuple]]:
     argv = [str(out / "add_custom_tiling"), str(length), str(cores)] + ([] if ub is None else [str(ub)])
     done = proc.run(argv, timeout=30)
     lines = done.stdout.splitlines()
@@ -193,6 +204,100 @@ def test_oversized_tile_fails_loudly(tmp_path: Path) -> None:
     assert lines[1024000].startswith(
         "FAIL len=1024000 cores=8 seed=1: block 0/8: UB budget exceeded: InitBuffer(VECIN queue, num=2, "
         "len=65536 bytes) asks for 131072 bytes while 131072 are already taken: 262144 > UB size 196608 bytes"
+    )
+
+
+# -- the two NPU races the CPU target must catch although the values come out right -------------
+
+
+def test_a_missing_enque_deque_hand_over_is_a_race(tmp_path: Path) -> None:
+    # CopyIn keeps its tensors in members instead of EnQue-ing them, Compute uses them without
+    # DeQue: on the CPU the values are right, on the NPU the vector unit may read x and y before
+    # MTE2 has finished copying them.
+    kernel = "op_kernel/add_custom.cpp"
+    out = variant(
+        tmp_path,
+        kernel,
+        "        inQueueX.EnQue(xLocal);\n        inQueueY.EnQue(yLocal);\n",
+        "        xIn = xLocal;\n        yIn = yLocal;\n",
+        (
+            "        AscendC::LocalTensor<half> xLocal = inQueueX.DeQue<half>();\n"
+            "        AscendC::LocalTensor<half> yLocal = inQueueY.DeQue<half>();\n",
+            "        AscendC::LocalTensor<half> xLocal = xIn;\n        AscendC::LocalTensor<half> yLocal = yIn;\n",
+        ),
+        (
+            "    uint32_t tileLength = 0;\n",
+            "    uint32_t tileLength = 0;\n    AscendC::LocalTensor<half> xIn;\n    AscendC::LocalTensor<half> yIn;\n",
+        ),
+    )
+    done = run_cases(out / "add_custom_cpu", 8, ["16:1", "16385:1"])
+    assert done.returncode == 1, done.describe()
+    copy_in = line_of(out, kernel, "AscendC::DataCopy(dst, src[offset], count);")
+    add = line_of(out, kernel, "AscendC::Add(zLocal, xLocal, yLocal")
+    race = (
+        f"Add src0: the vector unit reads a UB buffer that MTE2 (the GM->UB copy unit) wrote "
+        f"(DataCopy GM->UB at {copy_in}) with no EnQue/DeQue hand-over in between: on the NPU the units "
+        f"run in parallel, so the data may not be there yet (EnQue the tensor after the write, DeQue it "
+        f"before this use) [{add}]"
+    )
+    lines = case_lines(done.stdout)
+    assert lines[16] == f"FAIL len=16 cores=8 seed=1: block 0/1: {race}"
+    assert lines[16385] == f"FAIL len=16385 cores=8 seed=1: block 0/8: {race}"
+
+
+def test_a_copy_out_before_its_hand_over_is_a_race(tmp_path: Path) -> None:
+    # Compute keeps z in a member instead of EnQue-ing it and CopyOut uses it without DeQue: MTE3
+    # may copy z to GM before the vector unit has finished writing it.
+    kernel = "op_kernel/add_custom.cpp"
+    out = variant(
+        tmp_path,
+        kernel,
+        "        outQueueZ.EnQue(zLocal);\n",
+        "        zOut = zLocal;\n",
+        (
+            "        AscendC::LocalTensor<half> zLocal = outQueueZ.DeQue<half>();\n",
+            "        AscendC::LocalTensor<half> zLocal = zOut;\n",
+        ),
+        ("    uint32_t tileLength = 0;\n", "    uint32_t tileLength = 0;\n    AscendC::LocalTensor<half> zOut;\n"),
+    )
+    done = run_cases(out / "add_custom_cpu", 1, ["32:1"])
+    assert done.returncode == 1, done.describe()
+    add = line_of(out, kernel, "AscendC::Add(zLocal, xLocal, yLocal")
+    copy_out = line_of(out, kernel, "AscendC::DataCopy(zGm[offset], zLocal, count);")
+    assert case_lines(done.stdout)[32] == (
+        f"FAIL len=32 cores=1 seed=1: block 0/1: DataCopy UB->GM: MTE3 (the UB->GM copy unit) reads a UB buffer "
+        f"that the vector unit wrote (Add dst at {add}) with no EnQue/DeQue hand-over in between: on the NPU "
+        f"the units run in parallel, so the data may not be there yet (EnQue the tensor after the write, "
+        f"DeQue it before this use) [{copy_out}]"
+    )
+
+
+def test_cores_writing_the_same_gm_bytes_are_a_race(tmp_path: Path) -> None:
+    # Every core takes formerLength elements from its (right) start: a latter core's share runs
+    # one 32-byte block into the next core's. The values written twice are equal, so z comes out
+    # right on the CPU; on the NPU the two cores write those bytes at the same time.
+    kernel = "op_kernel/add_custom.cpp"
+    out = variant(tmp_path, kernel, "coreLength = tiling.latterLength;", "coreLength = tiling.formerLength;")
+    done = run_cases(out / "add_custom_cpu", 8, ["16:1", "17:1", "16385:1"])
+    assert done.returncode == 1, done.describe()
+    lines = case_lines(done.stdout)
+    assert lines[16].startswith("PASS")  # one core: nothing to overlap
+    aligned = line_of(out, kernel, "AscendC::DataCopy(zGm[offset], zLocal, count);")
+    padded = line_of(out, kernel, "AscendC::DataCopyPad(zGm[offset], zLocal, params);")
+    tail = (
+        "on the NPU the cores run at the same time and which write lands is undefined; "
+        "the tiling must give every core a GM range of its own"
+    )
+    # 17 halves on 2 cores: core 0 takes 32 elements (clamped to 17), core 1 starts at 16.
+    assert lines[17] == (
+        f"FAIL len=17 cores=8 seed=1: block 1/2: blocks 0 and 1 both write z bytes [32, 34) "
+        f"(block 0: DataCopyPad UB->GM at {padded}; block 1: DataCopyPad UB->GM at {padded}): {tail}"
+    )
+    # 16385 halves: core 1 (a latter core, 2048 elements) starts at 2064 and writes 2064, up to
+    # element 4128; core 2 starts at 4112: elements [4112, 4128) = bytes [8224, 8256).
+    assert lines[16385] == (
+        f"FAIL len=16385 cores=8 seed=1: block 2/8: blocks 1 and 2 both write z bytes [8224, 8256) "
+        f"(block 1: DataCopy UB->GM at {aligned}; block 2: DataCopy UB->GM at {aligned}): {tail}"
     )
 
 

@@ -23,3 +23,62 @@ def test_markup_in_machine_text_is_printed_verbatim():
     text = stdout.getvalue()
     for shown in ("kernel 5.10.0-[/]", "Driver  25.0.[/]rc1", "npu-smi [bold]24.1", "[red]OK", "Python  3.11.[/]"):
         assert shown in text
+
+
+PWNED = "\x1b]0;pwned\x07"
+
+
+def test_control_characters_and_markup_in_snapshot_fields_are_shown_not_sent():
+    # a snapshot or bundle from another machine is untrusted: ESC sequences (a window title, a
+    # clear screen), C1 CSI, CR and newlines (forged lines) and rich markup are shown as text
+    chip = model.Chip(npu=0, chip=0, name="910B4" + PWNED, health="[bold red]OK", bus_id="0000:C1:00.0\x9b2J")
+    snap = model.Snapshot(
+        host=model.HostInfo(kernel="5.10\r\x1b[2J", arch="aarch64"),
+        driver=model.DriverInfo(version="25.0" + PWNED + "\x1b[2J"),
+        npu=model.NpuInfo(chips=(chip,), errors=(model.ProbeError("npu-smi", "tool-error", "bad\nforged line"),)),
+        cann=model.CannInfo(installs=(model.CannInstall(path="/opt/[red]x" + PWNED, kind="toolkit", version="8.0"),)),
+        python=model.PythonInfo(
+            executable="/usr/bin/python3",
+            version="3.11",
+            distributions=(
+                model.Distribution("torch", "2.1" + PWNED, "/site"),
+                model.Distribution("torch_npu", "[/]", "/site"),
+            ),
+        ),
+    )
+    stdout = io.StringIO()
+    render_snapshot(Output(stdout=stdout, stderr=io.StringIO(), interactive=False, color=False), snap)
+    text = stdout.getvalue()
+    assert "\x1b" not in text and "\x07" not in text and "\x9b" not in text and "\r" not in text
+    for shown in (
+        "kernel 5.10\\x0d\\x1b[2J",
+        "Driver  25.0\\x1b]0;pwned\\x07\\x1b[2J",
+        "910B4\\x1b]0;pwned\\x07",
+        "[bold red]OK",
+        "0000:C1:00.0\\x9b2J",
+        "npu-smi: bad\\x0aforged line",
+        "/opt/[red]x\\x1b]0;pwned\\x07",
+        "torch 2.1\\x1b]0;pwned\\x07  torch_npu [/]",
+    ):
+        assert shown in text, shown
+    assert not any(line.startswith("forged line") for line in text.splitlines())
+
+
+def test_processes_are_listed_or_said_unknown():
+    chip = model.Chip(npu=7, chip=0, name="910B", health="OK", bus_id="0000:02:00.0")
+    proc = model.NpuProcess(npu=7, chip=0, pid=87322, name="python3", memory_mb=109)
+
+    def shown(npu: model.NpuInfo) -> str:
+        stdout = io.StringIO()
+        out = Output(stdout=stdout, stderr=io.StringIO(), interactive=False, color=False)
+        render_snapshot(out, model.Snapshot(npu=npu))
+        return next(line for line in stdout.getvalue().splitlines() if line.startswith("Processes"))
+
+    whole = model.NpuInfo(chips=(chip,), processes=(proc,), processes_complete=True)
+    assert shown(whole) == "Processes  87322 python3 (NPU 7 chip 0)"
+    assert shown(model.NpuInfo(chips=(chip,), processes_complete=True)) == "Processes  none running"
+    cut = model.NpuInfo(chips=(chip,), warnings=("processes unknown: the process table is cut",))
+    assert shown(cut) == "Processes  unknown: the process table is cut"
+    assert shown(model.NpuInfo(chips=(chip,), processes=(proc,))) == (
+        "Processes  unknown: no whole npu-smi process table was read; listed: 87322 python3 (NPU 7 chip 0)"
+    )

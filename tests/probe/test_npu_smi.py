@@ -19,6 +19,7 @@ from ascenv import serde
 from ascenv.model import NpuInfo
 from ascenv.probe.npu_smi import (
     DCMI_MEANINGS,
+    PROCESSES_UNKNOWN,
     parse_board,
     parse_chip_map,
     parse_errors,
@@ -26,6 +27,7 @@ from ascenv.probe.npu_smi import (
     parse_info_all,
     parse_key_values,
     parse_list,
+    processes_note,
 )
 from tests.conftest import CORPUS, SHARED, load_capture
 
@@ -54,10 +56,14 @@ class Expect:
     processes: list[tuple] = field(default_factory=list)  # (npu, chip, pid, name, memory[, container pid])
     process_count: Optional[int] = None  # when the list is too long to write out
     warnings: list[str] = field(default_factory=list)  # substrings that must appear
-    clean: bool = False  # no warnings at all
+    clean: bool = False  # no warnings but the processes note
+    processes_unknown: Optional[str] = None  # why the process list may be incomplete (None: it is whole)
 
 
 NO_HBM = None
+NO_TABLE = "the output has no process table (cut, or npu-smi answered only in part)"
+F1_NO_TABLE = "this npu-smi (Atlas 300I, npu-smi 20.x/21.x) prints no process table"
+CUT_AT = "the process table is cut: no row for NPU "
 B = "0000:{}:00.0".format
 EIGHT_910 = [0, 1, 2, 3, 4, 5, 6, 7]
 A3_BUS = ["9D", "9F", "99", "9B", "95", "97", "91", "93", "8D", "8F", "89", "8B", "85", "87", "81", "83"]
@@ -79,6 +85,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[46, 46, 47, 45, 49, 50, 50, 49, 49, 50, 49, 50, 51, 50, 48, 48, 53, 54, 56, 52],
         device_ids=list(range(20)),
         clean=True,
+        processes_unknown=F1_NO_TABLE,
     ),
     "310b4_23.0.0_ALARM_2row-excerpt_plus_health-i0-c0_diag-report.txt": Expect(
         None,
@@ -95,6 +102,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[64],
         device_ids=[0],
         warnings=["capture ends before the closing line"],
+        processes_unknown=NO_TABLE,
     ),
     "310b4_23.0.0_and_24.1.0_before-after-driver-change_davinci-mini-log.txt": Expect(
         "23.0.0",
@@ -111,6 +119,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[51],
         device_ids=[0],
         warnings=["the text holds 2 npu-smi info tables"],
+        processes_unknown=NO_TABLE,
     ),
     "310b4_23.0.rc3_NARROWED-by-author_odd.txt": Expect(
         "23.0.rc3",
@@ -127,6 +136,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[54],
         device_ids=[0],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "310p3-300iduo_24.1.rc2_host_PARTIAL_ollama-issue5315.txt": Expect(
         "24.1.rc2",
@@ -143,6 +153,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[59, 58],
         device_ids=[0, 1],
         warnings=["capture ends before the closing line", "NPU 2: a chip's second row is missing"],
+        processes_unknown=NO_TABLE,
     ),
     "310p3-300iduo_25.0.rc1.1_2chips_proc_vllm-ascend-issue1993.txt": Expect(
         "25.0.rc1.1",
@@ -176,6 +187,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[56],
         device_ids=[0],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "310p3_22.0.0-tool_22.0.2-driver_hugepages1236_modelzoo-FOMM-readme.txt": Expect(
         "22.0.0",
@@ -192,6 +204,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[50],
         device_ids=[0],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "310p3_22.0.0-tool_22.0.2-driver_total23054_modelzoo-srcnn-readme.txt": Expect(
         "22.0.0",
@@ -208,6 +221,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[56],
         device_ids=[0],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "310p3_23.0.rc3_2cards_MISALIGNED-by-author_odd.txt": Expect(
         "23.0.rc3",
@@ -224,6 +238,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[51, 48],
         device_ids=[0, 1],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "310p3_24.1.0.1_8cards_noproc_vllm-ascend-issue2809.txt": Expect(
         "24.1.0.1",
@@ -256,6 +271,7 @@ EXPECTED: dict[str, Expect] = {
         temp=[49, 49, 46, 48],
         device_ids=[0, 1, 2, 3],
         warnings=["capture ends before the closing line"],
+        processes_unknown=NO_TABLE,
     ),
     "910B-oldgen-910-family_24.1.0_8npu_1proc_rst-notes.txt": Expect(
         "24.1.0",
@@ -297,6 +313,7 @@ EXPECTED: dict[str, Expect] = {
         hbm=[(1, 32768)] + [(0, 32768)] * 7,
         processes=[],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "910b2_24.1.1_8npu_NO-PROC-TABLE_k8s-pod_500001-report.txt": Expect(
         "24.1.1",
@@ -312,6 +329,7 @@ EXPECTED: dict[str, Expect] = {
         power=[86.9, 93.7, 92.5, 90.7, 93.6, 92.0, 91.3, 95.7],
         processes=[],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "910b3_24.1.rc1.b030_8npu_ms-swift-docs.txt": Expect(
         "24.1.rc1.b030",
@@ -326,6 +344,7 @@ EXPECTED: dict[str, Expect] = {
         power=[101.8, 92.0, 102.0, 99.8, 98.6, 99.7, 103.8, 98.2],
         processes=[],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "910b3_26.1.0_wide114_proc-in-container_testfixture.txt": Expect(
         "26.1.0",
@@ -370,6 +389,7 @@ EXPECTED: dict[str, Expect] = {
         power=[91.3, 88.1],
         temp=[33, 32],
         warnings=["capture ends before the closing line"],
+        processes_unknown=NO_TABLE,
     ),
     "910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt": Expect(
         "25.2.2",
@@ -397,6 +417,7 @@ EXPECTED: dict[str, Expect] = {
         hbm=[(26838, 32768), (29356, 32768)],
         power=[88.2, 87.0],
         warnings=["capture ends before the closing line"],
+        processes_unknown=NO_TABLE,
     ),
     "910b4_atlas800IA2_25.0.rc1.1_8npu_noproc_blog-800IA2-driver-install.txt": Expect(
         "25.0.rc1.1",
@@ -426,6 +447,7 @@ EXPECTED: dict[str, Expect] = {
         power=[79.4],
         temp=[82],
         clean=True,
+        processes_unknown=NO_TABLE,
     ),
     "a3-ascend910_25.2.0_busy_proc-empty-names_per-chip_vllm-ascend-issue3002.txt": Expect(
         "25.2.0",
@@ -479,6 +501,7 @@ EXPECTED: dict[str, Expect] = {
         phy_ids=[0, 1, 15],
         processes=[(0, 0, 632268, "python3.1", 197, None)],
         warnings=["the capture skips lines here"],
+        processes_unknown=CUT_AT + "7",
     ),
     "a3-ascend910_26.1.0.b061_wide114_proc-in-container_TWO-FRAGMENTS_nyaterm-issue268.txt": Expect(
         "26.1.0.b061",
@@ -496,6 +519,7 @@ EXPECTED: dict[str, Expect] = {
         # the second process row is cut after its name: no memory
         processes=[(0, 0, 692318, "python3", 12417, None), (0, 1, 692318, "python3", None, None)],
         warnings=["capture ends before the closing line", "the capture skips lines here", "row cut short"],
+        processes_unknown=CUT_AT + "7",
     ),
     "from_ascend_deployer_1.txt": Expect(
         "25.3.rc1.b020",
@@ -559,6 +583,7 @@ OTHER_EXPECTED: dict[Path, Expect] = {
         hbm=[(0, 32768)] * 2,
         power=[73.1, 67.0],
         warnings=["the capture skips lines here ('...')"],
+        processes_unknown="the process table is cut",  # its rows are elided with '...'
     ),
 }
 
@@ -607,8 +632,12 @@ def _check(info: NpuInfo, want: Expect) -> None:
         assert len(procs) == len(want.processes)
     for fragment in want.warnings:
         assert any(fragment in w for w in info.warnings), (fragment, info.warnings)
+    notes = [w for w in info.warnings if w.startswith(PROCESSES_UNKNOWN)]
+    assert processes_note(info) == want.processes_unknown
+    assert info.processes_complete is (want.processes_unknown is None)
+    assert notes == ([] if want.processes_unknown is None else [PROCESSES_UNKNOWN + want.processes_unknown])
     if want.clean:
-        assert info.warnings == ()
+        assert info.warnings == tuple(notes)
     assert info.errors == ()
 
 
@@ -648,6 +677,131 @@ def test_a3_process_table_details() -> None:
     assert (procs[-1].npu, procs[-1].chip, procs[-1].pid, procs[-1].memory_mb) == (7, 1, 944268, 58782)
 
 
+# --- "no process table" is not "no processes" -------------------------------------------------
+
+ONE_PROC = "910B-oldgen-910-family_24.1.0_8npu_1proc_rst-notes.txt"  # NPUs 0-6 "No running", NPU 7 one process
+
+
+def _lines(name: str) -> list[str]:
+    return load_capture(NPU_SMI / name).splitlines(keepends=True)
+
+
+def test_a_capture_cut_before_the_process_table_has_unknown_processes() -> None:
+    lines = _lines(ONE_PROC)
+    header = next(i for i, line in enumerate(lines) if "Process id" in line)
+    info = parse_info("".join(lines[: header - 1]))  # up to the chips' closing line: looks whole
+    assert len(info.chips) == 8 and info.processes == ()
+    assert info.processes_complete is False
+    assert processes_note(info) == NO_TABLE
+    whole = parse_info("".join(lines))
+    assert whole.processes_complete is True and processes_note(whole) is None
+
+
+def test_a_process_table_cut_at_a_separator_names_the_npus_missing() -> None:
+    lines = _lines(ONE_PROC)
+    npu4 = next(i for i, line in enumerate(lines) if "No running processes found in NPU 4" in line)
+    info = parse_info("".join(lines[:npu4]))  # ends on the "+====" line after NPU 3
+    assert info.processes == () and info.processes_complete is False
+    assert processes_note(info) == CUT_AT + "4, 5, 6, 7"
+    assert not any("capture ends before the closing line" in w for w in info.warnings)  # it looks closed
+
+
+def test_a_process_table_cut_inside_its_rows_is_unknown() -> None:
+    lines = _lines("910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt")
+    assert lines[-1].startswith("+====")
+    info = parse_info("".join(lines[:-1]))  # every NPU has its row, but the closing line is gone
+    assert [(p.npu, p.pid) for p in info.processes] == [(0, 19334), (1, 19341)]
+    assert info.processes_complete is False and processes_note(info) == "the process table is cut"
+    row = next(i for i, line in enumerate(lines) if "19341" in line)
+    cut = parse_info("".join(lines[:row]) + lines[row][:40])  # cut in the middle of NPU 1's row
+    assert cut.processes_complete is False and processes_note(cut) == "the process table is cut"
+
+
+def test_no_table_at_all_has_unknown_processes() -> None:
+    info = parse_info(
+        load_capture(CORPUS / "errors" / "dcmi_-8020_device_used_-9005_drvRetCode87_507899_container.txt")
+    )
+    assert info.processes == () and info.processes_complete is False
+    assert processes_note(info) == "no whole npu-smi process table was read"
+
+
+def test_950_process_rows_belong_to_chip_0() -> None:
+    doc = REFERENCE / "npu_smi" / "ascend950_npu-smi-v2-layout_docs_driver-repo.txt"
+    if not doc.exists():
+        pytest.skip(f"{doc} is reference-only material and not available here")
+    text = load_capture(doc)
+    (line,) = [line for line in text.splitlines() if "No running processes found in NPU 0" in line]
+    # a process row laid out on the process header's columns: | NPU ID | Process id | name | memory |
+    header = next(line for line in text.splitlines() if "Process id" in line)
+    bars = [i for i, ch in enumerate(header) if ch == "|"]
+    values = ["0", "274911", "python3", "4021"]
+    row = "".join(f"| {v}".ljust(bars[i + 1] - bars[i]) for i, v in enumerate(values)) + "|"
+    assert len(row) == len(line)
+    info = parse_info(text.replace(line, row))
+    assert info.layout == "F5"
+    assert [(p.npu, p.chip, p.pid, p.name, p.memory_mb) for p in info.processes] == [(0, 0, 274911, "python3", 4021)]
+    assert {(p.npu, p.chip) for p in info.processes} <= {(c.npu, c.chip) for c in info.chips}
+    assert info.processes_complete is True
+
+
+# --- a table typed again by hand ---------------------------------------------------------------
+
+
+def retyped(text: str) -> str:
+    """What a user who retypes a table from a screenshot sends: runs of spaces collapsed to one,
+    health "OK" typed with a zero."""
+    return "".join(re.sub(r" {2,}", " ", line).replace("| OK |", "| 0K |") for line in text.splitlines(keepends=True))
+
+
+RETYPED_NOTE = "health '0K' read as OK (digit 0 for letter O: a retyped table)"
+
+
+def test_a_retyped_300i_duo_paste_gives_its_4_chips() -> None:
+    # Two real 300I Duo tables (NPU 1 from ollama#5315, NPU 6 from vllm-ascend#1993) as one table
+    # of two cards, then retyped.
+    host = _lines("310p3-300iduo_24.1.rc2_host_PARTIAL_ollama-issue5315.txt")
+    duo = _lines("310p3-300iduo_25.0.rc1.1_2chips_proc_vllm-ascend-issue1993.txt")
+    closes = [i for i, line in enumerate(host) if line.startswith("+====")]
+    npu1 = host[closes[0] + 1 : closes[1] + 1]  # NPU 1: chip 0, "+----", chip 1, "+===="
+    first = next(i for i, line in enumerate(duo) if line.startswith("+===="))
+    text = "".join(duo[: first + 1] + npu1 + duo[first + 1 :])
+    assert parse_info(text).warnings == (PROCESSES_UNKNOWN + CUT_AT + "1",)
+    info = parse_info(retyped(text))
+    assert "| 1 310P3 | 0K | NA 59 0 / 0 |" in retyped(text)
+    assert [(c.npu, c.chip, c.device_id, c.health, c.bus_id) for c in info.chips] == [
+        (1, 0, 0, "OK", "0000:01:00.0"),
+        (1, 1, 1, "OK", "0000:01:00.0"),
+        (6, 0, 0, "OK", "0000:83:00.0"),
+        (6, 1, 1, "OK", "0000:83:00.0"),
+    ]
+    assert info.chips == parse_info(text).chips
+    assert [(p.npu, p.chip, p.pid, p.name, p.memory_mb) for p in info.processes] == [(6, 1, 293029, "python3.11", 6612)]
+    assert info.warnings == (RETYPED_NOTE, PROCESSES_UNKNOWN + CUT_AT + "1")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, e in EXPECTED.items() if e.clean))
+def test_retyped_tables_read_the_same(name: str) -> None:
+    text = load_capture(NPU_SMI / name)
+    plain, typed = parse_info(text), parse_info(retyped(text))
+    assert typed.chips == plain.chips and typed.processes == plain.processes
+    assert typed.processes_complete is plain.processes_complete
+    assert typed.warnings == (RETYPED_NOTE,) + plain.warnings
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "status: 0K\nhealth 0K | all fine\n",
+        "| 0K | 0K | 0K |\n| 0 | 0K |\n",
+        "| 0 310P3 | 0N | NA 55 0 / 0 |\n| 0 0 | 0000:83:00.0 | 0 1175 / 44280 |\n",  # not a health word
+        "| 0 310P3 | 00 | NA 55 0 / 0 |\n| 0 0 | 0000:83:00.0 | 0 1175 / 44280 |\n",
+        "| 0 310P3 | 0 | NA 55 0 / 0 |\n| 0 0 | 0000:83:00.0 | 0 1175 / 44280 |\n",
+    ],
+)
+def test_garbled_text_with_zeros_gives_no_chips(text: str) -> None:
+    assert parse_info(text).chips == ()
+
+
 PASTE_FORMS = {
     "tab-indented": lambda text: "".join("\t" + line for line in text.splitlines(keepends=True)),
     "markdown-indented": lambda text: "".join("    " + line for line in text.splitlines(keepends=True)),
@@ -663,7 +817,12 @@ def test_pasted_forms_read_the_same(name: str, form: str) -> None:
     text = load_capture(NPU_SMI / name)
     plain, pasted = parse_info(text), parse_info(PASTE_FORMS[form](text))
     assert pasted.chips == plain.chips and pasted.processes == plain.processes
-    assert (pasted.layout, pasted.driver_version, pasted.warnings) == (plain.layout, plain.driver_version, ())
+    assert (pasted.layout, pasted.driver_version, pasted.warnings) == (
+        plain.layout,
+        plain.driver_version,
+        plain.warnings,
+    )
+    assert pasted.processes_complete is plain.processes_complete
 
 
 # --- error outputs -------------------------------------------------------------------------------
@@ -722,7 +881,10 @@ def test_error_lines(line: str, kind: str, code: Optional[str], meaning_part: st
 
 def test_driver_warning_keeps_the_table() -> None:
     table = load_capture(NPU_SMI / "910b4-1_25.2.2_2npu_VLLMWorker_TP_vllm-ascend-issue5606.txt")
-    warning = "[WARNING]The driver package may not be completely installed, which may cause function abnormal. Please reinstall it."
+    warning = (
+        "[WARNING]The driver package may not be completely installed, which may cause function abnormal. "
+        "Please reinstall it."
+    )
     info = parse_info(warning + "\n" + table)
     assert len(info.chips) == 2 and info.errors == ()
     assert any(w.startswith(warning) and "Driver_Install_Status=complete" in w for w in info.warnings)
@@ -841,7 +1003,11 @@ def test_board_telegraf_8_space_indent() -> None:
 
 
 def test_board_tab_indent() -> None:
-    text = "\tSoftware Version               : 23.0.5\n\tFirmware Version               : 7.1.0.7.220\n\tCompatibility                  : NOK\n"
+    text = (
+        "\tSoftware Version               : 23.0.5\n"
+        "\tFirmware Version               : 7.1.0.7.220\n"
+        "\tCompatibility                  : NOK\n"
+    )
     board = parse_board(text, 3)
     assert (board.npu, board.software_version, board.firmware_version, board.compatibility) == (
         3,

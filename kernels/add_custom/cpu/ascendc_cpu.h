@@ -15,7 +15,19 @@
 //   * bounds: every GM access inside its GlobalTensor and inside the buffers the launcher
 //     registered; every UB access inside its LocalTensor;
 //   * the queue protocol: AllocTensor with no free buffer, EnQue beyond the queue depth, DeQue on
-//     an empty queue, a tensor used while enqueued or after FreeTensor.
+//     an empty queue, a tensor used while enqueued or after FreeTensor;
+//   * the hand-over between units: on the NPU the copy units (MTE2: GM -> UB, MTE3: UB -> GM) and
+//     the vector unit run in parallel, and only EnQue/DeQue (and FreeTensor/AllocTensor) order
+//     them ("Enque/Deque solves the read-after-write problem of the memory", Ascend C programming
+//     model, https://www.hiascend.com/document/detail/en/canncommercial/850/opdevg/Ascendcopdevg/atlas_ascendc_10_00015.html).
+//     Blocks run here one call after the other, so a kernel that skips the hand-over still
+//     computes the right values on the CPU; the checker therefore records which unit last
+//     touched each UB buffer and fails when another unit reads what it wrote (or overwrites
+//     what it read) with no DeQue or AllocTensor of that buffer in between;
+//   * disjoint GM writes: the cores of a launch run at the same time on the NPU, so two blocks
+//     that write the same GM bytes race (which value lands is undefined) even when, run one
+//     after the other here, they leave the right result; every UB -> GM copy is recorded and a
+//     block that writes bytes an earlier block wrote fails.
 // UB bytes the hardware leaves unspecified (start of each block, DataCopyPad padding without
 // isPad) hold a NaN pattern (0x7E55), so a kernel that reads them shows NaNs in its output.
 //
@@ -30,6 +42,7 @@
 #ifndef ASCENDC_CPU_H
 #define ASCENDC_CPU_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -145,10 +158,28 @@ struct GmBuffer {
 
 enum class SlotState { kFree, kAllocated, kQueued, kDequeued };
 
+// The units of an AI Core that touch UB in this API subset (the PIPE_MTE2/PIPE_V/PIPE_MTE3 pipes).
+enum class Unit { kNone, kMte2, kVector, kMte3 };
+
+inline const char *UnitName(Unit unit)
+{
+    switch (unit) {
+        case Unit::kMte2: return "MTE2 (the GM->UB copy unit)";
+        case Unit::kVector: return "the vector unit";
+        case Unit::kMte3: return "MTE3 (the UB->GM copy unit)";
+        case Unit::kNone: break;
+    }
+    return "no unit";
+}
+
 struct Slot {
     uint64_t ubOffset;
     uint64_t bytes;
     SlotState state;
+    // Who touched the buffer since its last hand-over (DeQue or AllocTensor), for the race check.
+    Unit unit = Unit::kNone;
+    bool wrote = false;
+    std::string lastUse;  // "DataCopy GM->UB at file:line"
 };
 
 struct QueueState {
@@ -167,6 +198,15 @@ struct Core {
     uint8_t *ub = nullptr;  // 32-byte aligned start of the UB
     uint64_t ubUsed = 0;
     std::vector<GmBuffer> gm;
+    std::vector<struct GmWrite> gmWrites;  // every UB -> GM copy of this block
+};
+
+// GM bytes [begin, end) of registered buffer `buffer` written by one copy.
+struct GmWrite {
+    size_t buffer;
+    uint64_t begin;
+    uint64_t end;
+    std::string where;  // "DataCopy UB->GM at file:line"
 };
 
 inline Core &ThisCore()
@@ -189,6 +229,52 @@ inline void ResetCore(int64_t blockIdx, int64_t blockNum, uint64_t ubBytes, cons
     }
     core.ubUsed = 0;
     core.gm = gm;
+    core.gmWrites.clear();
+}
+
+inline std::string Where(const std::string &what, const char *file, int line)
+{
+    return what + " at " + file + ":" + std::to_string(line);
+}
+
+// Records that this block writes GM bytes [data, data + bytes) (already checked registered).
+inline void RecordGmWrite(const void *data, uint64_t bytes, const std::string &what, const char *file, int line)
+{
+    Core &core = ThisCore();
+    const uint8_t *begin = static_cast<const uint8_t *>(data);
+    for (size_t i = 0; i < core.gm.size(); ++i) {
+        const uint8_t *base = static_cast<const uint8_t *>(core.gm[i].data);
+        if (begin >= base && begin + bytes <= base + core.gm[i].bytes) {
+            const uint64_t offset = static_cast<uint64_t>(begin - base);
+            core.gmWrites.push_back({i, offset, offset + bytes, Where(what, file, line)});
+            return;
+        }
+    }
+}
+
+// A hand-over-free access of `unit` to a UB buffer: fails when another unit wrote it (read or
+// write after write) or read it (write after read) since the buffer's last DeQue/AllocTensor.
+inline void UseSlot(Slot &slot, Unit unit, bool write, const std::string &what, const char *file, int line)
+{
+    if (slot.unit != Unit::kNone && slot.unit != unit && (slot.wrote || write)) {
+        std::ostringstream message;
+        message << what << ": " << UnitName(unit) << (write ? " writes" : " reads") << " a UB buffer that "
+                << UnitName(slot.unit) << (slot.wrote ? " wrote" : " reads") << " (" << slot.lastUse
+                << ") with no EnQue/DeQue hand-over in between: on the NPU the units run in parallel, so "
+                << (slot.wrote ? "the data may not be there yet" : "the buffer may still be in use")
+                << " (EnQue the tensor after the " << (slot.wrote ? "write" : "read") << ", DeQue it before this use)";
+        Fail(message.str(), file, line);
+    }
+    slot.wrote = (slot.unit == unit && slot.wrote) || write;
+    slot.unit = unit;
+    slot.lastUse = Where(what, file, line);
+}
+
+inline void HandOver(Slot &slot)
+{
+    slot.unit = Unit::kNone;
+    slot.wrote = false;
+    slot.lastUse.clear();
 }
 
 // GM bytes [data, data + bytes) must lie inside one buffer the launcher registered.
@@ -340,6 +426,11 @@ public:
             ascendc_cpu::Fail(message.str(), file, line);
         }
     }
+    // `unit` reads (or writes) this tensor: the hand-over check of ascendc_cpu::UseSlot.
+    void Use(ascendc_cpu::Unit unit, bool write, const std::string &what, const char *file, int line) const
+    {
+        ascendc_cpu::UseSlot(queue_->slots[slot_], unit, write, what, file, line);
+    }
     ascendc_cpu::QueueState *Queue() const { return queue_; }
     size_t SlotIndex() const { return slot_; }
 
@@ -359,6 +450,7 @@ public:
         for (size_t i = 0; i < state_.slots.size(); ++i) {
             if (state_.slots[i].state == ascendc_cpu::SlotState::kFree) {
                 state_.slots[i].state = ascendc_cpu::SlotState::kAllocated;
+                ascendc_cpu::HandOver(state_.slots[i]);  // the previous user freed it: its units are done
                 return LocalTensor<T>(&state_, i);
             }
         }
@@ -392,6 +484,7 @@ public:
         const size_t index = state_.fifo.front();
         state_.fifo.pop_front();
         state_.slots[index].state = ascendc_cpu::SlotState::kDequeued;
+        ascendc_cpu::HandOver(state_.slots[index]);  // DeQue waits for the unit that enqueued it
         return LocalTensor<T>(&state_, index);
     }
 
@@ -447,7 +540,7 @@ public:
             ascendc_cpu::Fail(message.str(), file, line);
         }
         for (uint8_t i = 0; i < num; ++i) {
-            que.state_.slots.push_back({core.ubUsed, each, ascendc_cpu::SlotState::kFree});
+            que.state_.slots.push_back({core.ubUsed, each, ascendc_cpu::SlotState::kFree, ascendc_cpu::Unit::kNone, false, ""});
             core.ubUsed += each;
         }
         return true;
@@ -524,6 +617,7 @@ void DataCopy(const LocalTensor<T> &dst, const GlobalTensor<T> &src, uint32_t co
     const std::string what = cpu_detail::CopyName("DataCopy", "GM->UB");
     cpu_detail::CheckWholeBlocks(what, count, sizeof(T), file, line);
     dst.CheckUsable(what, uint64_t{count} * sizeof(T), file, line);
+    dst.Use(ascendc_cpu::Unit::kMte2, true, what, file, line);
     const T *from = src.CheckedBytes(0, uint64_t{count} * sizeof(T), what, file, line);
     std::memcpy(dst.Data(), from, uint64_t{count} * sizeof(T));
 }
@@ -536,7 +630,9 @@ void DataCopy(const GlobalTensor<T> &dst, const LocalTensor<T> &src, uint32_t co
     const std::string what = cpu_detail::CopyName("DataCopy", "UB->GM");
     cpu_detail::CheckWholeBlocks(what, count, sizeof(T), file, line);
     src.CheckUsable(what, uint64_t{count} * sizeof(T), file, line);
+    src.Use(ascendc_cpu::Unit::kMte3, false, what, file, line);
     T *to = dst.CheckedBytes(0, uint64_t{count} * sizeof(T), what, file, line);
+    ascendc_cpu::RecordGmWrite(to, uint64_t{count} * sizeof(T), what, file, line);
     std::memcpy(to, src.Data(), uint64_t{count} * sizeof(T));
 }
 
@@ -556,6 +652,7 @@ void DataCopyPad(const LocalTensor<T> &dst, const GlobalTensor<T> &src, const Da
     const uint64_t footprint = ascendc_cpu::AlignUp(left + params.blockLen + right, ascendc_cpu::kBlockBytes);
     const uint64_t pitch = footprint + uint64_t{params.dstStride} * ascendc_cpu::kBlockBytes;
     dst.CheckUsable(what, pitch * (params.blockCount - 1) + footprint, file, line);
+    dst.Use(ascendc_cpu::Unit::kMte2, true, what, file, line);
     for (uint64_t b = 0; b < params.blockCount; ++b) {
         const uint64_t gmOffset = b * (uint64_t{params.blockLen} + params.srcStride);
         const T *from = src.CheckedBytes(gmOffset, params.blockLen, what, file, line);
@@ -583,9 +680,11 @@ void DataCopyPad(const GlobalTensor<T> &dst, const LocalTensor<T> &src, const Da
     const uint64_t footprint = ascendc_cpu::AlignUp(params.blockLen, ascendc_cpu::kBlockBytes);
     const uint64_t pitch = footprint + uint64_t{params.srcStride} * ascendc_cpu::kBlockBytes;
     src.CheckUsable(what, pitch * (params.blockCount - 1) + footprint, file, line);
+    src.Use(ascendc_cpu::Unit::kMte3, false, what, file, line);
     for (uint64_t b = 0; b < params.blockCount; ++b) {
         const uint64_t gmOffset = b * (uint64_t{params.blockLen} + params.dstStride);
         T *to = dst.CheckedBytes(gmOffset, params.blockLen, what, file, line);
+        ascendc_cpu::RecordGmWrite(to, params.blockLen, what, file, line);
         std::memcpy(to, reinterpret_cast<const uint8_t *>(src.Data()) + b * pitch, params.blockLen);
     }
 }
@@ -601,6 +700,9 @@ inline void Add(const LocalTensor<half> &dst, const LocalTensor<half> &src0, con
     src0.CheckUsable("Add src0", bytes, file, line);
     src1.CheckUsable("Add src1", bytes, file, line);
     dst.CheckUsable("Add dst", bytes, file, line);
+    src0.Use(ascendc_cpu::Unit::kVector, false, "Add src0", file, line);
+    src1.Use(ascendc_cpu::Unit::kVector, false, "Add src1", file, line);
+    dst.Use(ascendc_cpu::Unit::kVector, true, "Add dst", file, line);
     const half *a = src0.Data();
     const half *b = src1.Data();
     half *out = dst.Data();
@@ -613,21 +715,52 @@ inline void Add(const LocalTensor<half> &dst, const LocalTensor<half> &src0, con
 
 namespace ascendc_cpu {
 
+// The first GM bytes that `write` shares with a write of an earlier block, as a message; "" if none.
+inline std::string OverlapOf(const GmWrite &write, uint32_t block, const std::vector<std::vector<GmWrite>> &earlier,
+                             const std::vector<GmBuffer> &gm)
+{
+    for (uint32_t other = 0; other < earlier.size(); ++other) {
+        for (const GmWrite &done : earlier[other]) {
+            if (done.buffer != write.buffer || done.end <= write.begin || write.end <= done.begin) {
+                continue;
+            }
+            std::ostringstream message;
+            message << "blocks " << other << " and " << block << " both write " << gm[write.buffer].name << " bytes ["
+                    << std::max(done.begin, write.begin) << ", " << std::min(done.end, write.end) << ") (block "
+                    << other << ": " << done.where << "; block " << block << ": " << write.where
+                    << "): on the NPU the cores run at the same time and which write lands is undefined; "
+                    << "the tiling must give every core a GM range of its own";
+            return message.str();
+        }
+    }
+    return "";
+}
+
 // Runs `kernel` once per block, one block after the other, each with a fresh UB of `ubBytes`.
-// `gm` lists the device buffers the kernel may touch. A violation is rethrown naming the block.
+// `gm` lists the device buffers the kernel may touch. A violation is rethrown naming the block;
+// so is a GM write of a block that overlaps a write of an earlier block.
 inline void RunBlocks(uint32_t blockDim, uint64_t ubBytes, const std::vector<GmBuffer> &gm,
                       const std::function<void()> &kernel)
 {
     if (blockDim == 0) {
         throw Violation("launch with block dim 0");
     }
+    std::vector<std::vector<GmWrite>> written;
     for (uint32_t block = 0; block < blockDim; ++block) {
+        const std::string name = "block " + std::to_string(block) + "/" + std::to_string(blockDim) + ": ";
         ResetCore(block, blockDim, ubBytes, gm);
         try {
             kernel();
         } catch (const Violation &error) {
-            throw Violation("block " + std::to_string(block) + "/" + std::to_string(blockDim) + ": " + error.what());
+            throw Violation(name + error.what());
         }
+        for (const GmWrite &write : ThisCore().gmWrites) {
+            const std::string overlap = OverlapOf(write, block, written, gm);
+            if (!overlap.empty()) {
+                throw Violation(name + overlap);
+            }
+        }
+        written.push_back(ThisCore().gmWrites);
     }
 }
 
