@@ -41,6 +41,7 @@ _PREFIXES = (
     re.compile(r"^(?:E|Error:)\s{2,}"),
 )
 _DIGITS = re.compile(r"\d+")
+_ZEROS = bytes(BLOCK)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,13 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
         block = carry + data
         if not block:
             break
+        if data and _all_nul(data):
+            # a run of NUL bytes (a sparse file's hole, a truncated core dump): no literal holds NUL
+            # and there is no line in it, so it is skipped at memory speed
+            if carry:
+                _scan_block(carry, len(carry), literals, table, found, line_base)
+                carry = b""
+            continue
         if data:
             end = block.rfind(b"\n") + 1
             if end == 0:  # no newline yet: a line longer than a block
@@ -137,6 +145,13 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
     lines = line_base + (1 if carry else 0)
     hits = sorted((a.result() for a in found.values()), key=lambda h: h.first_line)
     return ScanResult(tuple(hits), total, lines, bool(binary))
+
+
+def _all_nul(data: bytes) -> bool:
+    # a comparison with a block of zeros is a memcmp; bytes.strip would walk byte by byte
+    if len(data) != len(_ZEROS):
+        return not data.strip(b"\x00")
+    return data == _ZEROS
 
 
 def _scan_block(

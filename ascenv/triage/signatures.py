@@ -79,9 +79,14 @@ class SignatureTable:
 
     @property
     def literals(self) -> tuple[str, ...]:
-        """Every literal once, longest first (the scanner's prefilter)."""
-        unique = {lit for sig in self.signatures for lit in sig.literals}
-        return tuple(sorted(unique, key=lambda s: (-len(s), s)))
+        """The scanner's prefilter: every literal once, without those that contain another (a line
+        holding "Acl open device 0 failed" holds "Acl open device": one search finds both)."""
+        unique = sorted({lit for sig in self.signatures for lit in sig.literals}, key=lambda s: (len(s), s))
+        kept: list[str] = []
+        for literal in unique:
+            if not any(shorter in literal for shorter in kept):
+                kept.append(literal)
+        return tuple(kept)
 
     def by_code(self, code: str) -> tuple[Signature, ...]:
         wanted = code.upper()
