@@ -34,18 +34,18 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
     if args.from_file and args.root != "/":
         raise errors.UsageError("--from and --root both name the machine", hint="pass one of them")
-    if args.from_file:
-        # TODO(merge): the snapshot loader moves to a core module
-        from ascenv.commands.snapshot import load_snapshot
-
-        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
-    else:
-        from ascenv.probe import collect
-
-        snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
-    matrix = compat.load_cached(ctx.cache_dir)
+    # the log is opened first: a mistyped file name fails before the machine is probed
     with _open_log(ctx, args.log) as stream:
-        result = triage(stream, snapshot, matrix)
+        if args.from_file:
+            # TODO(merge): the snapshot loader moves to a core module
+            from ascenv.commands.snapshot import load_snapshot
+
+            snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
+        else:
+            from ascenv.probe import collect
+
+            snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+        result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir))
     code = exit_code(result)
     from ascenv.output import triage as render
 

@@ -3,6 +3,7 @@ machine showed, and the fix; a log that no signature knows gets the doctor's err
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from rich.markup import escape
@@ -10,6 +11,7 @@ from rich.markup import escape
 from ascenv import serde
 from ascenv.output import Output
 from ascenv.triage import Cause, LineGroup, TriageResult
+from ascenv.triage.signatures import Signature
 
 _VERDICT = {True: "confirmed", False: "ruled out", None: "not checkable"}
 _MARK = {True: "[bold red]✗[/]", False: "[green]✓[/]", None: "[yellow]?[/]"}
@@ -139,3 +141,47 @@ def markdown(result: TriageResult, name: str) -> str:
 
 def _md(text: Optional[str]) -> str:
     return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def explain_code(out: Output, code: str, signatures: Sequence[Signature], fmt: str) -> int:
+    """``ascenv explain CODE``: each signature that carries the code, its causes and sources."""
+    if fmt == "json":
+        out.json(
+            {
+                "code": code,
+                "signatures": [
+                    {
+                        "id": s.id,
+                        "layer": s.layer,
+                        "summary": s.summary,
+                        "source": list(s.source),
+                        "causes": [
+                            {
+                                "cause": r.cause,
+                                "detail": r.detail,
+                                "weight": r.weight,
+                                "checks": list(r.checks),
+                                "fix": r.fix,
+                            }
+                            for r in s.causes
+                        ],
+                    }
+                    for s in signatures
+                ],
+            }
+        )
+        return 0
+    parts = []
+    for s in signatures:
+        lines = [f"{code}  ({s.layer}) {s.summary}", ""]
+        for r in sorted(s.causes, key=lambda r: -r.weight):
+            title = r.cause + (f" — {r.detail}" if r.detail else "")
+            checks = f"  [checks: {', '.join(r.checks)}]" if r.checks else ""
+            lines.append(f"  - {title}{checks}\n    fix: {r.fix}")
+        lines.append("")
+        lines += [f"  source: {url}" for url in s.source]
+        parts.append("\n".join(lines))
+    out.text(
+        "\n\n".join(parts) + "\n\n`ascenv triage LOG` finds these in a log and confirms the cause on the machine.\n"
+    )
+    return 0
