@@ -75,6 +75,11 @@ def _open_log(ctx: common.Context, log: str) -> AbstractContextManager[IO[bytes]
     if log == "-":
         import contextlib
 
+        if sys.stdin is None or sys.stdin.isatty():
+            raise errors.UsageError(
+                "no log given", hint="ascenv triage LOGFILE, or pipe the log: ... | ascenv triage -"
+            )
+
         # stdin stays open after the triage (the with-block must not close it)
         return contextlib.nullcontext(sys.stdin.buffer)
     path = os.path.join(ctx.cwd, log)

@@ -1,8 +1,8 @@
 """Every real error log of the corpus triaged to the cause its thread established, confirmed on a
 fixture machine that has that fault and not on a healthy one.
 
-tests/data/triage/ is a copy of corpus/errors/triage/ (labels.json gives each log's cause and the
-checks that confirm it); the logs directly under corpus/errors/ are in tests/data/corpus/errors/
+tests/data/triage/ holds the labelled error logs (labels.json gives each log's cause and the
+checks that confirm it); the unlabelled error logs are in tests/data/corpus/errors/
 and their causes are listed here, from each file's own source/note lines.
 """
 

@@ -103,7 +103,11 @@ def test_stdin(tmp_path, monkeypatch):
     snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
 
     class Stdin:
-        buffer = open(DCMI_LOG, "rb")  # noqa: SIM115 - closed below
+        buffer = open(DCMI_LOG, "rb")  # closed below
+
+        @staticmethod
+        def isatty() -> bool:
+            return False
 
     monkeypatch.setattr(sys, "stdin", Stdin)
     try:
@@ -198,3 +202,14 @@ def test_missing_log_fails_before_the_probe(tmp_path):
     )
     assert cli.main(["triage", "nope.log"], ctx=ctx) == 2 and not calls
     assert "nope.log: no such file" in err.getvalue()
+
+
+def test_stdin_terminal_is_a_usage_error(monkeypatch):
+    class Terminal:
+        @staticmethod
+        def isatty() -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal)
+    code, _, err = run_cli(["triage", "--from", "x.json"], {})
+    assert code == 2 and "no log given" in err
