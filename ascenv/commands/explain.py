@@ -13,7 +13,7 @@ _USES_COMPAT = ("ascenv.checks.torch", "ascenv.checks.stack", "ascenv.checks.ker
 
 NAME = "explain"
 ORDER = 11
-HELP = "explain a doctor finding id, e.g. ascenv explain ASC-ENV-SOURCED"
+HELP = "explain a doctor finding id or an Ascend error code, e.g. ascenv explain ASC-ENV-SOURCED, EZ1001"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +28,13 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     else:
         wanted = args.id.upper()
         if wanted not in checks:
+            from ascenv.triage.signatures import load as load_signatures
+
+            codes = load_signatures().by_code(wanted)
+            if codes:  # an Ascend error code (EZ1001, 507899): what triage knows of it
+                from ascenv.output.triage import explain_code
+
+                return explain_code(ctx.out, wanted, codes, args.format)
             import difflib
 
             close = difflib.get_close_matches(wanted, list(checks), n=1)

@@ -1,0 +1,93 @@
+"""Read an error log, find the known Ascend error signatures in it, and say which cause this
+machine confirms."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from contextlib import AbstractContextManager
+from typing import IO
+
+from ascenv import errors
+from ascenv.commands import _common as common
+
+NAME = "triage"
+ORDER = 12
+HELP = "find the cause of an Ascend error log and confirm it on this machine"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "log", nargs="?", default="-", metavar="LOGFILE", help="the log, traceback or paste (default: - = stdin)"
+    )
+    common.add_machine_options(parser)
+    parser.add_argument(
+        "--from", dest="from_file", metavar="SNAPSHOT", help="confirm on a saved snapshot (ascenv snapshot -o FILE)"
+    )
+    common.add_format_option(parser, ("human", "json", "markdown"))
+
+
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    from ascenv import compat
+    from ascenv.triage import triage
+
+    if args.from_file and args.root != "/":
+        raise errors.UsageError("--from and --root both name the machine", hint="pass one of them")
+    # the log is opened first: a mistyped file name fails before the machine is probed
+    with _open_log(ctx, args.log) as stream:
+        if args.from_file:
+            # TODO(merge): the snapshot loader moves to a core module
+            from ascenv.commands.snapshot import load_snapshot
+
+            snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
+        else:
+            from ascenv.probe import collect
+
+            snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+        result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir))
+    code = exit_code(result)
+    from ascenv.output import triage as render
+
+    if args.format == "json":
+        ctx.out.json(render.to_json(result, code))
+    elif args.format == "markdown":
+        ctx.out.text(render.markdown(result, _name(args.log)))
+    else:
+        render.human(ctx.out, result, _name(args.log))
+    return code
+
+
+def exit_code(result: object) -> int:
+    """1 when the machine confirms a cause, or (no signature known) when the doctor finds an error."""
+    from ascenv.triage import TriageResult
+
+    assert isinstance(result, TriageResult)
+    broken = result.any_confirmed if result.causes else bool(result.doctor_errors)
+    return errors.EXIT_FINDINGS if broken else errors.EXIT_OK
+
+
+def _name(log: str) -> str:
+    return "stdin" if log == "-" else log
+
+
+def _open_log(ctx: common.Context, log: str) -> AbstractContextManager[IO[bytes]]:
+    if log == "-":
+        import contextlib
+
+        if sys.stdin is None or sys.stdin.isatty():
+            raise errors.UsageError(
+                "no log given", hint="ascenv triage LOGFILE, or pipe the log: ... | ascenv triage -"
+            )
+
+        # stdin stays open after the triage (the with-block must not close it)
+        return contextlib.nullcontext(sys.stdin.buffer)
+    path = os.path.join(ctx.cwd, log)
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise errors.InputError(f"{log}: no such file", hint="pass the log file, or - to read stdin") from None
+    except IsADirectoryError:
+        raise errors.InputError(f"{log} is a directory, not a log file", hint="pass the log file itself") from None
+    except OSError as exc:
+        raise errors.InputError(f"{log}: cannot read: {exc.strerror}") from None

@@ -1,0 +1,187 @@
+"""Triage reports: causes most likely first, each with the log lines that named it, what the
+machine showed, and the fix; a log that no signature knows gets the doctor's errors instead."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Optional
+
+from rich.markup import escape
+
+from ascenv import serde
+from ascenv.output import Output
+from ascenv.triage import Cause, LineGroup, TriageResult
+from ascenv.triage.signatures import Signature
+
+_VERDICT = {True: "confirmed", False: "ruled out", None: "not checkable"}
+_MARK = {True: "[bold red]✗[/]", False: "[green]✓[/]", None: "[yellow]?[/]"}
+_MD_MARK = {True: "❌", False: "✅", None: "❔"}
+
+
+def to_json(result: TriageResult, code: int) -> dict:
+    return {
+        "exit_code": code,
+        "checked": result.checked,
+        "input": {"bytes": result.bytes_read, "lines": result.lines, "binary": result.binary},
+        "causes": [_cause_json(c) for c in result.causes],
+        "signatures": [
+            {
+                "id": s.id,
+                "layer": s.layer,
+                "summary": s.summary,
+                "codes": list(s.codes),
+                "count": s.count,
+                "first_line": s.first_line,
+                "lines": [_line_json(g) for g in s.lines],
+                "source": list(s.source),
+            }
+            for s in result.signatures
+        ],
+        # no signature known: the whole doctor's errors stand in for the causes
+        "findings": [serde.to_data(f) for f in result.doctor_errors] if not result.causes else [],
+    }
+
+
+def _cause_json(c: Cause) -> dict[str, Any]:
+    return {
+        "cause": c.cause,
+        "detail": c.detail,
+        "layer": c.layer,
+        "lines": [_line_json(g) for g in c.lines],
+        "checks": list(c.checks),
+        "confirmed": c.confirmed,
+        "evidence": list(c.evidence),
+        "fix": c.fix,
+        "weight": c.weight,
+        "signatures": list(c.signatures),
+        "source": list(c.source),
+    }
+
+
+def _line_json(g: LineGroup) -> dict[str, Any]:
+    return {"text": g.text, "count": g.count, "line": g.first_line}
+
+
+def _headline(result: TriageResult, name: str) -> str:
+    kind = " (binary data: scanned as text)" if result.binary else ""
+    return f"{name}: {result.lines} line(s){kind}, {len(result.signatures)} known signature(s)"
+
+
+def _repeat(g: LineGroup) -> str:
+    return f" (×{g.count}, first at line {g.first_line})" if g.count > 1 else f" (line {g.first_line})"
+
+
+def _verdict(c: Cause) -> str:
+    if c.confirmed is True:
+        return "confirmed by " + ", ".join(e.split(":", 1)[0] for e in c.evidence)
+    return _VERDICT[c.confirmed]
+
+
+def human(out: Output, result: TriageResult, name: str) -> None:
+    con = out.console
+    con.print(f"[bold]ascenv triage[/]  {escape(_headline(result, name))}")
+    if not result.causes:
+        _no_signature_human(out, result)
+        return
+    for i, c in enumerate(result.causes, 1):
+        title = c.cause + (f" — {c.detail}" if c.detail else "")
+        con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {escape(title)}[/]  [dim]({c.layer})[/]  {escape(_verdict(c))}")
+        for g in c.lines:
+            con.print(f"      log:     {escape(g.text)}[dim]{_repeat(g)}[/]")
+        for e in c.evidence:
+            con.print(f"      machine: {escape(e)}")
+        if c.checks:
+            con.print(f"      checks:  {escape(', '.join(c.checks))}")
+        con.print(f"      [cyan]fix:[/]     {escape(c.fix)}")
+    confirmed = [c for c in result.causes if c.confirmed]
+    tail = (
+        f"{len(confirmed)} cause(s) confirmed on this machine"
+        if result.checked
+        else "no machine checked: causes ranked from the log alone"
+    )
+    con.print(f"\n{tail}  (ascenv explain <ID> tells what a check means)")
+
+
+def _no_signature_human(out: Output, result: TriageResult) -> None:
+    con = out.console
+    con.print("\nno known error signature in this log; the doctor's errors on this machine:")
+    if not result.doctor_errors:
+        con.print("  none: the doctor finds nothing wrong with the stack")
+    for f in result.doctor_errors:
+        con.print(f"  [bold red]✗[/] {escape(f.title)}  [dim]{f.id}[/]")
+        if f.fix:
+            con.print(f"      [cyan]fix:[/] {escape(f.fix)}")
+
+
+def markdown(result: TriageResult, name: str) -> str:
+    lines = [f"### ascenv triage: {_md(_headline(result, name))}", ""]
+    if not result.causes:
+        lines.append("No known error signature in this log. The doctor's errors on this machine:")
+        lines.append("")
+        lines += [
+            f"- ❌ `{f.id}` {_md(f.title)}" + (f" — fix: `{f.fix}`" if f.fix else "") for f in result.doctor_errors
+        ]
+        if not result.doctor_errors:
+            lines.append("- none")
+        return "\n".join(lines) + "\n"
+    lines += ["| # | cause | layer | machine | fix |", "| --- | --- | --- | --- | --- |"]
+    for i, c in enumerate(result.causes, 1):
+        title = c.cause + (f" ({c.detail})" if c.detail else "")
+        lines.append(f"| {i} | {_md(title)} | {c.layer} | {_MD_MARK[c.confirmed]} {_md(_verdict(c))} | {_md(c.fix)} |")
+    lines.append("")
+    lines.append("Matched lines:")
+    lines.append("")
+    lines.append("```")
+    for s in result.signatures:
+        for g in s.lines:
+            lines.append(f"{g.text}{_repeat(g)}")
+    lines.append("```")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: Optional[str]) -> str:
+    return (text or "").replace("|", "\\|").replace("\n", " ")
+
+
+def explain_code(out: Output, code: str, signatures: Sequence[Signature], fmt: str) -> int:
+    """``ascenv explain CODE``: each signature that carries the code, its causes and sources."""
+    if fmt == "json":
+        out.json(
+            {
+                "code": code,
+                "signatures": [
+                    {
+                        "id": s.id,
+                        "layer": s.layer,
+                        "summary": s.summary,
+                        "source": list(s.source),
+                        "causes": [
+                            {
+                                "cause": r.cause,
+                                "detail": r.detail,
+                                "weight": r.weight,
+                                "checks": list(r.checks),
+                                "fix": r.fix,
+                            }
+                            for r in s.causes
+                        ],
+                    }
+                    for s in signatures
+                ],
+            }
+        )
+        return 0
+    parts = []
+    for s in signatures:
+        lines = [f"{code}  ({s.layer}) {s.summary}", ""]
+        for r in sorted(s.causes, key=lambda r: -r.weight):
+            title = r.cause + (f" — {r.detail}" if r.detail else "")
+            checks = f"  [checks: {', '.join(r.checks)}]" if r.checks else ""
+            lines.append(f"  - {title}{checks}\n    fix: {r.fix}")
+        lines.append("")
+        lines += [f"  source: {url}" for url in s.source]
+        parts.append("\n".join(lines))
+    out.text(
+        "\n\n".join(parts) + "\n\n`ascenv triage LOG` finds these in a log and confirms the cause on the machine.\n"
+    )
+    return 0

@@ -1,0 +1,195 @@
+"""From matched signatures to ranked causes, each confirmed or ruled out by the machine.
+
+A cause is confirmed (``True``) when one of its checks reports an error on this machine (or its
+package rule holds: numpy >= 2 installed), ruled out (``False``) when its checks ran and found
+nothing wrong, and unknown (``None``) when nothing on the machine decides it. The same cause named
+by several signatures is one entry with all their lines. Ranking: confirmed first, unknown next,
+ruled out last; inside each, the signature table's weight, then the first line in the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+from ascenv.model import Finding, Severity, Snapshot, normalize_name
+from ascenv.triage.scan import LineGroup, ScanResult
+from ascenv.triage.signatures import CauseRule
+
+MAX_LINES = 8  # quoted line groups per cause
+
+
+@dataclass(frozen=True)
+class Cause:
+    cause: str
+    detail: Optional[str]
+    layer: str
+    weight: float
+    lines: tuple[LineGroup, ...]
+    checks: tuple[str, ...]  # the checks that decide it, then the ones that show the facts
+    confirmed: Optional[bool]
+    evidence: tuple[str, ...]  # what the machine showed ("ASC-NPU-SMI: npu-smi failed (-8020)")
+    fix: str
+    signatures: tuple[str, ...]
+    source: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SignatureMatch:
+    id: str
+    layer: str
+    summary: str
+    codes: tuple[str, ...]
+    count: int
+    first_line: int
+    lines: tuple[LineGroup, ...]
+    source: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TriageResult:
+    causes: tuple[Cause, ...]  # most likely first
+    signatures: tuple[SignatureMatch, ...]
+    findings: tuple[Finding, ...]  # the doctor's findings on the machine judged (empty: not run)
+    checked: bool  # a machine was examined
+    bytes_read: int
+    lines: int
+    binary: bool
+
+    @property
+    def any_confirmed(self) -> bool:
+        return any(c.confirmed for c in self.causes)
+
+    @property
+    def doctor_errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
+
+
+class _Merged:
+    def __init__(self, rule: CauseRule, layer: str, first_line: int) -> None:
+        self.rule = rule  # the heaviest rule seen (its fix is the one shown)
+        self.layer = layer
+        self.weight = rule.weight
+        self.first_line = first_line
+        self.lines: list[LineGroup] = []
+        self.checks: list[str] = []
+        self.context: list[str] = []
+        self.packages: list[CauseRule] = []
+        self.warnings_confirm: list[str] = []  # checks whose warnings confirm
+        self.details: list[str] = []
+        self.signatures: list[str] = []
+        self.source: list[str] = []
+
+
+def rank(scan: ScanResult, findings: Optional[Sequence[Finding]], snapshot: Optional[Snapshot]) -> TriageResult:
+    merged: dict[tuple, _Merged] = {}
+    for hit in scan.hits:
+        sig = hit.signature
+        for rule in sig.causes:
+            # one entry per cause name; "other" is as many causes as it has details
+            key = (rule.cause, rule.detail if rule.cause == "other" else None)
+            entry = merged.get(key)
+            if entry is None:
+                entry = merged[key] = _Merged(rule, sig.layer, hit.first_line)
+            elif rule.weight > entry.weight:
+                entry.rule, entry.layer, entry.weight = rule, sig.layer, rule.weight
+            if rule.detail:
+                _extend(entry.details, (rule.detail,))
+            entry.first_line = min(entry.first_line, hit.first_line)
+            _extend(entry.lines, hit.groups)
+            _extend(entry.checks, rule.checks)
+            _extend(entry.context, rule.context)
+            _extend(entry.signatures, (sig.id,))
+            _extend(entry.source, sig.source)
+            if rule.package:
+                entry.packages.append(rule)
+            if rule.warnings_confirm:
+                _extend(entry.warnings_confirm, rule.checks)
+    causes = []
+    for (cause, _), entry in merged.items():
+        confirmed, evidence = _decide(entry, findings, snapshot)
+        lines = tuple(sorted(entry.lines, key=lambda g: g.first_line)[:MAX_LINES])
+        causes.append(
+            Cause(
+                cause=cause,
+                detail="; ".join(entry.details) or None,
+                layer=entry.layer,
+                weight=entry.weight,
+                lines=lines,
+                checks=tuple(entry.checks) + tuple(c for c in entry.context if c not in entry.checks),
+                confirmed=confirmed,
+                evidence=evidence,
+                fix=entry.rule.fix,
+                signatures=tuple(entry.signatures),
+                source=tuple(entry.source),
+            )
+        )
+    order = {True: 0, None: 1, False: 2}
+    causes.sort(key=lambda c: (order[c.confirmed], -c.weight, c.lines[0].first_line if c.lines else 0))
+    matches = tuple(
+        SignatureMatch(
+            h.signature.id,
+            h.signature.layer,
+            h.signature.summary,
+            h.signature.codes,
+            h.count,
+            h.first_line,
+            h.groups,
+            h.signature.source,
+        )
+        for h in scan.hits
+    )
+    return TriageResult(
+        causes=tuple(causes),
+        signatures=matches,
+        findings=tuple(findings or ()),
+        checked=findings is not None,
+        bytes_read=scan.bytes_read,
+        lines=scan.lines,
+        binary=scan.binary,
+    )
+
+
+def _extend(target: list, items: Sequence) -> None:
+    for item in items:
+        if item not in target:
+            target.append(item)
+
+
+def _decide(
+    entry: _Merged, findings: Optional[Sequence[Finding]], snapshot: Optional[Snapshot]
+) -> tuple[Optional[bool], tuple[str, ...]]:
+    if findings is None:
+        return None, ()
+    if entry.packages:
+        return _decide_package(entry.packages[0], snapshot)
+    relevant = [f for f in findings if f.id in entry.checks]
+    errors = [
+        f
+        for f in relevant
+        if f.severity is Severity.ERROR or (f.severity is Severity.WARN and f.id in entry.warnings_confirm)
+    ]
+    if errors:
+        return True, tuple(f"{f.id}: {f.title}" for f in errors)
+    if relevant:
+        return False, tuple(dict.fromkeys(f"{f.id}: {f.title}" for f in relevant))
+    return None, ()
+
+
+def _decide_package(rule: CauseRule, snapshot: Optional[Snapshot]) -> tuple[Optional[bool], tuple[str, ...]]:
+    from packaging.version import InvalidVersion, Version
+
+    assert rule.package is not None and rule.package_min is not None
+    python = snapshot.python if snapshot is not None else None
+    if python is None or not python.executable or not python.distributions:
+        return None, ()  # the target Python was not read: nothing decides it
+    installed = python.packages.get(normalize_name(rule.package))
+    if installed is None:
+        return False, (f"{rule.package} is not installed in {python.executable}",)
+    try:
+        holds = Version(installed) >= Version(rule.package_min)
+    except InvalidVersion:
+        return None, (f"{rule.package} {installed}: not a version ascenv can compare",)
+    relation = ">=" if holds else "<"
+    return holds, (f"{rule.package} {installed} installed ({relation} {rule.package_min}) in {python.executable}",)

@@ -1,0 +1,87 @@
+"""`ascenv triage` over a 100 MB log against `grep -c` of one signature over the same file.
+
+The log is plain vLLM/plog-style INFO noise with the lines of a real failure (corpus: the -8020 /
+drvRetCode=87 / 507899 container log of vllm-ascend#632) spread through it, the way a long
+serving log carries the error somewhere in the middle. Prints both times and their ratio.
+
+    .venv/bin/python bench/bench_triage.py [--mb 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+
+from ascenv.checks import load_checks  # noqa: E402
+from ascenv.triage import load, triage  # noqa: E402
+
+ERROR_LOG = (
+    ROOT
+    / "tests/data/corpus/errors/container_-8020_then_collect_env_drvRet87_507899_unknowsoctype_vllm-ascend-issue632.txt"
+)
+NOISE = (
+    "INFO 04-23 09:25:10 [model_runner_v1.py:2114] Loading model weights took 14.2488 GB\n"
+    "[INFO] RUNTIME(846,python):2025-04-23-09:25:06.556.128 [task_fail_callback_manager.cc:52] 846 "
+    "TaskFailCallBackManager: Constructor.\n"
+    "INFO 04-23 09:25:12 [metrics.py:455] Avg prompt throughput: 0.0 tokens/s, "
+    "Avg generation throughput: 31.2 tokens/s\n"
+)
+
+
+def make_log(path: Path, megabytes: int) -> None:
+    error = ERROR_LOG.read_text(encoding="utf-8")
+    chunk = (NOISE * 2000).encode()
+    with open(path, "wb") as out:
+        written = 0
+        target = megabytes * 1_000_000
+        inserted = 0
+        while written < target:
+            out.write(chunk)
+            written += len(chunk)
+            if written > target * (inserted + 1) / 4 and inserted < 3:
+                out.write(error.encode())
+                inserted += 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=100)
+    args = parser.parse_args()
+    grep = shutil.which("grep")
+    if grep is None:
+        print("grep not found", file=sys.stderr)
+        return 2
+    table = load(known_checks=set(load_checks()))
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "serve.log"
+        make_log(log, args.mb)
+        size = log.stat().st_size
+        # warm the page cache for both
+        subprocess.run([grep, "-c", "drvRetCode=87", str(log)], capture_output=True, check=False)
+        start = time.perf_counter()
+        count = subprocess.run([grep, "-c", "drvRetCode=87", str(log)], capture_output=True, text=True).stdout.strip()
+        grep_s = time.perf_counter() - start
+        start = time.perf_counter()
+        with open(log, "rb") as stream:
+            result = triage(stream, None, None, table)
+        triage_s = time.perf_counter() - start
+    assert result.causes and result.causes[0].cause == "device_busy", result.causes
+    hits = next(s.count for s in result.signatures if s.id == "driver-no-device")
+    counts = f"{len(table.signatures)} signatures / {len(table.literals)} literals"
+    print(f"log: {size / 1e6:.0f} MB, {result.lines} lines, {counts}")
+    print(f"grep -c drvRetCode=87: {grep_s:.3f} s ({count} lines)")
+    print(f"ascenv triage (scan + rank, no machine): {triage_s:.3f} s (driver-no-device: {hits} lines)")
+    print(f"ratio triage / grep: {triage_s / grep_s:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Snapshots of fixture machines with one known fault each, for triage's confirmations.
+
+Built on tests/fixture_hosts.py: each fault is a fixture host as built there, changed in the one
+place the fault lives (a file removed or added under its root, or the target Python's packages).
+The Python is never this test's interpreter: its distributions are set to the versions a thread
+reported, so the checks judge the same stack on every test machine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+from ascenv import compat, model
+from ascenv.probe import collect
+from ascenv.probe.fs import Root
+from tests.fixture_hosts import build_host
+
+TOOLKIT = "usr/local/Ascend/ascend-toolkit/8.0.0"
+
+FAULTS = (
+    "env_not_sourced",  # two CANNs, set_env.sh not sourced (ASC-ENV-SOURCED error)
+    "container",  # container without device nodes, npu-smi failing with -8020
+    "no_device_nodes",  # the A2 host without /dev/davinci*: nodes missing, npu-smi still answers
+    "torch_npu_cann",  # torch_npu 2.1.0.post3 on CANN 8.0.0 (outside its window: ASC-TORCH-CANN error)
+    "soc",  # CANN 8.0.0 without the platform_config of the host's Ascend910B4 (ASC-SOC-VERSION warning)
+    "vendor_units",  # a custom vendor with kernels for ascend310p only on a 910B4 host
+    "numpy2",  # numpy 2.0.2 in the target Python
+)
+
+
+def python_info(torch_npu: str = "2.1.0.post10", numpy: str = "1.26.4") -> model.PythonInfo:
+    """torch 2.1.0 + torch_npu 2.1.0.post10 (validated with CANN 8.0.0 in compat/torch_npu.toml)."""
+    dists = (("torch", "2.1.0"), ("torch_npu", torch_npu), ("numpy", numpy))
+    return model.PythonInfo(
+        executable="/usr/bin/python3",
+        version="3.10.12",
+        implementation="cpython",
+        platform="linux-aarch64",
+        distributions=tuple(model.Distribution(name, version, "/site") for name, version in dists),
+    )
+
+
+def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
+    """The healthy A2 host (``fault=None``) or one with ``fault`` (one of FAULTS)."""
+    assert fault is None or fault in FAULTS, fault
+    name = {"env_not_sourced": "two-canns-dangling-latest", "container": "container-no-devices"}.get(
+        fault or "", "a2-cann800"
+    )
+    host = build_host(name, tmp_path)
+    root = host.root
+    if fault == "no_device_nodes":
+        for node in (root / "dev").iterdir():
+            node.unlink()
+    if fault == "soc":
+        os.remove(root / TOOLKIT / "aarch64-linux/data/platform_config/Ascend910B4.ini")
+    if fault == "vendor_units":
+        vendors = root / TOOLKIT / "opp/vendors"
+        (vendors / "customize/op_impl/ai_core/tbe/kernel/ascend310p").mkdir(parents=True)
+        (vendors / "config.ini").write_text("load_priority=customize\n")
+    snapshot = collect(Root(str(root)), host.environ, python=sys.executable)
+    python = python_info(
+        torch_npu="2.1.0.post3" if fault == "torch_npu_cann" else "2.1.0.post10",
+        numpy="2.0.2" if fault == "numpy2" else "1.26.4",
+    )
+    return dataclasses.replace(snapshot, python=python)
+
+
+def matrix() -> object:
+    return compat.load()

@@ -1,0 +1,227 @@
+"""Every real error log of the corpus triaged to the cause its thread established, confirmed on a
+fixture machine that has that fault and not on a healthy one.
+
+tests/data/triage/ holds the labelled error logs (labels.json gives each log's cause and the
+checks that confirm it); the unlabelled error logs are in tests/data/corpus/errors/
+and their causes are listed here, from each file's own source/note lines.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+from ascenv import compat
+from ascenv.checks import load_checks
+from ascenv.triage import TriageResult, load, triage
+from tests.triage.machines import machine
+
+DATA = Path(__file__).parent.parent / "data"
+LABELLED = DATA / "triage"
+LABELS = json.loads((LABELLED / "labels.json").read_text(encoding="utf-8"))
+ERRORS = DATA / "corpus" / "errors"
+
+
+@functools.cache
+def table():
+    return load(known_checks=set(load_checks()))
+
+
+@functools.cache
+def matrix():
+    return compat.load()
+
+
+def payload(path: Path) -> bytes:
+    """The log without its leading ``#`` metadata lines (source, note), byte for byte otherwise."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    while lines and lines[0].startswith(b"#"):
+        lines.pop(0)
+    return b"".join(lines)
+
+
+def run(path: Path, snapshot=None) -> TriageResult:
+    return triage(io.BytesIO(payload(path)), snapshot, matrix(), table())
+
+
+# "other" is many causes: the detail key each labelled "other" log must get (its other_detail)
+OTHER_DETAIL = {
+    "GE_TbeInitialize": "cann_python_not_importable",
+    "hccl_HcclGetRootInfo": "hccl_port_in_use",
+    "hccl_hcclCommInitRootInfoConfig": "cann_defect",
+    "paddle-lite_nnadapter": "plugin_built_for_other_cann",
+    "torch_npu_ModuleNotFoundError": "source_tree_shadows_package",
+    "torch_npu_npu_init_AclSetCompileopt": "numpy2",
+    "torch_npu_set_device_SetPrecisionMode": "numpy2",
+    "transformers_sklearn_libgomp": "static_tls",
+    "vllm-ascend_AttributeError": "unpaired_torch_npu",
+}
+
+# the fixture fault (tests/triage/machines.py) that shows each labelled cause; None: no machine
+# fact decides it (the label lists no doctor check that would confirm it)
+FAULT_OF = {
+    "env_not_sourced": "env_not_sourced",
+    "container_no_device": "container",
+    "device_busy": "container",
+    "torch_npu_cann_mismatch": "torch_npu_cann",
+    "soc_unsupported": "soc",
+    "custom_op_not_loaded": "vendor_units",
+    "numpy2": "numpy2",
+    "cann_python_not_importable": "env_not_sourced",
+}
+
+
+def expected(name: str) -> tuple[str, Optional[str]]:
+    label = LABELS[name]
+    detail = next((key for prefix, key in OTHER_DETAIL.items() if name.startswith(prefix)), None)
+    if label["cause"] == "other":
+        assert detail, f"no detail key for {name}"
+    return label["cause"], detail
+
+
+def top_matches(result: TriageResult, cause: str, detail: Optional[str]):
+    top = result.causes[0]
+    assert top.cause == cause, [(c.cause, c.detail) for c in result.causes]
+    if detail:
+        assert top.detail and top.detail.startswith(detail), top.detail
+    return top
+
+
+def test_every_labelled_log_is_in_the_copy():
+    assert sorted(p.name for p in LABELLED.glob("*.txt")) == sorted(LABELS)
+    assert len(LABELS) == 20
+
+
+@pytest.mark.parametrize("name", sorted(LABELS))
+def test_labelled_log_triaged_to_its_cause(name):
+    cause, detail = expected(name)
+    result = run(LABELLED / name)
+    top = top_matches(result, cause, detail)
+    # the checks the label names as confirming are the ones triage lists (runs or shows)
+    assert set(LABELS[name]["doctor_checks"]) <= set(top.checks)
+    assert top.lines and all(g.text and g.count >= 1 for g in top.lines)
+    assert top.confirmed is None  # no machine: nothing decided
+    assert all(url.startswith("https://") for url in top.source)
+
+
+@pytest.mark.parametrize("name", sorted(LABELS))
+def test_labelled_log_confirmed_on_the_faulty_machine_only(name, tmp_path):
+    cause, detail = expected(name)
+    fault = FAULT_OF.get(detail or cause)
+    healthy = top_matches(run(LABELLED / name, machine(None, tmp_path / "healthy")), cause, None)
+    assert healthy.confirmed is not True, healthy.evidence
+    if fault is None:
+        assert healthy.confirmed is None  # nothing on a machine decides it
+        return
+    faulty = run(LABELLED / name, machine(fault, tmp_path / "faulty"))
+    top = top_matches(faulty, cause, detail)
+    assert top.confirmed is True, (top.cause, top.evidence)
+    assert top.evidence
+
+
+def test_healthy_machine_rules_out_the_checkable_causes(tmp_path):
+    snap = machine(None, tmp_path)
+    for name, cause in (
+        (
+            "torch_npu_libascend_hal.so-missing_docker-run-without-driver-mounts_vllm-ascend-issue1440.txt",
+            "container_no_device",
+        ),
+        ("paddle_custom_device_Fail-to-open-library_libatb.so-missing_Paddle-issue65797.txt", "env_not_sourced"),
+        (
+            "torch_npu_atb_libtbe_adapter_undefined-symbol_NNAL-version-mismatch_Ascend-pytorch-issue99.txt",
+            "torch_npu_cann_mismatch",
+        ),
+        ("torch_npu_npu_init_AclSetCompileopt_500001_numpy2_vllm-ascend-pr472.txt", "numpy2"),
+    ):
+        result = run(LABELLED / name, snap)
+        ours = [c for c in result.causes if c.cause == cause or (c.detail or "").startswith(cause)]
+        assert ours[0].confirmed is False, (name, ours[0].evidence)
+
+
+# corpus/errors/*.txt: (the cause ranked first without a machine, causes that must be listed)
+ERROR_LOGS = {
+    "EZ1001_opp_kernel-missing_and_op-errors_ERR01100_vllm-ascend-issue573-and-others.txt": (
+        "kernels_missing",
+        {"other"},  # (B), (C): op-usage errors
+    ),
+    "EZ3002_TransData_310P_lmdeploy-issue4272.txt": ("soc_unsupported", {"kernels_missing"}),
+    "EZ3003_atc_no-supported-ops-kernel_310P3_Ascend-samples-issue11.txt": (
+        "custom_op_not_loaded",
+        {"kernels_missing"},
+    ),
+    "atc_E10007_EC0010_libascend_hal-missing_kylin-blog.txt": (
+        None,  # three separate errors in one paste
+        {"container_no_device", "env_not_sourced", "other"},
+    ),
+    "container_-8020_then_collect_env_drvRet87_507899_unknowsoctype_vllm-ascend-issue632.txt": ("device_busy", set()),
+    "dcmi_-8020_device_used_-9005_drvRetCode87_507899_container.txt": ("device_busy", set()),
+    "mindspore_CANN_version_mismatch_warning_and_run_check.txt": ("other", set()),
+    "misc_runtime_error_titles_from_issues.txt": (None, {"soc_unsupported", "env_not_sourced", "other"}),
+    "torch_npu_EH9999_init_env_failed_Ascend-pytorch-issue7.txt": ("other", set()),
+    "torch_npu_Initialize_AclSetCompileopt_500001_MinerU-issue2258.txt": ("other", {"torch_npu_cann_mismatch"}),
+    "torch_npu_Unsupported-soc-version-Ascend310B4_davinci-mini-log.txt": ("soc_unsupported", set()),
+    "torch_npu_import_libhccl_missing_ERR00008_X-Oscar-issue4.txt": ("env_not_sourced", set()),
+}
+
+
+def test_every_error_log_is_listed():
+    assert sorted(p.name for p in ERRORS.glob("*.txt")) == sorted(ERROR_LOGS)
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_LOGS))
+def test_error_log_triaged(name):
+    first, listed = ERROR_LOGS[name]
+    result = run(ERRORS / name)
+    causes = [c.cause for c in result.causes]
+    if first:
+        assert causes[0] == first, causes
+    assert listed <= set(causes), causes
+
+
+def test_several_errors_in_one_paste_each_found():
+    result = run(ERRORS / "atc_E10007_EC0010_libascend_hal-missing_kylin-blog.txt")
+    ids = {s.id for s in result.signatures}
+    assert {"libascend-hal-missing", "cann-python-not-importable", "numpy2-removed-api"} <= ids
+    python = next(s for s in result.signatures if s.id == "cann-python-not-importable")
+    # "No module named 'tbe'" and "'tbe.common'" differ in more than numbers: two groups
+    assert python.count == 2 and len(python.lines) == 2
+
+
+def test_eh9999_python_deps_first_unless_numpy2_is_installed(tmp_path):
+    name = "torch_npu_EH9999_init_env_failed_Ascend-pytorch-issue7.txt"
+    plain = run(ERRORS / name, machine(None, tmp_path / "a"))
+    assert plain.causes[0].detail.startswith("cann_python_deps_missing")
+    numpy2 = run(ERRORS / name, machine("numpy2", tmp_path / "b"))
+    assert numpy2.causes[0].detail.startswith("numpy2") and numpy2.causes[0].confirmed is True
+    assert "numpy 2.0.2 installed" in numpy2.causes[0].evidence[0]
+
+
+def test_500001_reordered_by_the_machine(tmp_path):
+    name = "torch_npu_Initialize_AclSetCompileopt_500001_MinerU-issue2258.txt"
+    text_only = run(ERRORS / name)
+    assert text_only.causes[0].detail.startswith("numpy2")
+    # numpy 1.26 and a torch_npu outside CANN 8.0.0's window: the mismatch is what is confirmed
+    result = run(ERRORS / name, machine("torch_npu_cann", tmp_path))
+    assert [c.confirmed for c in result.causes][0] is True
+    assert result.causes[0].cause == "torch_npu_cann_mismatch"
+    numpy = next(c for c in result.causes if c.detail and c.detail.startswith("numpy2"))
+    assert numpy.confirmed is False and result.causes.index(numpy) == len(result.causes) - 1
+
+
+def test_dcmi_8005_reordered_by_the_machine(tmp_path):
+    # the line vllm-ascend#2698 quotes from `npu-smi info` in its container
+    log = io.BytesIO(
+        b"DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\n"
+    )
+    text_only = triage(log, None, None, table())
+    assert [c.cause for c in text_only.causes] == ["device_busy", "container_no_device", "permission"]
+    log.seek(0)
+    result = triage(log, machine("no_device_nodes", tmp_path), matrix(), table())
+    assert result.causes[0].cause == "container_no_device" and result.causes[0].confirmed is True
+    busy = next(c for c in result.causes if c.cause == "device_busy")
+    assert busy.confirmed is False  # npu-smi answers on this machine

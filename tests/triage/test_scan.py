@@ -1,0 +1,197 @@
+"""The streaming scanner: bounded memory and time on any input, lines cleaned and grouped."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ascenv.triage import load, triage
+from ascenv.triage.scan import MAX_GROUPS, clean_line, scan
+
+DATA = Path(__file__).parent.parent / "data"
+TABLE = load()
+# corpus errors/dcmi_-8020_...: the line npu-smi prints in a container whose NPU is held elsewhere
+DCMI = b"dcmi model initialized failed, because the device is used. ret is -8020"
+
+
+# Runs its arguments as a child and writes that child's peak RSS (KiB) to the file named first: the
+# pytest process's own RUSAGE_CHILDREN already holds the largest child of every earlier test.
+_MEASURE = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[2:]).returncode\n"
+    "open(sys.argv[1], 'w').write(str(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n"
+    "sys.exit(code)\n"
+)
+
+
+def run_measured(argv: list, tmp_path: Path, **kwargs) -> tuple[subprocess.CompletedProcess, int]:
+    peak = tmp_path / "peak-rss"
+    child = subprocess.run([sys.executable, "-c", _MEASURE, str(peak), *argv], **kwargs)
+    return child, int(peak.read_text())
+
+
+def scanned(data: bytes, block_size: int = 1 << 20):
+    return scan(io.BytesIO(data), TABLE, block_size=block_size)
+
+
+def ids(result) -> list[str]:
+    return [h.signature.id for h in result.hits]
+
+
+def test_empty_input_matches_nothing():
+    result = scanned(b"")
+    assert result.hits == () and result.lines == 0 and result.bytes_read == 0 and not result.binary
+    assert triage(io.BytesIO(b""), None, None, TABLE).causes == ()
+
+
+def test_binary_input_is_scanned_as_text_and_said_so():
+    junk = bytes(range(256)) * 64 + b"\n" + DCMI + b"\n" + bytes(range(255, -1, -1)) * 64
+    result = scanned(junk)
+    assert result.binary
+    assert ids(result) == ["dcmi-device-used"]
+    assert result.hits[0].first_line == 66  # each range(256) holds one newline (byte 10)
+
+
+def test_invalid_utf8_and_chinese_text():
+    line = "报错：".encode() + b"\xff\xfe " + DCMI + " 设备被占用".encode()
+    result = scanned(line + b"\n")
+    text = result.hits[0].groups[0].text
+    assert text.startswith("报错：\ufffd\ufffd dcmi model") and text.endswith("设备被占用")
+
+
+def test_crlf_ansi_and_framework_prefixes_are_removed_from_quotes():
+    log = (
+        b"\x1b[31mERROR 04-18 08:22:17 engine.py:400] " + DCMI + b"\x1b[0m\r\n"
+        b"^[[36m(TaskRunner pid=1513738)^[[0m [rank3]: ImportError: libhccl.so: cannot open shared object file:"
+        b" No such file or directory\r\n"
+        b"[2025-01-01 10:00:00.123+08:00] [12345] [llm] [ERROR] EL0004: Failed to allocate memory.\r\n"
+    )
+    result = scanned(log)
+    quotes = {h.signature.id: h.groups[0].text for h in result.hits}
+    assert quotes["dcmi-device-used"] == DCMI.decode()
+    assert quotes["cann-library-missing"].startswith("ImportError: libhccl.so")
+    assert quotes["device-out-of-memory"].startswith("[12345] [llm] [ERROR] EL0004")
+    assert result.lines == 3
+
+
+def test_clean_line_strips_nested_prefixes():
+    assert clean_line(b"INFO 09-03 08:14:32 [default_loader.py:262] [rank0]: x") == "x"
+    assert clean_line(b"E           RuntimeError: y") == "RuntimeError: y"
+
+
+def test_progress_bar_cr_segments_are_separate():
+    result = scanned(b"loading 10%\rloading 20%\r" + DCMI + b"\rloading 30%\n")
+    assert result.hits[0].groups[0].text == DCMI.decode()
+
+
+def test_thousands_of_repeats_are_one_group_with_a_count():
+    lines = [
+        f"[ERROR] RUNTIME({pid},python):2025-03-06-01:09:07.{pid:06d} [driver.cc:65]{pid} "
+        "GetDeviceCount:Call drvGetDevNum, drvRetCode=87."
+        for pid in range(5000)
+    ]
+    result = scanned("\n".join(lines).encode(), block_size=4096)
+    (hit,) = result.hits
+    assert hit.count == 5000
+    assert len(hit.groups) == 1 and hit.groups[0].count == 5000 and hit.groups[0].first_line == 1
+    cause = triage(io.BytesIO("\n".join(lines).encode()), None, None, TABLE).causes[0]
+    assert cause.cause == "device_busy" and len(cause.lines) == 1 and cause.lines[0].count == 5000
+
+
+def test_distinct_lines_of_one_signature_are_capped():
+    log = b"".join(
+        f"ImportError: lib{n}x: libhccl.so: cannot open shared object file ({'ab'[n % 2] * n})\n".encode()
+        for n in range(50)
+    )
+    (hit,) = scanned(log).hits
+    assert hit.count == 50 and len(hit.groups) == MAX_GROUPS
+
+
+def test_literal_across_a_block_boundary_is_found_once():
+    for cut in range(1, len(DCMI)):
+        data = b"x" * (4096 - cut) + b"\n" + DCMI + b"\n" + b"y" * 5000 + b"\n"
+        result = scanned(data, block_size=4096)
+        assert ids(result) == ["dcmi-device-used"] and result.hits[0].count == 1, cut
+        assert result.hits[0].first_line == 2
+
+
+def test_line_longer_than_a_block_without_newline():
+    data = b"z" * 300_000 + DCMI + b"z" * 300_000
+    result = scanned(data, block_size=4096)
+    assert ids(result) == ["dcmi-device-used"] and result.hits[0].count == 1
+
+
+def test_last_line_without_newline():
+    assert ids(scanned(b"first\n" + DCMI)) == ["dcmi-device-used"]
+
+
+def test_error_before_a_hole_of_nul_bytes():
+    data = b"start\n" + DCMI + bytes(3 << 20) + b"\nend\n"
+    assert ids(scanned(data)) == ["dcmi-device-used"]
+
+
+def test_2gb_log_streams_in_bounded_memory_and_time(tmp_path):
+    """A 2 GiB log (a sparse file: 2 GiB of NUL bytes, as a truncated dump leaves them) with a real
+    failure appended at its end, triaged by a child `ascenv triage`: its peak RSS and wall time."""
+    log = tmp_path / "huge.log"
+    with open(log, "wb") as out:
+        out.truncate(2 << 30)
+        out.seek(2 << 30)
+        out.write(
+            b"\n" + (DATA / "corpus/errors/dcmi_-8020_device_used_-9005_drvRetCode87_507899_container.txt").read_bytes()
+        )
+    snapshot = tmp_path / "empty.json"
+    snapshot.write_text(json.dumps({"schema": 1}))
+    environ = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)}
+    start = time.monotonic()
+    child, peak_kib = run_measured(
+        [sys.executable, "-m", "ascenv", "triage", str(log), "--from", str(snapshot), "--format", "json"],
+        tmp_path,
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=300,
+    )
+    elapsed = time.monotonic() - start
+    assert child.returncode in (0, 1), child.stderr
+    result = json.loads(child.stdout)
+    assert result["input"]["bytes"] == log.stat().st_size
+    assert result["causes"][0]["cause"] == "device_busy"
+    print(f"2 GiB log: peak RSS {peak_kib} KiB, {elapsed:.1f} s")
+    assert peak_kib < 200 * 1024, f"peak RSS {peak_kib} KiB"  # the log is 2 GiB
+    assert elapsed < 120, f"{elapsed:.1f} s"
+
+
+def test_generated_log_through_a_pipe_in_bounded_memory(tmp_path):
+    """64 MB of serving-log noise with the failure in the middle, piped to `ascenv triage -`."""
+    snapshot = tmp_path / "empty.json"
+    snapshot.write_text(json.dumps({"schema": 1}))
+    writer = (
+        "import sys\n"
+        "noise = b'INFO 04-23 09:25:12 [metrics.py:455] Avg prompt throughput: 0.0 tokens/s\\n' * 10_000\n"
+        "out = sys.stdout.buffer\n"
+        "for i in range(90):\n"
+        "    out.write(noise)\n"
+        f"    if i == 45: out.write({DCMI!r} + b'\\n')\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE) as feed:
+        child, peak_kib = run_measured(
+            [sys.executable, "-m", "ascenv", "triage", "-", "--from", str(snapshot), "--format", "json"],
+            tmp_path,
+            stdin=feed.stdout,
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
+            timeout=300,
+        )
+    result = json.loads(child.stdout)
+    assert result["input"]["bytes"] > 60_000_000
+    assert result["input"]["lines"] == 900_001
+    (sig,) = result["signatures"]
+    assert sig["id"] == "dcmi-device-used" and sig["first_line"] == 460_001
+    assert peak_kib < 200 * 1024, f"peak RSS {peak_kib} KiB"

@@ -1,0 +1,215 @@
+"""`ascenv triage` end to end: formats, exit codes, --from/--root, bad input; `ascenv explain CODE`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascenv.commands.snapshot import snapshot_to_json
+from tests.cli_helpers import run_cli
+from tests.fixture_hosts import build_host
+from tests.triage.machines import machine
+
+ERRORS = Path(__file__).parent.parent / "data" / "corpus" / "errors"
+LABELLED = Path(__file__).parent.parent / "data" / "triage"
+DCMI_LOG = ERRORS / "dcmi_-8020_device_used_-9005_drvRetCode87_507899_container.txt"
+NNAL_LOG = LABELLED / "torch_npu_atb_libtbe_adapter_undefined-symbol_NNAL-version-mismatch_Ascend-pytorch-issue99.txt"
+
+
+def triage_root(host_name: str, tmp_path, *extra: str):
+    host = build_host(host_name, tmp_path)
+    argv = ["triage", *extra, "--root", str(host.root), "--python", sys.executable]
+    return run_cli(argv, host.environ)
+
+
+def saved(snapshot, tmp_path) -> str:
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(snapshot_to_json(snapshot)))
+    return str(path)
+
+
+def test_json_on_the_faulty_container(tmp_path):
+    code, out, err = triage_root("container-no-devices", tmp_path, str(DCMI_LOG), "--format", "json")
+    assert code == 1, err
+    data = json.loads(out)
+    assert data["schema"] == 1 and data["exit_code"] == 1 and data["checked"] is True
+    first = data["causes"][0]
+    assert set(first) >= {"cause", "layer", "lines", "checks", "confirmed", "fix"}
+    assert first["cause"] == "device_busy" and first["confirmed"] is True and first["layer"] == "npu"
+    assert "ASC-NPU-SMI" in first["checks"]
+    assert any("ret is -8020" in line["text"] for line in first["lines"])
+    assert {s["id"] for s in data["signatures"]} >= {"dcmi-device-used", "dcmi-board-type", "driver-no-device"}
+    assert data["findings"] == []
+
+
+def test_exit_0_when_the_machine_confirms_nothing(tmp_path):
+    code, out, _ = triage_root("a2-cann800", tmp_path, str(DCMI_LOG), "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and not any(c["confirmed"] for c in data["causes"])
+    busy = next(c for c in data["causes"] if c["cause"] == "device_busy")
+    assert busy["confirmed"] is False  # npu-smi answers on this host
+
+
+def test_from_snapshot(tmp_path):
+    snapshot = saved(machine("torch_npu_cann", tmp_path / "m"), tmp_path)
+    code, out, err = run_cli(["triage", str(NNAL_LOG), "--from", snapshot, "--format", "json"], {})
+    assert code == 1, err
+    first = json.loads(out)["causes"][0]
+    assert first["cause"] == "torch_npu_cann_mismatch" and first["confirmed"] is True
+    assert any(e.startswith("ASC-TORCH-CANN: torch_npu 2.1.0.post3 with CANN 8.0.0") for e in first["evidence"])
+
+
+def test_human_names_the_confirming_check_and_the_fix(tmp_path):
+    snapshot = saved(machine("torch_npu_cann", tmp_path / "m"), tmp_path)
+    code, out, _ = run_cli(["triage", str(NNAL_LOG), "--from", snapshot], {})
+    assert code == 1
+    assert (
+        "1. torch_npu_cann_mismatch — NNAL (ATB) release does not match torch_npu  (torch_npu)  "
+        "confirmed by ASC-TORCH-CANN" in out
+    )
+    assert "fix:     install the NNAL package paired with this torch_npu and CANN" in out
+    assert "1 cause(s) confirmed on this machine" in out
+
+
+def test_markdown(tmp_path):
+    snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
+    code, out, _ = run_cli(["triage", str(NNAL_LOG), "--from", snapshot, "--format", "markdown"], {})
+    assert code == 0
+    assert out.startswith("### ascenv triage: ")
+    assert (
+        "| 1 | torch_npu_cann_mismatch (NNAL (ATB) release does not match torch_npu) | torch_npu | ✅ ruled out |"
+        in out
+    )
+    assert "version mismatch between NNAL and torch_npu" in out
+
+
+def test_no_signature_reports_the_doctor_errors(tmp_path):
+    log = tmp_path / "ok.log"
+    log.write_text("INFO 04-23 09:25:10 [__init__.py:44] plugin ascend loaded.\n")
+    code, out, _ = triage_root("two-canns-dangling-latest", tmp_path, str(log), "--format", "json")
+    data = json.loads(out)
+    assert data["causes"] == [] and data["signatures"] == []
+    assert {f["id"] for f in data["findings"]} >= {"ASC-ENV-SOURCED", "ASC-CANN-LINK"}
+    assert code == 1  # the doctor finds errors
+    code, out, _ = triage_root("nonroot-home", tmp_path / "b", str(log))
+    assert code == 0
+    assert "no known error signature in this log" in out and "none: the doctor finds nothing wrong" in out
+
+
+def test_stdin(tmp_path, monkeypatch):
+    snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
+
+    class Stdin:
+        buffer = open(DCMI_LOG, "rb")  # closed below
+
+        @staticmethod
+        def isatty() -> bool:
+            return False
+
+    monkeypatch.setattr(sys, "stdin", Stdin)
+    try:
+        code, out, _ = run_cli(["triage", "-", "--from", snapshot, "--format", "json"], {})
+    finally:
+        Stdin.buffer.close()
+    assert code == 0 and json.loads(out)["causes"][0]["cause"] == "device_busy"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["triage", "missing.log", "--from", "SNAP"], "missing.log: no such file"),
+        (["triage", ".", "--from", "SNAP"], ". is a directory, not a log file"),
+        (["triage", "x.log", "--from", "SNAP", "--root", "/tmp"], "--from and --root both name the machine"),
+    ],
+)
+def test_bad_input_is_exit_2(tmp_path, argv, message):
+    snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
+    argv = [snapshot if a == "SNAP" else a for a in argv]
+    code, out, err = run_cli(argv, {}, cwd=tmp_path)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_empty_log(tmp_path):
+    snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    code, out, _ = run_cli(["triage", str(empty), "--from", snapshot, "--format", "json"], {})
+    data = json.loads(out)
+    assert code == 0 and data["input"] == {"bytes": 0, "lines": 0, "binary": False} and data["causes"] == []
+
+
+def test_binary_log_said_so(tmp_path):
+    snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
+    blob = tmp_path / "core"
+    blob.write_bytes(bytes(range(256)) * 4000)
+    code, out, _ = run_cli(["triage", str(blob), "--from", snapshot], {})
+    assert code == 0 and "(binary data: scanned as text)" in out
+
+
+def test_repeated_errors_are_one_quoted_line(tmp_path):
+    snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
+    log = tmp_path / "loop.log"
+    line = "[rank{}]: EL0004: Failed to allocate memory.\n"
+    log.write_text("".join(line.format(i % 8) for i in range(20_000)))
+    code, out, _ = run_cli(["triage", str(log), "--from", snapshot], {})
+    assert out.count("EL0004") == 1
+    assert "log:     EL0004: Failed to allocate memory. (×20000, first at line 1)" in out
+
+
+def test_explain_error_code():
+    code, out, _ = run_cli(["explain", "ez1001"], {})
+    assert code == 0
+    assert out.startswith("EZ1001  (kernels) aclnn could not read binary_info_config.json")
+    assert "kernels_missing" in out and "https://github.com/vllm-project/vllm-ascend/issues/573" in out
+    code, out, _ = run_cli(["explain", "507899", "--format", "json"], {})
+    data = json.loads(out)
+    assert code == 0 and data["code"] == "507899" and data["signatures"][0]["causes"][0]["cause"] == "device_busy"
+
+
+def test_explain_check_ids_unchanged():
+    code, out, _ = run_cli(["explain", "ASC-NPU-SMI"], {})
+    assert code == 0 and out.startswith("ASC-NPU-SMI  (npu)")
+    code, _, err = run_cli(["explain", "EZ4242"], {})
+    assert code == 2 and "no check named EZ4242" in err
+
+
+def test_both_faults_of_the_container_confirmed_in_order(tmp_path):
+    snapshot = saved(machine("container", tmp_path / "m"), tmp_path)
+    _, out, _ = run_cli(["triage", str(DCMI_LOG), "--from", snapshot, "--format", "json"], {})
+    causes = json.loads(out)["causes"]
+    assert [(c["cause"], c["confirmed"]) for c in causes][:2] == [("device_busy", True), ("container_no_device", True)]
+
+
+def test_missing_log_fails_before_the_probe(tmp_path):
+    calls = []
+
+    def run(argv, **kwargs):
+        calls.append(argv)
+        raise AssertionError("probed")
+
+    import io
+
+    from ascenv import cli
+    from ascenv.commands._common import Context
+    from ascenv.output import Output
+
+    err = io.StringIO()
+    ctx = Context(
+        environ={}, out=Output("human", stdout=io.StringIO(), stderr=err, color=False), run=run, cwd=str(tmp_path)
+    )
+    assert cli.main(["triage", "nope.log"], ctx=ctx) == 2 and not calls
+    assert "nope.log: no such file" in err.getvalue()
+
+
+def test_stdin_terminal_is_a_usage_error(monkeypatch):
+    class Terminal:
+        @staticmethod
+        def isatty() -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stdin", Terminal)
+    code, _, err = run_cli(["triage", "--from", "x.json"], {})
+    assert code == 2 and "no log given" in err
