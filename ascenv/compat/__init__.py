@@ -9,7 +9,7 @@ the doctor checks and the fix suggester need.
 from __future__ import annotations
 
 from ascenv.compat.cache import load_cached
-from ascenv.compat.loader import FILES, SCHEMA, load, pattern
+from ascenv.compat.loader import FILES, SCHEMA, TableReader, load, pattern, read_table
 from ascenv.compat.model import (
     ALLOWED_DRIVER_FITS,
     CannRelease,
@@ -51,6 +51,7 @@ __all__ = [
     "Provenance",
     "PypiListing",
     "SCHEMA",
+    "TableReader",
     "Soc",
     "Status",
     "TorchNpuFit",
@@ -60,6 +61,7 @@ __all__ = [
     "load",
     "load_cached",
     "pattern",
+    "read_table",
     "soc_version_for_npu_smi",
     "source_url",
 ]

@@ -47,9 +47,9 @@ def load(directory: Optional[Path] = None) -> Matrix:
     unexpected = sorted(p.name for p in directory.glob("*.toml") if p.name not in FILES)
     if unexpected:
         raise DataFileError(f"{directory.name}/{unexpected[0]}: unknown data file; expected only {', '.join(FILES)}")
-    cann = _read(directory, "cann.toml")
-    torch_npu = _read(directory, "torch_npu.toml")
-    hardware = _read(directory, "hardware.toml")
+    cann = read_table(directory, "cann.toml")
+    torch_npu = read_table(directory, "torch_npu.toml")
+    hardware = read_table(directory, "hardware.toml")
     matrix = Matrix(
         cann_releases=cann.rows("releases", _cann_release),
         hdk_rules=cann.rows("hdk", _hdk_rule),
@@ -68,7 +68,7 @@ def load(directory: Optional[Path] = None) -> Matrix:
     return matrix
 
 
-def _read(directory: Path, name: str) -> _Reader:
+def read_table(directory: Path, name: str) -> TableReader:
     # imported here: a cached matrix (load_cached) needs no TOML parser at start-up
     if sys.version_info >= (3, 11):
         import tomllib
@@ -83,7 +83,7 @@ def _read(directory: Path, name: str) -> _Reader:
         raise DataFileError(f"{label}: missing (ascenv's compatibility data is incomplete)") from None
     except tomllib.TOMLDecodeError as exc:
         raise DataFileError(f"{label}: not valid TOML: {exc}") from None
-    reader = _Reader(label, data, "")
+    reader = TableReader(label, data, "")
     schema = reader.integer("schema")
     if schema != SCHEMA:
         raise DataFileError(
@@ -96,7 +96,7 @@ def _read(directory: Path, name: str) -> _Reader:
 _TYPE_WORDS = {str: "string", int: "integer", bool: "boolean", list: "list", dict: "table"}
 
 
-class _Reader:
+class TableReader:
     """One TOML table being validated: typed getters that record which keys were read, and
     ``done()`` that rejects the others ("Perhaps you meant …")."""
 
@@ -212,8 +212,8 @@ class _Reader:
                 raise self.fail(f"{key}.{name}", f"expected a non-empty string, found {value!r}")
         return dict(table)
 
-    def sub(self, key: str) -> _Reader:
-        return _Reader(self.file, self.raw(key, dict, True), self.where(key))
+    def sub(self, key: str) -> TableReader:
+        return TableReader(self.file, self.raw(key, dict, True), self.where(key))
 
     def rows(self, key: str, build: Any) -> tuple[Any, ...]:
         items = self.raw(key, list, True)
@@ -222,7 +222,7 @@ class _Reader:
             where = f"{self.where(key)}[{i}]"
             if not isinstance(item, dict):
                 raise DataFileError(f"{self.file}: {where}: expected a table, found {item!r}"[:200])
-            row = _Reader(self.file, item, where)
+            row = TableReader(self.file, item, where)
             out.append(build(row))
             row.done()
         return tuple(out)
@@ -258,7 +258,7 @@ def pattern(text: str, line: ProductLine) -> VersionRange:
     return VersionRange.release_family(stripped, line=line)
 
 
-def _cann_release(row: _Reader) -> CannRelease:
+def _cann_release(row: TableReader) -> CannRelease:
     return CannRelease(
         version=row.version("version", ProductLine.CANN),
         chips=row.strings("chips"),
@@ -270,7 +270,7 @@ def _cann_release(row: _Reader) -> CannRelease:
     )
 
 
-def _hdk_rule(row: _Reader) -> HdkRule:
+def _hdk_rule(row: TableReader) -> HdkRule:
     return HdkRule(
         cann=row.patterns("cann", ProductLine.CANN),
         kind=row.choice("kind", HdkKind),
@@ -283,7 +283,7 @@ def _hdk_rule(row: _Reader) -> HdkRule:
     )
 
 
-def _compiler(row: _Reader) -> CompilerVersion:
+def _compiler(row: TableReader) -> CompilerVersion:
     return CompilerVersion(
         cann=row.version("cann", ProductLine.CANN),
         version=row.version("version", ProductLine.COMPONENT),
@@ -292,7 +292,7 @@ def _compiler(row: _Reader) -> CompilerVersion:
     )
 
 
-def _torch_npu_release(row: _Reader) -> TorchNpuRelease:
+def _torch_npu_release(row: TableReader) -> TorchNpuRelease:
     return TorchNpuRelease(
         text=row.string("version"),
         version=row.python_version("version"),
@@ -311,7 +311,7 @@ def _torch_npu_release(row: _Reader) -> TorchNpuRelease:
     )
 
 
-def _window(row: _Reader) -> CompatWindow:
+def _window(row: TableReader) -> CompatWindow:
     return CompatWindow(
         pta=row.patterns("pta", ProductLine.PTA),
         cann=row.patterns("cann", ProductLine.CANN),
@@ -320,7 +320,7 @@ def _window(row: _Reader) -> CompatWindow:
     )
 
 
-def _pypi(table: _Reader) -> PypiListing:
+def _pypi(table: TableReader) -> PypiListing:
     python = table.sub("python")
     versions = table.strings("versions", required=True)
     listing = PypiListing(
@@ -335,7 +335,7 @@ def _pypi(table: _Reader) -> PypiListing:
     return listing
 
 
-def _soc(row: _Reader) -> Soc:
+def _soc(row: TableReader) -> Soc:
     board = row.sub("board") if "board" in row.data else None
     soc = Soc(
         soc_version=row.string("soc_version"),
@@ -353,7 +353,7 @@ def _soc(row: _Reader) -> Soc:
     return soc
 
 
-def _pci_device(row: _Reader) -> PciDevice:
+def _pci_device(row: TableReader) -> PciDevice:
     return PciDevice(
         vendor=row.pci_id("vendor"),
         device=row.pci_id("device"),
@@ -364,7 +364,7 @@ def _pci_device(row: _Reader) -> PciDevice:
     )
 
 
-def _pci_card(row: _Reader) -> PciCard:
+def _pci_card(row: TableReader) -> PciCard:
     ids = {k: row.pci_id(k) for k in ("vendor", "device", "subsystem_vendor", "subsystem_device")}
     card, by_arch = row.string("card", required=False), row.mapping("card_by_arch")
     if (card is None) == (not by_arch):

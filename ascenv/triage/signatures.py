@@ -106,7 +106,7 @@ def load(directory: Optional[Path] = None, known_checks: Optional[set[str]] = No
     from ascenv.paths import data_dir
 
     directory = Path(directory) if directory is not None else data_dir("compat") / "triage"
-    reader = compat._read(directory, FILE)
+    reader = compat.read_table(directory, FILE)
     ids: set[str] = set()
 
     def signature(row: Any) -> Signature:
