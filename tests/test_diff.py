@@ -4,7 +4,7 @@ from dataclasses import replace
 from lock_samples import a2, a3, with_package
 
 from ascenv import lockfile
-from ascenv.commands.snapshot import snapshot_to_json
+from ascenv.snapshot_io import snapshot_to_json
 from ascenv.diff import Node, fleet, pair
 from tests.cli_helpers import run_cli
 

@@ -6,7 +6,7 @@ import pytest
 from lock_samples import a2, a3, p310_x86, with_package
 
 from ascenv import errors, lockfile
-from ascenv.commands.snapshot import snapshot_to_json
+from ascenv.snapshot_io import snapshot_to_json
 from tests.cli_helpers import run_cli
 
 
@@ -170,7 +170,7 @@ def test_json_lock_output(tmp_path):
 
 def test_lock_records_the_image_pins(tmp_path, monkeypatch):
     pins = pytest.importorskip("ascenv.containers.pins", reason="the container module is not in this tree yet")
-    from ascenv.commands import lock as lock_cmd
+    from ascenv import paths
 
     image_id = "sha256:" + "5e" * 32
     digest = "sha256:" + "a1" * 32
@@ -189,7 +189,7 @@ def test_lock_records_the_image_pins(tmp_path, monkeypatch):
             ),
         },
     )
-    monkeypatch.setattr(lock_cmd.paths, "data_dir", lambda name: tmp_path / name)
+    monkeypatch.setattr(paths, "data_dir", lambda name: tmp_path / name)
     code, out, _ = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()), "--format", "json")
     assert code == 0
     assert json.loads(out)["lock"]["images"] == [
