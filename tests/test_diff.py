@@ -4,8 +4,8 @@ from dataclasses import replace
 from lock_samples import a2, a3, with_package
 
 from ascenv import lockfile
-from ascenv.snapshot_io import snapshot_to_json
 from ascenv.diff import Node, fleet, pair
+from ascenv.snapshot_io import snapshot_to_json
 from tests.cli_helpers import run_cli
 
 

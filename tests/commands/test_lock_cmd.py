@@ -124,8 +124,8 @@ def test_a3_lock_checked_on_x86_310p_is_another_platform(tmp_path):
     assert code == errors.EXIT_USAGE
     assert out == ""  # no false drift listed
     assert (
-        "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))"
-        in err
+        "a3.lock is for another platform (arch aarch64 vs x86_64;"
+        " SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))" in err
     )
     assert "check it on a aarch64 ascend910_93 machine" in err
 
