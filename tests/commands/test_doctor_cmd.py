@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -233,3 +234,55 @@ def test_snapshot_to_an_unwritable_place_is_a_usage_error(tmp_path):
             ["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", str(target)], host.environ
         )
         assert code == 2 and f"cannot write {target}: {why}" in err
+
+
+# --- an untrusted or locked-down root: never a hang, never "install it" for what is installed ----------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "directory"])
+@pytest.mark.parametrize(
+    "where", ["/etc/os-release", "/usr/local/Ascend/driver/version.info", "/etc/ascend_install.info"]
+)
+def test_a_special_file_under_root_does_not_hang_doctor(tmp_path, kind, where):
+    from tests.probe.test_fs import plant
+    from tests.test_fsutil import no_hang
+
+    host = build_host("a2-cann800", tmp_path)
+    (host.root / where.lstrip("/")).unlink(missing_ok=True)
+    plant(host.root, where, kind)
+    environ = dict(host.environ, HOME=host.home or "/root")
+    argv = ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"]
+    code, out, err = no_hang(lambda: run_cli(argv, environ), seconds=30)
+    assert code in (0, 1), err
+    report = json.loads(out)
+    if where.endswith("version.info"):
+        driver = next(f for f in report["findings"] if f["id"] == "ASC-DRIVER-LOADED")
+        assert driver["title"] == "driver file is not a regular file" and "not a regular file" in driver["found"]
+
+
+def test_unreadable_driver_and_cann_say_so_and_never_ask_to_install(tmp_path):
+    from tests.probe.test_driver import without_read_override
+
+    host = build_host("a2-cann800", tmp_path)
+    locked = [host.root / "usr/local/Ascend/driver/version.info", host.root / "usr/local/Ascend/ascend-toolkit/8.0.0"]
+    for path in locked:
+        os.chmod(path, 0)
+    code = "import sys\nfrom ascenv.cli import main\nsys.exit(main(sys.argv[1:]))"
+    try:
+        done = without_read_override(
+            code, "doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"
+        )
+    finally:
+        for path in locked:
+            os.chmod(path, 0o755)
+    report = json.loads(done.stdout)
+    titles = {(f["id"], f["title"]): f for f in report["findings"]}
+    driver = titles[("ASC-DRIVER-LOADED", "driver files cannot be read by this user")]
+    cann = titles[("ASC-CANN-FOUND", "CANN files cannot be read by this user")]
+    for finding in (driver, cann):
+        assert finding["severity"] == "error" and finding["fix"].startswith(
+            "rerun as root (sudo), or ask for read access"
+        )
+        assert "install" not in finding["fix"].replace("installs are", "")
+    assert "/usr/local/Ascend/ascend-toolkit/8.0.0" in cann["found"] and "as uid" in driver["found"]
+    assert not any("no driver installed" in t or "no CANN installation" in t for _, t in titles)
