@@ -501,6 +501,33 @@ def different_platform(lock: Platform, machine: Platform) -> Optional[str]:
     return "; ".join(reasons) or None
 
 
+@dataclass(frozen=True)
+class LockCheck:
+    """`lock --check`: the lock read from ``source``, the machine's lock and the drift between."""
+
+    source: str
+    lock: Lock
+    machine: Lock
+    changes: tuple[Change, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def in_sync(self) -> bool:
+        return not self.changes
+
+    @property
+    def exit_code(self) -> int:
+        """1 on drift (an error-severity change), 0 in sync, warnings alone included."""
+        return errors.EXIT_FINDINGS if any(c.severity is Severity.ERROR for c in self.changes) else errors.EXIT_OK
+
+
+def check_lock(
+    lock: Lock, machine: Lock, *, source: str, strict: bool = False, warnings: Iterable[str] = ()
+) -> LockCheck:
+    """``check`` as a result the renderer takes whole."""
+    return LockCheck(source, lock, machine, check(lock, machine, strict=strict, source=source), tuple(warnings))
+
+
 def check(lock: Lock, machine: Lock, *, strict: bool = False, source: str = "the lock") -> tuple[Change, ...]:
     """Drift from ``lock`` to ``machine`` (empty when in sync: equal verified input hashes, no
     comparison; a lock whose hash could not be verified has an empty one and is compared).

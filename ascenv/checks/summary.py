@@ -4,9 +4,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from ascenv import errors
-from ascenv.model import Finding, Severity
+from ascenv.checks import run_checks
+from ascenv.model import Finding, Severity, Snapshot
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What `doctor` found on one machine: the snapshot it judged, the findings, the exit code."""
+
+    snapshot: Snapshot
+    findings: tuple[Finding, ...]
+    exit_code: int
+
+
+def diagnose(snapshot: Snapshot, matrix: Any, *, strict: bool = False) -> Diagnosis:
+    findings = tuple(run_checks(snapshot, matrix))
+    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict))
 
 
 def exit_code(findings: Sequence[Finding], *, strict: bool) -> int:

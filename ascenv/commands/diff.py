@@ -9,7 +9,7 @@ import argparse
 import os
 from typing import Any
 
-from ascenv import __version__, errors, fsutil, lockfile, serde
+from ascenv import __version__, errors, fsutil, lockfile
 from ascenv.commands import _common as common
 from ascenv.diff import Node, fleet, pair
 from ascenv.model import Snapshot
@@ -43,26 +43,10 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
     if len(nodes) == 2:
         changes = pair(nodes[0], nodes[1])
-        if args.format == "json":
-            ctx.out.json(
-                {
-                    "inputs": args.inputs,
-                    "identical": not changes,
-                    "changes": [serde.to_data(c) for c in changes],
-                }
-            )
-        elif args.format == "markdown":
-            ctx.out.text(render.pair_markdown(nodes[0].name, nodes[1].name, changes))
-        else:
-            render.pair_human(ctx.out, nodes[0].name, nodes[1].name, changes)
+        render.render_pair(ctx.out, (args.inputs[0], args.inputs[1]), changes, args.format)
         return errors.EXIT_FINDINGS if changes else errors.EXIT_OK
     groups = fleet(nodes)
-    if args.format == "json":
-        ctx.out.json({"nodes": len(nodes), "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]})
-    elif args.format == "markdown":
-        ctx.out.text(render.fleet_markdown(len(nodes), groups))
-    else:
-        render.fleet_human(ctx.out, len(nodes), groups)
+    render.render_fleet(ctx.out, len(nodes), groups, args.format)
     return errors.EXIT_FINDINGS if len(groups) > 1 else errors.EXIT_OK
 
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from ascenv import __version__, errors, lockfile, serde
+from ascenv import __version__, errors, lockfile
 from ascenv.commands import _common as common
 from ascenv.lockfile import Lock
-from ascenv.model import Severity
 from ascenv.snapshot_io import load_snapshot
 
 NAME = "lock"
@@ -49,41 +48,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    from ascenv.output import lock as render
+
     if args.check:
-        return _check(args, ctx)
+        locked, warnings = lockfile.read_lock(os.path.join(ctx.cwd, args.check), args.check)
+        machine = machine_lock(args, ctx)
+        result = lockfile.check_lock(locked, machine, source=args.check, strict=args.strict, warnings=warnings)
+        render.render_check(ctx.out, result, args.format)
+        return result.exit_code
     machine = machine_lock(args, ctx)
     lockfile.write_lock(os.path.join(ctx.cwd, args.output), machine, args.output)
-    if args.format == "json":
-        ctx.out.json({"path": args.output, "lock": lockfile.lock_data(machine)})
-    else:
-        from ascenv.output.lock import render_written
-
-        render_written(ctx.out, args.output, machine)
+    render.render_written(ctx.out, args.output, machine, args.format)
     return errors.EXIT_OK
-
-
-def _check(args: argparse.Namespace, ctx: common.Context) -> int:
-    locked, warnings = lockfile.read_lock(os.path.join(ctx.cwd, args.check), args.check)
-    for warning in warnings:
-        ctx.out.warn(warning)
-    machine = machine_lock(args, ctx)
-    changes = lockfile.check(locked, machine, strict=args.strict, source=args.check)
-    code = errors.EXIT_FINDINGS if any(c.severity is Severity.ERROR for c in changes) else errors.EXIT_OK
-    if args.format == "json":
-        ctx.out.json(
-            {
-                "lock": args.check,
-                "in_sync": not changes,
-                "exit_code": code,
-                "input_hash": {"lock": locked.input_hash, "machine": machine.input_hash},
-                "changes": [serde.to_data(c) for c in changes],
-            }
-        )
-    else:
-        from ascenv.output.lock import render_check
-
-        render_check(ctx.out, args.check, locked, machine, changes)
-    return code
 
 
 def machine_lock(args: argparse.Namespace, ctx: common.Context) -> Lock:

@@ -8,7 +8,7 @@ import os
 from ascenv import errors
 from ascenv.commands import _common as common
 from ascenv.probe import collect
-from ascenv.snapshot_io import snapshot_to_json, write_snapshot
+from ascenv.snapshot_io import write_snapshot
 
 NAME = "snapshot"
 ORDER = 20
@@ -25,10 +25,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
     if args.output:
         write_snapshot(os.path.join(ctx.cwd, args.output), snapshot, args.output)
-    if args.format == "json":
-        ctx.out.json(snapshot_to_json(snapshot))
-    else:
-        from ascenv.output.snapshot import render_snapshot
+    from ascenv.output import snapshot as render
 
-        render_snapshot(ctx.out, snapshot)
+    render.render(ctx.out, snapshot, args.format)
     return errors.EXIT_OK

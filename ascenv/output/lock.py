@@ -5,7 +5,8 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Column, Table
 
-from ascenv.lockfile import Change, Lock
+from ascenv import serde
+from ascenv.lockfile import Change, Lock, LockCheck, lock_data
 from ascenv.model import Severity
 from ascenv.output import Output
 
@@ -28,7 +29,10 @@ def stack_summary(lock: Lock) -> str:
     return ", ".join(parts)
 
 
-def render_written(out: Output, path: str, lock: Lock) -> None:
+def render_written(out: Output, path: str, lock: Lock, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json({"path": path, "lock": lock_data(lock)})
+        return
     out.console.print(f"[bold]wrote[/] {escape(path)}: {escape(stack_summary(lock))}")
     out.console.print(f"input-hash {lock.input_hash}")
 
@@ -43,16 +47,32 @@ def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: 
     return table
 
 
-def render_check(out: Output, path: str, lock: Lock, machine: Lock, changes: tuple[Change, ...]) -> None:
+def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
+    for warning in result.warnings:
+        out.warn(warning)
+    if fmt == "json":
+        out.json(
+            {
+                "lock": result.source,
+                "in_sync": result.in_sync,
+                "exit_code": result.exit_code,
+                "input_hash": {"lock": result.lock.input_hash, "machine": result.machine.input_hash},
+                "changes": [serde.to_data(c) for c in result.changes],
+            }
+        )
+        return
+    path, lock, changes = result.source, result.lock, result.changes
     if not changes:
-        out.console.print(f"[green]in sync[/] with {escape(path)} (input-hash {lock.input_hash})")
+        hashed = f"input-hash {lock.input_hash}" if lock.input_hash else "compared layer by layer"
+        out.console.print(f"[green]in sync[/] with {escape(path)} ({hashed})")
         return
     out.console.print(changes_table(changes, f"locked ({escape(path)})", "this machine"))
     errors = sum(1 for c in changes if c.severity is Severity.ERROR)
     warns = len(changes) - errors
     verdict = "[bold red]drift[/]" if errors else "[yellow]in sync, with warnings[/]"
     out.console.print(
-        f"{verdict}: {errors} error(s), {warns} warning(s) against {escape(path)} (written {escape(lock.created or '?')})"
+        f"{verdict}: {errors} error(s), {warns} warning(s) against {escape(path)}"
+        f" (written {escape(lock.created or '?')})"
     )
     if errors:
         out.message("update the machine to match the lock, or accept the change with `ascenv lock -o " + path + "`")

@@ -277,3 +277,11 @@ def test_unknown_key_in_a_hashed_table_and_edited_driver_is_drift(tmp_path, lock
     assert code == 1 and data["in_sync"] is False
     assert [(c["layer"], c["old"], c["new"]) for c in data["changes"]] == [("driver", "1.2.3-handedited", "25.0.rc1.1")]
     assert "input-hash not verified" in err
+
+
+def test_unknown_key_in_a_hashed_table_without_an_edit_is_in_sync_by_comparison(tmp_path, locked):
+    text = locked.read_text().replace('lock-version = "1.0"', 'lock-version = "1.1"', 1)
+    (tmp_path / "minor.lock").write_text(text.replace("[npu]\n", "[npu]\nsockets = 2\n", 1))
+    code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json")
+    assert code == 0 and "in sync with minor.lock (compared layer by layer)" in out
+    assert "ignored unknown key npu.sockets" in err and "input-hash not verified" in err
