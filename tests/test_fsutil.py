@@ -313,3 +313,33 @@ def test_every_reader_refuses_special_and_huge_files(good_inputs: Path, reader: 
     assert code == 2, err
     assert ("not a file" in err or "larger than 16 MiB" in err) and "unexpected" not in err
     assert not (good_inputs / "r.tar.gz").exists() and not (good_inputs / "new.lock").exists()
+
+
+def test_concurrent_writers_never_tear_the_file_or_leave_temp_files(tmp_path: Path) -> None:
+    import threading
+
+    target = tmp_path / "same.lock"
+    small, large = b"s" * 15_000, b"L" * 425_000  # the sizes of a lock and of a big fleet lock
+    seen: set = set()
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(FileNotFoundError):
+                seen.add(target.read_bytes())
+
+    def write(data: bytes) -> None:
+        for _ in range(30):
+            fsutil.write_atomic(target, data)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    writers = [threading.Thread(target=write, args=(d,)) for d in (small, large)]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join(60)
+    stop.set()
+    reader.join(10)
+    assert seen <= {small, large} and target.read_bytes() in (small, large)
+    assert [p.name for p in tmp_path.iterdir()] == ["same.lock"]
