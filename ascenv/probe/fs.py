@@ -25,6 +25,9 @@ _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 class Root:
     def __init__(self, directory: str | os.PathLike = "/") -> None:
         self.directory = Path(os.path.abspath(directory))
+        # machine path -> what it was, for every probed path that is not a regular file (a FIFO
+        # planted in an image): read as absent, and listed so the snapshot can say so
+        self.skipped: dict[str, str] = {}
 
     @property
     def is_host(self) -> bool:
@@ -121,7 +124,11 @@ class Root:
         except (OSError, ValueError):
             return None
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                from ascenv.fsutil import file_kind
+
+                self.skipped[path] = file_kind(mode)
                 return None
             os.set_blocking(fd, True)
             chunks = []
