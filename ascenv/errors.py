@@ -50,6 +50,9 @@ class SchemaError(InputError):
     """Plain data does not fit the expected shape; ``path`` names the offending key."""
 
     def __init__(self, path: str, problem: str) -> None:
+        # a key read from the file may hold a lone surrogate: escape it so the message prints
+        path = path.encode("utf-8", "backslashreplace").decode("utf-8")
+        problem = problem.encode("utf-8", "backslashreplace").decode("utf-8")
         super().__init__(f"{path or '<top>'}: {problem}")
         self.path = path
         self.problem = problem
@@ -137,3 +140,7 @@ class PinMismatch(AscenvError):
     """An image bootstrapped from a recipe edited since its pin differs from the pin: drift."""
 
     exit_code = EXIT_FINDINGS
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP arrived during work that must clean up: handled as Ctrl-C is (exit 130)."""

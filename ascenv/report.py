@@ -321,9 +321,9 @@ def _in_version_line(text: str, position: int) -> bool:
 
 def assemble(inputs: Inputs) -> Bundle:
     """Every member of the bundle, redacted unless ``inputs.redact`` is False."""
-    from ascenv.commands.doctor import exit_code, summary
-    from ascenv.commands.snapshot import snapshot_from_json, snapshot_to_json
+    from ascenv.checks.summary import exit_code, summary
     from ascenv.output import report as render
+    from ascenv.snapshot_io import snapshot_from_json, snapshot_to_json
 
     snapshot_data = snapshot_to_json(inputs.snapshot)
     findings_data = [serde.to_data(f) for f in inputs.findings]
@@ -531,7 +531,7 @@ def read_bundle(data: bytes, source: str) -> tuple[dict[str, bytes], dict]:
 
 def load_bundle(path: str, shown: Optional[str] = None) -> Snapshot:
     """The snapshot inside a report bundle (``ascenv diff`` takes bundles as inputs)."""
-    from ascenv.commands.snapshot import snapshot_from_json
+    from ascenv.snapshot_io import snapshot_from_json
 
     shown = shown or path
     try:

@@ -74,7 +74,10 @@ def from_data(cls: Any, data: Any, path: str = "", *, key: KeyNamer = None) -> A
         if not isinstance(data, Mapping):
             raise SchemaError(path, f"expected a table, found {_found(data)}")
         value_type = args[1] if len(args) == 2 else Any
-        return {str(k): from_data(value_type, v, _join(path, str(k)), key=key) for k, v in data.items()}
+        return {
+            _text(str(k), _join(path, str(k))): from_data(value_type, v, _join(path, str(k)), key=key)
+            for k, v in data.items()
+        }
     if isinstance(cls, type) and issubclass(cls, enum.Enum):
         try:
             return cls(data)
@@ -86,6 +89,8 @@ def from_data(cls: Any, data: Any, path: str = "", *, key: KeyNamer = None) -> A
     if cls is float and isinstance(data, int) and not isinstance(data, bool):
         return float(data)
     if cls in _TYPE_WORDS:
+        if cls is str and isinstance(data, str):
+            return _text(data, path)
         if isinstance(data, cls) and not (cls is int and isinstance(data, bool)):
             return data
         raise SchemaError(path, f"expected {_TYPE_WORDS[cls]}, found {_found(data)}")
@@ -107,6 +112,17 @@ def _dataclass_from_data(cls: Any, data: Any, path: str, key: KeyNamer = None) -
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise SchemaError(_join(path, wire), "missing")
     return cls(**kwargs)
+
+
+def _text(data: str, path: str) -> str:
+    """A string that can be written out: JSON's ``"\\ud800"`` escape reads as a lone surrogate,
+    which no UTF-8 output can encode (it would fail when printed, far from the input)."""
+    if not data.isascii():
+        try:
+            data.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SchemaError(path, "not valid Unicode text (a lone surrogate escape such as \\ud800)") from None
+    return data
 
 
 @functools.cache

@@ -23,9 +23,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from ascenv import cli  # noqa: E402
-from ascenv.commands.snapshot import snapshot_to_json  # noqa: E402
 from ascenv.model import Snapshot  # noqa: E402
 from ascenv.output import Output  # noqa: E402
+from ascenv.snapshot_io import snapshot_to_json  # noqa: E402
 
 BUDGET_S = 2.0
 

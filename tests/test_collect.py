@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from ascenv import model
-from ascenv.commands.snapshot import snapshot_from_json, snapshot_to_json
 from ascenv.probe import collect
 from ascenv.probe.fs import Root
+from ascenv.snapshot_io import snapshot_from_json, snapshot_to_json
 from tests.fixture_hosts import HOST_NAMES, build_host
 
 

@@ -4,8 +4,8 @@ from dataclasses import replace
 from lock_samples import a2, a3, with_package
 
 from ascenv import lockfile
-from ascenv.commands.snapshot import snapshot_to_json
 from ascenv.diff import Node, fleet, pair
+from ascenv.snapshot_io import snapshot_to_json
 from tests.cli_helpers import run_cli
 
 
@@ -119,3 +119,22 @@ def test_diff_fleet_keeps_nodes_with_equal_sections_apart_where_they_differ(tmp_
     groups = json.loads(out)["groups"]
     assert [g["nodes"] for g in groups] == [["c.json"], ["a.json", "b.json"]]
     assert [(c["item"], c["old"], c["new"]) for c in groups[0]["changes"]] == [("numpy", "1.26.4", "2.0.0")]
+
+
+def test_a_json_array_is_read_as_json_not_as_toml(tmp_path):
+    save(tmp_path, "a.json", a2())
+    (tmp_path / "list.json").write_text('[{"schema": 1}]')
+    code, _, err = run(tmp_path, "diff", "list.json", "a.json")
+    assert code == 2 and "list.json: <top>: expected a table, found list" in err
+    assert "Invalid initial character" not in err
+
+
+def test_a_deep_or_surrogate_snapshot_is_exit_2(tmp_path):
+    save(tmp_path, "a.json", a2())
+    (tmp_path / "deep.json").write_text('{"schema":1,"host":' + '{"a":' * 100_000 + "1" + "}" * 100_001)
+    code, _, err = run(tmp_path, "diff", "deep.json", "a.json")
+    assert code == 2 and "deep.json is not an ascenv snapshot (JSON nested too deep)" in err
+    text = (tmp_path / "a.json").read_text().replace('"25.0.rc1.1"', '"25.0\\ud800"')
+    (tmp_path / "sur.json").write_text(text)
+    code, _, err = run(tmp_path, "diff", "a.json", "sur.json", "--format", "json")
+    assert code == 2 and "not valid Unicode" in err

@@ -1,3 +1,4 @@
+import datetime
 import hashlib
 from dataclasses import replace
 
@@ -312,3 +313,149 @@ def test_compute_unit_agrees_with_the_compat_hardware_table():
     assert {"910B4-1", "310P3", "910B"} <= {s.npu_smi_name for s in rows}
     for soc in rows:
         assert lockfile.compute_unit(soc.npu_smi_name) == soc.compute_unit, soc.soc_version
+
+
+# --- unknown keys never bypass the input hash ---------------------------------------------------------
+
+
+def _minor_bump(text, unknown):
+    return text.replace('lock-version = "1.0"', 'lock-version = "1.1"\n' + unknown, 1)
+
+
+def test_a_newer_minor_with_an_unknown_key_and_a_hand_edit_is_refused():
+    edited = _text().replace('driver = "25.0.rc1.1"', 'driver = "1.2.3-handedited"', 1)
+    err = _load_error(_minor_bump(edited, "future-key = 1"))  # a top-level key is not hashed: the hash still holds
+    assert "input-hash does not match" in err.message and "edited by hand" in err.message
+
+
+@pytest.mark.parametrize(
+    ("table", "unknown"),
+    [
+        ("[npu]\n", "[npu]\nsockets = 2\n"),
+        ("[platform]\n", "[platform]\nnuma = 2\n"),
+        ("[python]\n", "[python]\nabi = 3\n"),
+    ],
+)
+def test_an_unknown_key_in_a_hashed_table_makes_check_compare_every_layer(table, unknown):
+    machine = lock_of(a2())
+    text = _minor_bump(_text(), "").replace(table, unknown, 1)
+    lock, warnings = lockfile.loads_lock(text, "minor.lock")
+    assert any("input-hash not verified" in w for w in warnings) and lock.input_hash == ""
+    assert lockfile.check(lock, machine) == ()  # the same stack: in sync, found by comparing
+    edited, _ = lockfile.loads_lock(text.replace('driver = "25.0.rc1.1"', 'driver = "1.2.3-handedited"', 1), "x")
+    changes = lockfile.check(edited, machine)
+    assert [(c.layer, c.old, c.new, c.severity) for c in changes] == [
+        ("driver", "1.2.3-handedited", "25.0.rc1.1", Severity.ERROR)
+    ]
+
+
+# --- deep, huge and odd TOML: exit 2, never an internal error -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'lock-version = "1.0"\nx = ' + "[" * 100_000 + "]" * 100_000 + "\n",
+        'lock-version = "1.0"\nx = ' + "{a=" * 100_000 + "1" + "}" * 100_000 + "\n",
+        'lock-version = "1.0"\nx = ' + "9" * 5000 + "\n",
+        'lock-version = "1.' + "0" * 5000 + '"\n',
+        'lock-version = "' + "1" * 5000 + '.0"\n',
+        'lock-version = "1.0"\nx = "\\ud800"\n',
+        "\ufefflock-version = 1\n",
+    ],
+    ids=["deep-array", "deep-table", "huge-int", "huge-minor", "huge-major", "surrogate", "bom"],
+)
+def test_deep_huge_and_invalid_toml_is_bad_input(text):
+    err = _load_error(text)
+    assert err.message.startswith("ascenv.lock")
+
+
+# --- the fuzzer: a wrong type in any field of a lock is exit 2 with the key path -------------------------
+
+
+def _key_paths(data, prefix=()):
+    if prefix:
+        yield prefix
+    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        yield from _key_paths(value, (*prefix, key))
+
+
+def _set(data, path, value):
+    import copy
+
+    data = copy.deepcopy(data)
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return data
+
+
+def _rehashed(data):
+    """The mutant with an input-hash recomputed over its raw tables, so it gets past the hash check
+    and the layers behind it (drift, check, the TOML writer) see the odd value too."""
+    import json
+
+    tables = {k: data[k] for k in sorted(serde_keys()) if k in data}
+    try:
+        text = (
+            "{"
+            + ",".join(
+                f'"{k}":{json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)}'
+                for k, v in tables.items()
+            )
+            + "}"
+        )
+    except (TypeError, ValueError):
+        return data
+    digest = hashlib.sha256(f"{lockfile.HASH_ALGORITHM}\n{text}".encode()).hexdigest()
+    return {**data, "input-hash": "sha256:" + digest}
+
+
+def serde_keys():
+    return {name.replace("_", "-") for name in lockfile.STACK_FIELDS}
+
+
+_LOCK_DATA = lockfile.lock_data(lock_of(a2()))
+_LOCK_PATHS = sorted(set(_key_paths(_LOCK_DATA)), key=str)
+_ODD_VALUES = [
+    0,
+    -1,
+    10**30,
+    1.5,
+    float("nan"),
+    True,
+    "",
+    "x" * 300,
+    "25.0",
+    [],
+    [1, "a"],
+    {},
+    {"a": {"b": 1}},
+    datetime.datetime(2026, 1, 1),
+    datetime.date(2026, 1, 1),
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(path=st.sampled_from(_LOCK_PATHS), value=st.sampled_from(_ODD_VALUES), rehash=st.booleans())
+def test_a_wrong_type_anywhere_in_a_lock_is_bad_input_never_a_crash(path, value, rehash):
+    import tomli_w
+
+    data = _set(_LOCK_DATA, path, value)
+    text = tomli_w.dumps(_rehashed(data) if rehash else data)
+    try:
+        lock, _ = lockfile.loads_lock(text, "fuzz.lock")
+    except errors.InputError as exc:
+        assert exc.exit_code == 2 and exc.message.startswith("fuzz.lock")
+        if "expected" in exc.message and "lock-version" not in exc.message:
+            assert str(path[0]) in exc.message  # the key path of the bad value
+        return
+    machine = lock_of(a2())
+    try:
+        lockfile.check(lock, machine)
+    except errors.PlatformMismatch:
+        pass
+    lockfile.drift(lock, machine)
+    lockfile.loads_lock(lockfile.dumps_lock(replace(lock, input_hash=lockfile.input_hash(lock))), "again")

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.checks.npu import has_npu_hardware
+from ascenv.checks.unreadable import unreadable_files, unreadable_finding
 from ascenv.model import Finding, Severity, Snapshot
 
 
@@ -23,6 +24,11 @@ compiler and the built-in operators. ascenv looks in ASCEND_HOME_PATH/ASCEND_TOO
 )
 def cann_found(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     installs = snap.cann.installs
+    unreadable = unreadable_files(snap.cann.errors)
+    for error in unreadable:  # a root-only install (mode 750) read by a user is not "no CANN"
+        yield unreadable_finding("ASC-CANN-FOUND", "CANN", error, severity=Severity.WARN if installs else None)
+    if not installs and unreadable:
+        return
     if not installs:
         yield finding(
             "ASC-CANN-FOUND",
@@ -30,7 +36,10 @@ def cann_found(snap: Snapshot, matrix: object) -> Iterator[Finding]:
             "no CANN installation found",
             found="nothing under /usr/local/Ascend, ~/Ascend or the ASCEND_* variables",
             expected="an Ascend-cann-toolkit (or nnae/nnrt) installation",
-            fix="install Ascend-cann-toolkit_<version>_linux-<arch>.run --install (and the kernels/ops package for your chip)",
+            fix=(
+                "install Ascend-cann-toolkit_<version>_linux-<arch>.run --install"
+                " (and the kernels/ops package for your chip)"
+            ),
         )
         return
     if len(installs) > 1:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ascenv.checks import check, finding
 from ascenv.checks.npu import has_npu_hardware
+from ascenv.checks.unreadable import unreadable_files, unreadable_finding
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.probe.devices import npu_functions
 
@@ -77,6 +78,10 @@ installer asks for) leaves npu-smi and every ACL call failing.
 def driver_loaded(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     driver = snap.driver
     if driver.version is None:
+        unreadable = unreadable_files(driver.errors)
+        if unreadable:  # installed but hidden from this user: a reinstall would be the wrong fix
+            yield unreadable_finding("ASC-DRIVER-LOADED", "driver", unreadable[0])
+            return
         cards = npu_functions(snap.devices.pci)
         if cards and not snap.devices.in_container:
             yield finding(

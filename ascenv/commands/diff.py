@@ -7,12 +7,17 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
-from ascenv import __version__, errors, lockfile, serde
+from ascenv import __version__, errors, fsutil, lockfile
 from ascenv.commands import _common as common
 from ascenv.diff import Node, fleet, pair
 from ascenv.model import Snapshot
 from ascenv.report import GZIP_MAGIC, load_bundle
+from ascenv.snapshot_io import read_snapshot_json, snapshot_from_json
+
+# A bundle is read by the report module, within its own bounds; this only caps the sniff.
+MAX_BUNDLE = 1 << 40
 
 NAME = "diff"
 ORDER = 35
@@ -38,53 +43,46 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
     if len(nodes) == 2:
         changes = pair(nodes[0], nodes[1])
-        if args.format == "json":
-            ctx.out.json(
-                {
-                    "inputs": args.inputs,
-                    "identical": not changes,
-                    "changes": [serde.to_data(c) for c in changes],
-                }
-            )
-        elif args.format == "markdown":
-            ctx.out.text(render.pair_markdown(nodes[0].name, nodes[1].name, changes))
-        else:
-            render.pair_human(ctx.out, nodes[0].name, nodes[1].name, changes)
+        render.render_pair(ctx.out, (args.inputs[0], args.inputs[1]), changes, args.format)
         return errors.EXIT_FINDINGS if changes else errors.EXIT_OK
     groups = fleet(nodes)
-    if args.format == "json":
-        ctx.out.json({"nodes": len(nodes), "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]})
-    elif args.format == "markdown":
-        ctx.out.text(render.fleet_markdown(len(nodes), groups))
-    else:
-        render.fleet_human(ctx.out, len(nodes), groups)
+    render.render_fleet(ctx.out, len(nodes), groups, args.format)
     return errors.EXIT_FINDINGS if len(groups) > 1 else errors.EXIT_OK
 
 
 def load_node(path: str, name: str, ctx: common.Context, reader: _StackReader) -> Node:
     """A snapshot (JSON), a lock (TOML) or a report bundle (.tar.gz), told apart by content, as a Lock."""
-    from ascenv.commands.lock import read_lock
-
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(64)
-    except OSError as exc:
-        raise errors.InputError(f"cannot read {name}: {exc.strerror}") from None
+    with fsutil.open_input(path, what="", shown=name, limit=MAX_BUNDLE) as fh:
+        head = fh.read(64)
     first = head.lstrip()[:1]
     if head.startswith(GZIP_MAGIC) or name.endswith((".tar.gz", ".tgz")):  # an `ascenv report` bundle
         snapshot = load_bundle(path, name)
         return Node(
             name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False
         )
-    if first == b"{":
-        snapshot = reader.snapshot(path, name)
-        return Node(
-            name, lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name), images_known=False
-        )
-    lock, warnings = read_lock(path, name)
+    if first in (b"{", b"["):  # JSON; TOML starts with a comment, a key or a [table] header
+        if first == b"{" or _json_array(path, name):
+            snapshot = reader.snapshot(path, name)
+            return Node(
+                name,
+                lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name),
+                images_known=False,
+            )
+    lock, warnings = lockfile.read_lock(path, name)
     for warning in warnings:
         ctx.out.warn(warning)
     return Node(name, lock)
+
+
+def _json_array(path: str, name: str) -> bool:
+    """A ``[`` opens a JSON array or a TOML table header (``[platform]``): only the JSON parses."""
+    import json
+
+    try:
+        json.loads(fsutil.read_input(path, what="", shown=name))
+    except (ValueError, RecursionError):
+        return False
+    return True
 
 
 # Only the parts a lock is made of are read (not env, devices, npu-smi processes and errors), and
@@ -102,13 +100,11 @@ class _StackReader:
         import json
         from dataclasses import replace
 
-        from ascenv.commands.snapshot import read_snapshot_json, snapshot_from_json
-
         data = read_snapshot_json(path, name)
         if not isinstance(data, dict):
             return snapshot_from_json(data, name)  # raises, naming what was found
         head = {k: data[k] for k in ("schema", "created") if k in data}
-        parts = {}
+        parts: dict[str, Any] = {}
         for key in _LOCKED_PARTS:
             if key not in data:
                 continue

@@ -7,12 +7,11 @@ import argparse
 import os
 from typing import Callable, Optional, TypeVar
 
-from ascenv import errors, serde
-from ascenv.checks import load_checks, run_checks
+from ascenv.checks import load_checks
+from ascenv.checks.summary import diagnose
 from ascenv.commands import _common as common
-from ascenv.commands.snapshot import load_snapshot, snapshot_to_json
-from ascenv.model import Finding, Severity, Snapshot
 from ascenv.probe import collect
+from ascenv.snapshot_io import load_snapshot
 
 T = TypeVar("T")
 
@@ -32,29 +31,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
-    # target Python (start-up time, issue #3 item 5); errors surface here as before.
+    # target Python (start-up time); errors surface here as before.
     matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
     if args.from_file:
-        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
+        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
         snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         if args.root != "/" and args.python is None and snapshot.python.executable:
             # --root never executes anything under DIR: the Python judged is this shell's.
             ctx.out.message(
-                f"note: the Python checked is {snapshot.python.executable} from this shell's PATH, not one inside {args.root}; choose with --python"
+                f"note: the Python checked is {snapshot.python.executable} from this shell's PATH,"
+                f" not one inside {args.root}; choose with --python"
             )
-    findings = run_checks(snapshot, matrix())
-    code = exit_code(findings, strict=args.strict)
-    if args.format == "json":
-        ctx.out.json(report_json(snapshot, findings, code))
-    else:
-        from ascenv.output import doctor as render
+    diagnosis = diagnose(snapshot, matrix(), strict=args.strict)
+    from ascenv.output import doctor as render
 
-        if args.format == "markdown":
-            ctx.out.text(render.markdown(snapshot, findings))
-        else:
-            render.human(ctx.out, snapshot, findings)
-    return code
+    render.render(ctx.out, diagnosis, args.format)
+    return diagnosis.exit_code
 
 
 def load_matrix(cache_dir: Optional[str] = None) -> object:
@@ -89,21 +82,3 @@ def _in_background(work: Callable[[], T]) -> Callable[[], T]:
         return outcome["value"]
 
     return join
-
-
-def exit_code(findings: list[Finding], *, strict: bool) -> int:
-    failing = {Severity.ERROR, Severity.WARN} if strict else {Severity.ERROR}
-    return errors.EXIT_FINDINGS if any(f.severity in failing for f in findings) else errors.EXIT_OK
-
-
-def summary(findings: list[Finding]) -> dict[str, int]:
-    return {s.value: sum(1 for f in findings if f.severity is s) for s in Severity}
-
-
-def report_json(snapshot: Snapshot, findings: list[Finding], code: int) -> dict:
-    return {
-        "exit_code": code,
-        "summary": summary(findings),
-        "findings": [serde.to_data(f) for f in findings],
-        "snapshot": snapshot_to_json(snapshot),
-    }

@@ -59,9 +59,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     recorder = _Recorder(ctx.run)
     root: Optional[Root] = None
     if args.from_file:
-        from ascenv.commands.snapshot import load_snapshot
+        from ascenv.snapshot_io import load_snapshot
 
-        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
+        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
         from ascenv.probe import collect
 
@@ -129,7 +129,7 @@ def report_time(environ: Mapping[str, str]) -> str:
 
 
 def _lock(args: argparse.Namespace, ctx: common.Context, snapshot: Snapshot) -> tuple[lockfile.Lock, str]:
-    from ascenv.commands.lock import pinned_images, read_lock
+    from ascenv.lockfile import pinned_images, read_lock
 
     if args.lock:
         lock, warnings = read_lock(os.path.join(ctx.cwd, args.lock), args.lock)

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 def referenced_builds(locks: list, cwd: str) -> set:
     """Manifest digests of the vendors the locks list (``vendors[].manifest_digest``: the sha256 of
     the ascenv-manifest.toml that `ascenv install` copies, byte for byte, from the store)."""
-    from ascenv.commands.lock import read_lock
+    from ascenv.lockfile import read_lock
 
     paths = [os.path.join(cwd, p) for p in locks]
     default = os.path.join(cwd, DEFAULT_LOCK)

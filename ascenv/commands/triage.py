@@ -37,10 +37,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     # the log is opened first: a mistyped file name fails before the machine is probed
     with _open_log(ctx, args.log) as stream:
         if args.from_file:
-            # TODO(merge): the snapshot loader moves to a core module
-            from ascenv.commands.snapshot import load_snapshot
+            from ascenv.snapshot_io import load_snapshot
 
-            snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file))
+            snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
         else:
             from ascenv.probe import collect
 

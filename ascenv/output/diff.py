@@ -31,8 +31,8 @@ def fleet_human(out: Output, total: int, groups: tuple[Group, ...]) -> None:
         return
     reference = groups[-1]
     c.print(
-        f"{total} nodes, {len(groups)} distinct stacks; reference: the "
-        f"{len(reference.nodes)} node(s) sharing the most common one"
+        f"{total} nodes, {len(groups)} distinct stacks;"
+        f" reference: the {len(reference.nodes)} node(s) sharing the most common one"
     )
     for group in groups[:-1]:
         c.print(f"\n[bold red]outlier[/] ({len(group.nodes)} node(s)): {safe(_names(group.nodes))}")
@@ -72,3 +72,26 @@ def fleet_markdown(total: int, groups: tuple[Group, ...]) -> str:
         ]
         lines += _md_table(group.changes, "reference", "these nodes") + [""]
     return "\n".join(lines)
+
+
+def render_pair(out: Output, inputs: tuple[str, str], changes: tuple[Change, ...], fmt: str = "human") -> None:
+    a, b = inputs
+    if fmt == "json":
+        from ascenv import serde
+
+        out.json({"inputs": list(inputs), "identical": not changes, "changes": [serde.to_data(c) for c in changes]})
+    elif fmt == "markdown":
+        out.text(pair_markdown(a, b, changes))
+    else:
+        pair_human(out, a, b, changes)
+
+
+def render_fleet(out: Output, total: int, groups: tuple[Group, ...], fmt: str = "human") -> None:
+    if fmt == "json":
+        from ascenv import serde
+
+        out.json({"nodes": total, "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]})
+    elif fmt == "markdown":
+        out.text(fleet_markdown(total, groups))
+    else:
+        fleet_human(out, total, groups)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ascenv.checks import LAYERS
+from ascenv.checks.summary import Diagnosis, summary
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.output import Output, safe
 
@@ -34,8 +35,8 @@ def _headline(snap: Snapshot) -> str:
 def _count_line(findings: list[Finding]) -> str:
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     return (
-        f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} warning(s), "
-        f"{counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
+        f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} warning(s),"
+        f" {counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
     )
 
 
@@ -75,3 +76,24 @@ def markdown(snap: Snapshot, findings: list[Finding]) -> str:
         lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
     lines += ["", _count_line(findings)]
     return "\n".join(lines) + "\n"
+
+
+def render(out: Output, diagnosis: Diagnosis, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(json_payload(diagnosis))
+    elif fmt == "markdown":
+        out.text(markdown(diagnosis.snapshot, list(diagnosis.findings)))
+    else:
+        human(out, diagnosis.snapshot, list(diagnosis.findings))
+
+
+def json_payload(diagnosis: Diagnosis) -> dict:
+    from ascenv import serde
+    from ascenv.snapshot_io import snapshot_to_json
+
+    return {
+        "exit_code": diagnosis.exit_code,
+        "summary": summary(diagnosis.findings),
+        "findings": [serde.to_data(f) for f in diagnosis.findings],
+        "snapshot": snapshot_to_json(diagnosis.snapshot),
+    }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from rich.table import Column, Table
 
-from ascenv.lockfile import Change, Lock
+from ascenv import serde
+from ascenv.lockfile import Change, Lock, LockCheck, lock_data
 from ascenv.model import Severity
 from ascenv.output import Output, safe
 
@@ -27,9 +28,12 @@ def stack_summary(lock: Lock) -> str:
     return ", ".join(parts)
 
 
-def render_written(out: Output, path: str, lock: Lock) -> None:
+def render_written(out: Output, path: str, lock: Lock, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json({"path": path, "lock": lock_data(lock)})
+        return
     out.console.print(f"[bold]wrote[/] {safe(path)}: {safe(stack_summary(lock))}")
-    out.console.print(f"input-hash {safe(lock.input_hash)}")
+    out.console.print(f"input-hash {lock.input_hash}")
 
 
 def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: bool = True) -> Table:
@@ -42,9 +46,24 @@ def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: 
     return table
 
 
-def render_check(out: Output, path: str, lock: Lock, machine: Lock, changes: tuple[Change, ...]) -> None:
+def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
+    for warning in result.warnings:
+        out.warn(warning)
+    if fmt == "json":
+        out.json(
+            {
+                "lock": result.source,
+                "in_sync": result.in_sync,
+                "exit_code": result.exit_code,
+                "input_hash": {"lock": result.lock.input_hash, "machine": result.machine.input_hash},
+                "changes": [serde.to_data(c) for c in result.changes],
+            }
+        )
+        return
+    path, lock, changes = result.source, result.lock, result.changes
     if not changes:
-        out.console.print(f"[green]in sync[/] with {safe(path)} (input-hash {safe(lock.input_hash)})")
+        hashed = f"input-hash {lock.input_hash}" if lock.input_hash else "compared layer by layer"
+        out.console.print(f"[green]in sync[/] with {safe(path)} ({hashed})")
         return
     out.console.print(changes_table(changes, f"locked ({safe(path)})", "this machine"))
     errors = sum(1 for c in changes if c.severity is Severity.ERROR)

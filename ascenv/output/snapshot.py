@@ -17,13 +17,22 @@ def _text(value: Optional[object], missing: str = "?") -> str:
     return safe(str(value)) if value is not None else missing
 
 
+def render(out: Output, snap: Snapshot, fmt: str = "human") -> None:
+    if fmt == "json":
+        from ascenv.snapshot_io import snapshot_to_json
+
+        out.json(snapshot_to_json(snap))
+    else:
+        render_snapshot(out, snap)
+
+
 def render_snapshot(out: Output, snap: Snapshot) -> None:
     c = out.console
     h = snap.host
     c.print(f"[bold]Host[/]  {_text(h.os_name)}  kernel {_text(h.kernel)}  {_text(h.arch)}  glibc {_text(h.glibc)}")
     c.print(
-        f"[bold]Driver[/]  {_text(snap.driver.version, 'not found')}   "
-        f"[bold]Firmware[/]  {_text(snap.firmware.version, 'not found')}"
+        f"[bold]Driver[/]  {_text(snap.driver.version, 'not found')}"
+        f"   [bold]Firmware[/]  {_text(snap.firmware.version, 'not found')}"
     )
     if snap.npu.chips:
         table = Table(
@@ -60,8 +69,8 @@ def render_snapshot(out: Output, snap: Snapshot) -> None:
     if py.executable:
         pk = py.packages
         c.print(
-            f"[bold]Python[/]  {_text(py.version)} ({safe(py.executable)})  torch "
-            f"{_text(pk.get('torch'), '-')}  torch_npu {_text(pk.get('torch-npu'), '-')}"
+            f"[bold]Python[/]  {_text(py.version)} ({safe(py.executable)})"
+            f"  torch {_text(pk.get('torch'), '-')}  torch_npu {_text(pk.get('torch-npu'), '-')}"
         )
     for vendor in snap.vendors:
         c.print(f"[bold]Vendor[/]  {safe(vendor.name)}  {safe(vendor.path)}")

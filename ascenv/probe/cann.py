@@ -22,6 +22,7 @@ research/operator-build-and-caches.md §4 table), and the SoCs it can target: th
 from __future__ import annotations
 
 import collections
+import os
 import posixpath
 from collections.abc import Mapping
 from typing import Optional
@@ -46,7 +47,12 @@ def probe_cann(root: Root, environ: Mapping[str, str], home: Optional[str]) -> C
     try:
         return _probe(root, environ, home)
     except (OSError, ValueError, RecursionError) as exc:  # an odd tree must not stop the snapshot
-        return CannInfo(errors=(ProbeError("cann", "os-error", f"{type(exc).__name__}: {exc}"),))
+        return CannInfo(errors=(ProbeError("cann", "os-error", _without_root(root, f"{type(exc).__name__}: {exc}")),))
+
+
+def _without_root(root: Root, message: str) -> str:
+    """An OSError's text names host paths; the snapshot speaks of the machine's paths."""
+    return message if root.is_host else message.replace(str(root.directory), "")
 
 
 def _probe(root: Root, environ: Mapping[str, str], home: Optional[str]) -> CannInfo:
@@ -59,13 +65,14 @@ def _probe(root: Root, environ: Mapping[str, str], home: Optional[str]) -> CannI
         if candidate and candidate.startswith("/"):
             finder.add_if_install(candidate)
 
-    installs, errors = [], []
+    installs, errors = [], list(finder.errors)
     for path in sorted(finder.installs):
         kind, links = finder.installs[path]
         try:
             installs.append(read_install(root, path, kind, tuple(links)))
         except (OSError, ValueError, RecursionError) as exc:
-            errors.append(ProbeError("cann", "os-error", f"{path}: {type(exc).__name__}: {exc}", source=path))
+            message = _without_root(root, f"{path}: {type(exc).__name__}: {exc}")
+            errors.append(ProbeError("cann", "os-error", message, source=path))
     active, reason = _active(root, environ, installs, finder.farms)
     return CannInfo(
         installs=tuple(installs),
@@ -90,11 +97,26 @@ class _Finder:
         self.installs: dict[str, tuple[str, list[str]]] = {}  # resolved path -> (kind, links)
         self.links: dict[str, Link] = {}
         self.farms: dict[str, str] = {}  # a ``latest`` directory of symlinks -> the install it leads to
+        self.errors: list[ProbeError] = []  # directories that exist but cannot be read
+
+    def readable(self, path: str) -> bool:
+        """False (and a "permission" error recorded once) for a directory that exists but cannot
+        be listed: a root-only install (mode 750) read by a user is not "no CANN installed"."""
+        reason = self.root.unreadable(path, directory=True)
+        if reason is None:
+            return True
+        if not any(e.source == path for e in self.errors):
+            kind = "permission" if reason == "permission denied" else "not-a-file"
+            message = f"{path} exists but cannot be read as uid {os.geteuid()} ({reason})"
+            self.errors.append(ProbeError("cann", kind, message, source=path))
+        return False
 
     def scan_base(self, base: str) -> None:
         root = self.root
         for dirname, kind in PACKAGE_DIRS:
             package_dir = posixpath.join(base, dirname)
+            if not self.readable(package_dir):
+                continue
             for name in root.listdir(package_dir):
                 path = posixpath.join(package_dir, name)
                 if root.is_symlink(path):
@@ -141,10 +163,16 @@ class _Finder:
         self.add_if_install(path, kind)
 
     def add_if_install(self, path: str, kind: Optional[str] = None, via: Optional[str] = None) -> bool:
-        resolved = self.root.resolve(path)
+        try:
+            resolved = self.root.resolve(path)
+        except PermissionError:  # a directory on the way cannot be searched
+            self.readable(path)
+            return False
         if resolved in self.farms:
             return True
-        if resolved is None or not self.root.is_dir(resolved) or not looks_like_install(self.root, resolved):
+        if resolved is None or not self.root.is_dir(resolved):
+            return False
+        if not self.readable(resolved) or not looks_like_install(self.root, resolved):
             return False
         entry = self.installs.setdefault(resolved, (_kind(self.root, resolved, kind), []))
         if via and via not in entry[1]:
@@ -218,7 +246,7 @@ def _primary_info(files: list[str]) -> Optional[str]:
             if posixpath.basename(file) == wanted:
                 return file
     others = [f for f in files if "ops" not in posixpath.basename(f)]
-    return (others or files or [None])[0]
+    return (others or files)[0] if files else None
 
 
 def _key_values(root: Root, path: str) -> dict[str, str]:

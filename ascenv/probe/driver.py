@@ -13,6 +13,7 @@ Where the files are (research/formats-npu-smi.md §5):
 
 from __future__ import annotations
 
+import os
 import posixpath
 from typing import Optional
 
@@ -55,10 +56,16 @@ def _bases(install_info: Optional[VersionFile], key: str, extra: tuple[str, ...]
 
 
 def _missing(root: Root, probe: str, what: str, paths: list[str]) -> ProbeError:
-    """Not found, or present but unreadable: say which paths were looked at."""
+    """Not found, or present but unreadable (permission, or a FIFO/device where the installer
+    writes a regular file): say which paths were looked at, or which one could not be read."""
     for path in paths:
-        if root.exists(path):
-            return ProbeError(probe, "permission", f"{path} exists but cannot be read", source=path)
+        reason = root.unreadable(path)
+        if reason is None:
+            continue
+        if reason == "permission denied":
+            message = f"{path} exists but cannot be read as uid {os.geteuid()} (permission denied)"
+            return ProbeError(probe, "permission", message, source=path)
+        return ProbeError(probe, "not-a-file", f"{path} exists but cannot be read: it is {reason}", source=path)
     return ProbeError(probe, "not-found", f"no {what} version.info: looked at {', '.join(paths)}", source=paths[0])
 
 

@@ -25,6 +25,9 @@ _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 class Root:
     def __init__(self, directory: str | os.PathLike = "/") -> None:
         self.directory = Path(os.path.abspath(directory))
+        # machine path -> what it was, for every probed path that is not a regular file (a FIFO
+        # planted in an image): read as absent, and listed so the snapshot can say so
+        self.skipped: dict[str, str] = {}
 
     @property
     def is_host(self) -> bool:
@@ -100,24 +103,74 @@ class Root:
 
     def read_text(self, path: str, limit: int = 4 << 20) -> Optional[str]:
         """The file's text (undecodable bytes replaced), or None when absent or unreadable."""
-        real = self._real(path)
-        if real is None:
-            return None
-        try:
-            with open(real, "rb") as fh:
-                return fh.read(limit).decode("utf-8", errors="replace")
-        except OSError:
-            return None
+        data = self.read_bytes(path, limit)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
     def read_bytes(self, path: str, limit: int = 64 << 20) -> Optional[bytes]:
-        real = self._real(path)
+        """The file's first ``limit`` bytes, or None when absent, unreadable or not a regular file
+        (``unreadable`` says why). An unpacked image is untrusted: a FIFO at a probed path would
+        block ``open()`` forever and a device like /dev/zero never ends, so the file is opened
+        non-blocking and without following a last symlink (``resolve`` already followed every
+        link inside the root; one that appears since is not followed out of it), and its type is
+        checked on the descriptor before anything is read."""
+        try:
+            real = self._real(path)
+        except OSError:  # a directory on the way cannot be searched: ``unreadable`` says so
+            return None
         if real is None:
             return None
         try:
-            with open(real, "rb") as fh:
-                return fh.read(limit)
+            fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            return None
+        try:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                from ascenv.fsutil import file_kind
+
+                self.skipped[path] = file_kind(mode)
+                return None
+            os.set_blocking(fd, True)
+            chunks = []
+            left = limit
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
         except OSError:
             return None
+        finally:
+            os.close(fd)
+
+    def unreadable(self, path: str, *, directory: bool = False) -> Optional[str]:
+        """Why ``read_bytes(path)`` gives nothing although ``path`` exists: "permission denied",
+        "a FIFO (named pipe), not a regular file", ...; None when it is absent or readable. With
+        ``directory``, a directory is expected: why it cannot be listed."""
+        try:
+            real = self._real(path)
+            if real is None:
+                return None
+            mode = os.lstat(real).st_mode
+        except OSError as exc:
+            return _reason(exc)
+        if directory and stat.S_ISDIR(mode):
+            try:
+                os.listdir(real)
+            except OSError as exc:
+                return _reason(exc)
+            return None
+        if not stat.S_ISREG(mode):
+            from ascenv.fsutil import file_kind
+
+            return f"{file_kind(mode)}, not a regular file"
+        try:
+            os.close(os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC))
+        except OSError as exc:
+            return _reason(exc)
+        return None
 
     def listdir(self, path: str) -> list[str]:
         """Sorted names in a directory; empty when absent or unreadable."""
@@ -140,3 +193,9 @@ class Root:
     def access(self, path: str, mode: int) -> bool:
         real = self._real(path)
         return real is not None and os.access(real, mode)
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    return exc.strerror or str(exc)

@@ -58,7 +58,7 @@ def parse_target_output(text: str, executable: str, source: str = "") -> PythonI
     """The JSON printed by ``_target.py``; anything else becomes a PythonInfo with a parse error."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json can parse
         found = proc.last_line(text) or "nothing"
         return _failed(executable, "parse", f"expected JSON from {executable}, found: {found[:200]}", source)
     if not isinstance(data, dict):
@@ -85,4 +85,7 @@ def _failed(executable: str, kind: str, message: str, source: str = "") -> Pytho
 
 
 def _text(value: object) -> Optional[str]:
-    return value if isinstance(value, str) and value else None
+    """A non-empty string that can be printed (a ``"\\ud800"`` escape decodes to a lone surrogate)."""
+    if not (isinstance(value, str) and value):
+        return None
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")

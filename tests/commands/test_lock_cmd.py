@@ -6,7 +6,7 @@ import pytest
 from lock_samples import a2, a3, p310_x86, with_package
 
 from ascenv import errors, lockfile
-from ascenv.commands.snapshot import snapshot_to_json
+from ascenv.snapshot_io import snapshot_to_json
 from tests.cli_helpers import run_cli
 
 
@@ -124,8 +124,8 @@ def test_a3_lock_checked_on_x86_310p_is_another_platform(tmp_path):
     assert code == errors.EXIT_USAGE
     assert out == ""  # no false drift listed
     assert (
-        "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))"
-        in err
+        "a3.lock is for another platform (arch aarch64 vs x86_64;"
+        " SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))" in err
     )
     assert "check it on a aarch64 ascend910_93 machine" in err
 
@@ -170,7 +170,7 @@ def test_json_lock_output(tmp_path):
 
 def test_lock_records_the_image_pins(tmp_path, monkeypatch):
     pins = pytest.importorskip("ascenv.containers.pins", reason="the container module is not in this tree yet")
-    from ascenv.commands import lock as lock_cmd
+    from ascenv import paths
 
     image_id = "sha256:" + "5e" * 32
     digest = "sha256:" + "a1" * 32
@@ -189,7 +189,7 @@ def test_lock_records_the_image_pins(tmp_path, monkeypatch):
             ),
         },
     )
-    monkeypatch.setattr(lock_cmd.paths, "data_dir", lambda name: tmp_path / name)
+    monkeypatch.setattr(paths, "data_dir", lambda name: tmp_path / name)
     code, out, _ = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()), "--format", "json")
     assert code == 0
     assert json.loads(out)["lock"]["images"] == [
@@ -223,3 +223,65 @@ def test_mistyped_root_is_a_usage_error_not_an_empty_machine(tmp_path):
     code, out, err = ascenv(tmp_path, "lock", "--root", "no-such-dir")
     assert code == 2 and "--root no-such-dir does not exist" in err
     assert not (tmp_path / "ascenv.lock").exists()
+
+
+# --- where -o writes ---------------------------------------------------------------------------------
+
+
+def test_lock_into_a_missing_directory_is_exit_2(tmp_path):
+    code, _, err = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()), "-o", "missing/x.lock")
+    assert code == 2 and "cannot write missing/x.lock: No such file or directory" in err
+    assert "-o takes a file path" in err
+
+
+def test_lock_onto_a_symlink_updates_its_target_and_keeps_the_link(tmp_path):
+    (tmp_path / "locks").mkdir()
+    (tmp_path / "locks" / "node1.lock").write_text("old")
+    (tmp_path / "ascenv.lock").symlink_to("locks/node1.lock")
+    code, _, err = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()))
+    assert code == 0, err
+    assert (tmp_path / "ascenv.lock").is_symlink()
+    lock, _ = lockfile.loads_lock((tmp_path / "locks" / "node1.lock").read_text(), "node1.lock")
+    assert lock.npu.driver == "25.0.rc1.1"
+
+
+def test_lock_to_a_stdout_link_writes_the_stream(tmp_path):
+    read_end, write_end = os.pipe()
+    (tmp_path / "fakedev").mkdir()
+    (tmp_path / "fakedev" / "stdout").symlink_to(f"/proc/self/fd/{write_end}")
+    code, _, err = ascenv(tmp_path, "lock", "--from", save(tmp_path, "a2.json", a2()), "-o", "fakedev/stdout")
+    os.close(write_end)
+    with os.fdopen(read_end) as fh:
+        text = fh.read()
+    assert code == 0, err
+    assert lockfile.loads_lock(text, "stdout")[0].npu.driver == "25.0.rc1.1"
+    assert (tmp_path / "fakedev" / "stdout").is_symlink() and os.listdir(tmp_path / "fakedev") == ["stdout"]
+
+
+# --- a hand-edited lock with a newer minor version is never "in sync" ---------------------------------
+
+
+def test_minor_bump_unknown_key_and_edited_driver_is_refused_as_edited(tmp_path, locked):
+    text = locked.read_text().replace('lock-version = "1.0"', 'lock-version = "1.1"\nfuture-key = 1', 1)
+    (tmp_path / "minor.lock").write_text(text.replace('driver = "25.0.rc1.1"', 'driver = "1.2.3-handedited"', 1))
+    code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json")
+    assert code == 2 and "input-hash does not match" in err and "in sync" not in out
+
+
+def test_unknown_key_in_a_hashed_table_and_edited_driver_is_drift(tmp_path, locked):
+    text = locked.read_text().replace('lock-version = "1.0"', 'lock-version = "1.1"', 1)
+    text = text.replace("[npu]\n", "[npu]\nsockets = 2\n", 1)
+    (tmp_path / "minor.lock").write_text(text.replace('driver = "25.0.rc1.1"', 'driver = "1.2.3-handedited"', 1))
+    code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json", "--format", "json")
+    data = json.loads(out)
+    assert code == 1 and data["in_sync"] is False
+    assert [(c["layer"], c["old"], c["new"]) for c in data["changes"]] == [("driver", "1.2.3-handedited", "25.0.rc1.1")]
+    assert "input-hash not verified" in err
+
+
+def test_unknown_key_in_a_hashed_table_without_an_edit_is_in_sync_by_comparison(tmp_path, locked):
+    text = locked.read_text().replace('lock-version = "1.0"', 'lock-version = "1.1"', 1)
+    (tmp_path / "minor.lock").write_text(text.replace("[npu]\n", "[npu]\nsockets = 2\n", 1))
+    code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json")
+    assert code == 0 and "in sync with minor.lock (compared layer by layer)" in out
+    assert "ignored unknown key npu.sockets" in err and "input-hash not verified" in err

@@ -256,3 +256,32 @@ def test_link_escaping_the_root_stays_inside(tmp_path):
     link(tmp_path, f"{TOOLKIT}/latest", "/usr/local/Ascend/ascend-toolkit/9.9.9")
     cann = probe_cann(Root(tmp_path), {}, None)
     assert cann.installs == () and cann.links[0].dangling
+
+
+_PROBE_CANN = """
+import json, sys
+from ascenv import serde
+from ascenv.probe.cann import probe_cann
+from ascenv.probe.fs import Root
+cann = probe_cann(Root(sys.argv[1]), {}, "/root")
+print(json.dumps({"installs": len(cann.installs), "errors": serde.to_data(cann.errors)}))
+"""
+
+
+@pytest.mark.parametrize("locked", ["usr/local/Ascend/ascend-toolkit/8.0.0", "usr/local/Ascend/ascend-toolkit"])
+def test_a_root_only_install_is_a_permission_error_not_no_cann(tmp_path, locked):
+    import json
+
+    from tests.probe.test_driver import without_read_override
+
+    host = build_host("a2-cann800", tmp_path)
+    os.chmod(host.root / locked, 0)
+    try:
+        done = without_read_override(_PROBE_CANN, str(host.root))
+    finally:
+        os.chmod(host.root / locked, 0o755)
+    result = json.loads(done.stdout)
+    assert result["installs"] == 0
+    (error,) = result["errors"]
+    assert error["kind"] == "permission" and error["source"] == "/" + locked
+    assert "exists but cannot be read as uid" in error["message"] and str(tmp_path) not in error["message"]

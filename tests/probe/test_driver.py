@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -113,7 +114,7 @@ def test_garbage_and_unreadable_files_do_not_raise(tmp_path):
     assert driver.version is None
     assert driver.errors[0].kind == "parse" and "has no Version= line" in driver.errors[0].message
     firmware = probe_firmware(root)
-    assert firmware.errors[0].kind == "permission"
+    assert firmware.errors[0].kind == "not-a-file" and "a directory, not a regular file" in firmware.errors[0].message
 
 
 def test_empty_root(tmp_path):
@@ -129,3 +130,67 @@ def test_loaded_from_proc_modules(tmp_path):
     assert driver_loaded(Root(tmp_path)) is True
     write(tmp_path, "/proc/modules", "ext4 1000 1 - Live 0x0\n")
     assert driver_loaded(Root(tmp_path)) is False
+
+
+# --- files that exist but cannot be read are not "not installed" ---------------------------------------
+
+
+def without_read_override(code: str, *args: str):
+    """Run Python ``code`` as a process that file modes apply to: as root, with CAP_DAC_OVERRIDE
+    and CAP_DAC_READ_SEARCH dropped (setpriv), as the adversarial test did; as a user, directly."""
+    import shutil
+    import subprocess
+    import sys
+
+    import ascenv
+
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: file modes cannot be made to apply")
+        prefix = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--inh-caps", "-all"]
+    environ = dict(os.environ, PYTHONPATH=str(Path(ascenv.__file__).parents[1]))
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, env=environ
+    )
+    assert done.returncode in (0, 1), done.stderr
+    return done
+
+
+_PROBE_DRIVER = """
+import json, sys
+from ascenv import serde
+from ascenv.probe.driver import probe_driver
+from ascenv.probe.fs import Root
+print(json.dumps(serde.to_data(probe_driver(Root(sys.argv[1])).errors)))
+"""
+
+
+@pytest.mark.parametrize("locked", ["usr/local/Ascend/driver/version.info", "usr/local/Ascend/driver"])
+def test_an_unreadable_driver_is_a_permission_error(tmp_path, locked):
+    import json
+
+    host = build_host("a2-cann800", tmp_path)
+    os.chmod(host.root / locked, 0)
+    try:
+        done = without_read_override(_PROBE_DRIVER, str(host.root))
+    finally:
+        os.chmod(host.root / locked, 0o755)
+    (error,) = json.loads(done.stdout)
+    assert error["kind"] == "permission" and error["source"] == "/usr/local/Ascend/driver/version.info"
+    assert error["message"].startswith("/usr/local/Ascend/driver/version.info exists but cannot be read as uid ")
+    assert str(tmp_path) not in error["message"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket", "directory"])
+def test_a_special_file_as_version_info_is_not_a_file_and_does_not_hang(tmp_path, kind):
+    from tests.probe.test_fs import plant
+    from tests.test_fsutil import no_hang
+
+    host = build_host("a2-cann800", tmp_path)
+    (host.root / "usr/local/Ascend/driver/version.info").unlink()
+    plant(host.root, "/usr/local/Ascend/driver/version.info", kind)
+    driver = no_hang(lambda: probe_driver(Root(host.root)))
+    (error,) = driver.errors
+    assert driver.version is None and error.kind == "not-a-file" and "not a regular file" in error.message

@@ -167,8 +167,19 @@ def test_timeout_is_reported():
         ("[1, 2]", "parse"),
         ('{"version": "3.9.1", "distributions": [{"name": "x"}]}', "parse"),
         ("", "parse"),
+        ("[" * 100_000 + "]" * 100_000, "parse"),
+        ('{"distributions": [{"name": "torch\\ud800", "version": "2.1", "location": "/s"}]}', "parse"),
     ],
+    ids=["list", "no-version", "empty", "deep", "surrogate-name"],
 )
 def test_malformed_output_never_raises(text, kind):
     info = parse_target_output(text, "/usr/bin/python3")
     assert [e.kind for e in info.errors] == [kind]
+    if "torch" in text:
+        assert info.errors[0].message.startswith("distributions[0].name: not valid Unicode")
+
+
+def test_a_lone_surrogate_in_the_version_is_kept_printable():
+    info = parse_target_output('{"version": "3.11\\ud800", "executable": "/x/\\udcff"}', "/usr/bin/python3")
+    assert info.version == "3.11\\ud800" and info.executable == "/x/\\udcff"
+    (info.version + info.executable).encode("utf-8")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ascenv.commands.snapshot import snapshot_to_json
+from ascenv.snapshot_io import snapshot_to_json
 from tests.cli_helpers import run_cli
 from tests.fixture_hosts import build_host
 from tests.triage.machines import machine
