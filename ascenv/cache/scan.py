@@ -30,7 +30,7 @@ import stat
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 from ascenv.cache.dirfd import mount_points, open_dir_path
 from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CacheRoot, display_path
@@ -130,10 +130,12 @@ def _scan_dir(
                     [names[i : i + CHUNK] for i in range(0, len(names), CHUNK)],
                     [],
                 )
+        # the loop runs once per file: locals only, no call but the lstat, no None checks
         lstat = os.lstat
-        S_ISDIR = stat.S_ISDIR
+        dir_bits, dir_type = stat.S_IFMT(0o170000), stat.S_IFDIR
+        check_uid = uid is not None
         blocks = size = files = dirs = kept_files = kept_blocks = 0
-        newest = oldest = None
+        newest, oldest = float("-inf"), float("inf")
         links = []
         subdirs = []
         for name in names:
@@ -144,7 +146,7 @@ def _scan_dir(
             except OSError as exc:
                 errors.append(f"{display_path(path)}/{display_path(name)}: {exc.strerror}")
                 continue
-            if S_ISDIR(st.st_mode):
+            if st.st_mode & dir_bits == dir_type:
                 sub = path + "/" + name
                 if one_fs and st.st_dev != dev:
                     errors.append(f"{display_path(sub)}: another file system, not entered")
@@ -159,19 +161,22 @@ def _scan_dir(
                 continue
             files += 1
             mtime = st.st_mtime
-            if newest is None or mtime > newest:
+            if mtime > newest:
                 newest = mtime
-            if oldest is None or mtime < oldest:
+            if mtime < oldest:
                 oldest = mtime
-            keep = (uid is not None and st.st_uid != uid) or st.st_ctime >= recent
+            keep = st.st_ctime >= recent or (check_uid and st.st_uid != uid)
             if st.st_nlink > 1:
                 links.append((st.st_dev, st.st_ino, st.st_blocks, st.st_size, keep))
                 continue
-            blocks += st.st_blocks
+            nblocks = st.st_blocks
+            blocks += nblocks
             size += st.st_size
             if keep:
                 kept_files += 1
-                kept_blocks += st.st_blocks
+                kept_blocks += nblocks
+        if not files:
+            newest = oldest = None  # type: ignore[assignment]
         return (blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, subdirs, None, errors)
     finally:
         os.close(fd)
@@ -243,19 +248,22 @@ def tree_stats(
     recent_cutoff: float = float("inf"),
     one_file_system: bool = True,
     workers: Optional[int] = None,
+    meanwhile: Optional[Callable[[], None]] = None,
 ) -> list[Optional[TreeStats]]:
     """Totals of each path (a directory tree or a single file); None for a path that does not
     exist. Files not owned by ``uid`` (None: anyone's count as ours) and files whose ctime is at
-    or after ``recent_cutoff`` are counted as kept."""
+    or after ``recent_cutoff`` are counted as kept. ``meanwhile`` is called once, while worker
+    processes scan (after the walk when there are none): other work of the caller overlaps the
+    scan instead of adding to it."""
     global _MOUNTS
     _MOUNTS = mount_points()
     try:
-        return _tree_stats(paths, uid, recent_cutoff, one_file_system, workers)
+        return _tree_stats(paths, uid, recent_cutoff, one_file_system, workers, meanwhile or (lambda: None))
     finally:
         _forget_deep()
 
 
-def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers) -> list[Optional[TreeStats]]:
+def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers, meanwhile) -> list[Optional[TreeStats]]:
     accs: list[Optional[_Acc]] = []
     tops: list[Optional[float]] = []
     queue: deque = deque()  # (tree index, directory, names or None, device)
@@ -292,11 +300,13 @@ def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers) -> list[Opt
         absorb(job, result)
         budget -= len(job[2]) if job[2] is not None else (result[2] + result[3] if result else 0)
     if queue:
-        _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system)
+        _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system, meanwhile)
+    else:
+        meanwhile()
     return [None if acc is None else acc.result(top) for acc, top in zip(accs, tops)]
 
 
-def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs) -> None:
+def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs, meanwhile) -> None:
     """Finish the walk in a pool of forked processes; in-process when there is one CPU or no
     pool can be made (no /dev/shm in some containers)."""
     count = (
@@ -319,6 +329,7 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
         while queue:
             job = queue.popleft()
             absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
+        meanwhile()
         return
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -328,6 +339,9 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
             while queue:
                 job = queue.popleft()
                 pending[pool.submit(_scan_dir, job[1], job[2], job[3], uid, recent, one_fs)] = job
+            if meanwhile is not None:  # the workers are busy with what is queued
+                meanwhile()
+                meanwhile = None
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 absorb(pending.pop(future), future.result())
@@ -343,6 +357,7 @@ def find_named_dirs(
     (``{"kernel_meta": "kernel-meta", ...}``), not descending into what it finds, into hidden
     directories, through symlinks or (with ``one_file_system``) into other file systems."""
     found: list[tuple[str, str]] = []
+    mounts = mount_points()
     for top in tops:
         try:
             dev = os.lstat(top).st_dev
@@ -359,7 +374,7 @@ def find_named_dirs(
             for child in children:
                 if child.name in names:
                     found.append((names[child.name], child.path))
-                elif depth < max_depth and not child.name.startswith("."):
+                elif depth < max_depth and not child.name.startswith(".") and child.path not in mounts:
                     try:
                         if one_file_system and child.stat(follow_symlinks=False).st_dev != dev:
                             continue
@@ -376,9 +391,11 @@ def scan(
     recent_cutoff: float,
     one_file_system: bool = True,
     workers: Optional[int] = None,
+    meanwhile: Optional[Callable[[], None]] = None,
 ) -> CacheReport:
     """Entries of every root that exists, each with its totals. Refused roots that exist are
-    reported as warnings; a root that does not exist is silently absent."""
+    reported as warnings; a root that does not exist is silently absent. ``meanwhile``: see
+    ``tree_stats``."""
     warnings: list[str] = []
     units: list[_Unit] = []
     mounts = mount_points()
@@ -395,7 +412,12 @@ def scan(
         warnings.extend(notes)
     units = _outermost(units)
     stats = tree_stats(
-        [u.path for u in units], uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system, workers=workers
+        [u.path for u in units],
+        uid=uid,
+        recent_cutoff=recent_cutoff,
+        one_file_system=one_file_system,
+        workers=workers,
+        meanwhile=meanwhile,
     )
     entries = []
     for unit, st in zip(units, stats):

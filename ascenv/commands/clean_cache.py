@@ -25,15 +25,14 @@ from ascenv import errors, paths
 from ascenv.cache.entry import KINDS, CacheEntry, EntryOwner, display_path
 from ascenv.cache.execute import Outcome, exclusive, execute
 from ascenv.cache.machine import MachineFacts, gather_machine_facts, other_homes
-from ascenv.cache.plan import Filters, Plan, assess, make_plan, matches, parse_age
-from ascenv.cache.roots import ascenv_state_dir, resolve_roots
-from ascenv.cache.scan import find_named_dirs, scan
+from ascenv.cache.plan import Filters, Plan, make_plan, matches, parse_age
+from ascenv.cache.roots import ascenv_state_dir
+from ascenv.cache.survey import survey
 from ascenv.commands import _common as common
 
 NAME = "clean-cache"
 ORDER = 80
 HELP = "list Ascend compile caches and debris, and delete them safely"
-SEARCHED_NAMES = {"kernel_meta": "kernel-meta", "aoe_workspace": "aoe-workspace"}
 JOURNAL = "clean-cache.jsonl"
 LOCK = "clean-cache.lock"
 STORE_OWNER = "store"  # cache.build_store.OWNER, named here so that no listing imports the store
@@ -139,9 +138,12 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     uid = None if args.all_users else os.getuid()
     home = os.path.realpath(ctx.environ.get("HOME") or os.path.expanduser("~"))
     cwd = os.path.realpath(ctx.cwd)
-    facts = gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid)
-    for note in facts.notes:
-        ctx.out.warn(note)
+    gathered: list[MachineFacts] = []
+
+    def facts() -> MachineFacts:
+        gathered.append(gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid))
+        return gathered[-1]
+
     named_pins = [os.path.abspath(os.path.join(ctx.cwd, p)) for p in args.pins]
     for path in named_pins:
         if not os.path.isfile(path):
@@ -151,7 +153,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     state_dir = ascenv_state_dir(ctx.environ, home=home, cwd=cwd)
     started = time.monotonic()
     owners, notes = _owners(args, ctx, filters, uid, recent_cutoff, [Path(p) for p in named_pins])
-    report = scan_machine(
+    report = survey(
         ctx.environ,
         home=home,
         cwd=cwd,
@@ -166,6 +168,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     )
     report = replace(report, warnings=report.warnings + notes)
     seconds = time.monotonic() - started
+    for note in gathered[0].notes if gathered else ():
+        ctx.out.warn(note)
     for warning in report.warnings:
         ctx.out.warn(warning)
     listed = [e for e in report.entries if matches(e, filters, now, listing=True)]
@@ -213,7 +217,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             recent_cutoff=recent_cutoff,
             one_file_system=args.one_file_system,
             journal=journal,
-            remove_other=lambda e: owners[e.owner].remove(e),
+            remove_other=lambda e: owners[e.owner or ""].remove(e),
         )
     if args.format == "json":
         ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal, pins_files))
@@ -300,52 +304,6 @@ def _owners(
                 pins_files=tuple(str(p) for p in read),
             )
     return owners, tuple(notes)
-
-
-def scan_machine(
-    environ,
-    *,
-    home: str,
-    cwd: str,
-    search_paths,
-    facts: MachineFacts,
-    uid: Optional[int],
-    recent_cutoff: float,
-    one_file_system: bool,
-    owners: Optional[dict[str, EntryOwner]] = None,
-    follow=(),
-    homes=(),
-):
-    """Resolve the roots, look below --path for kernel_meta/aoe_workspace, scan, add what the
-    owners (engine, store) list, judge. ``follow``: symlink targets the user named (--follow);
-    ``homes``: the other accounts' home directories."""
-
-    def roots(discovered=()):
-        return resolve_roots(
-            environ,
-            home=home,
-            cwd=cwd,
-            search_paths=search_paths,
-            discovered=discovered,
-            protected_paths=facts.protected,
-            realpath=os.path.realpath,
-            follow=follow,
-            other_homes=homes,
-        )
-
-    first = roots()
-    tops = [r.path for r in first if r.kind == "search"]
-    found = find_named_dirs(tops, SEARCHED_NAMES, one_file_system=one_file_system) if tops else []
-    report = scan(roots(found), uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
-    owned: list[CacheEntry] = []
-    notes: list[str] = []
-    for name, owner in (owners or {}).items():
-        try:
-            owned += owner.entries()
-        except Exception as exc:  # noqa: BLE001 - an engine or store failing mid-listing must not stop the scan
-            notes.append(f"{name}: listing failed ({type(exc).__name__}: {exc}); its entries are not shown")
-    report = replace(report, entries=report.entries + tuple(owned), warnings=report.warnings + tuple(notes))
-    return assess(report, canns=facts.canns, vendors=facts.vendors, npu_pids=facts.npu_pids, busy=facts.busy)
 
 
 def _iso(ts: Optional[float]) -> Optional[str]:

@@ -545,3 +545,29 @@ def test_special_files_hard_links_and_dash_names_in_a_cache(sb):
     code, out, _ = result[0]
     assert code == 0 and json.loads(out)["result"]["errors"] == [] and not soc.exists()
     assert (sb / "outside/data.bin").read_bytes() == b"outside data"
+
+
+# L10: start-up ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [("ls",), ("--dry-run",), ("ls", "--kind", "kernel-cache")])
+def test_without_container_kinds_neither_the_docker_sdk_nor_the_builder_is_imported(sb, argv):
+    write(str(sb / "home/atc_data/kernel_cache/Ascend910B4/k.o"), b"k", mtime=OLD)
+    probe = (
+        "import io, json, sys, contextlib\n"
+        "from ascenv import cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    code = cli.main(['clean-cache', *{list(argv)!r}, '--format', 'json'])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('docker', 'requests') "
+        "or m in ('ascenv.builder', 'ascenv.store', 'ascenv.commands.build', 'ascenv.containers.engine'))\n"
+        "print(json.dumps([code, heavy]))\n"
+    )
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(sb / "home"),
+        "XDG_STATE_HOME": str(sb / "state"),
+        "DOCKER_HOST": f"unix://{sb}/no-engine.sock",
+        "PYTHONPATH": str(REPO),
+    }
+    done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=str(sb / "home"), capture_output=True, timeout=60)
+    assert json.loads(done.stdout) == [0, []], done.stderr
