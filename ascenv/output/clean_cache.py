@@ -51,7 +51,7 @@ def render_listing(out: Output, entries: list[CacheEntry], now: Optional[float] 
             size(e.allocated),
             f"{e.files:,}",
             age(None if e.newest is None else now - e.newest),
-            escape(e.soc or "-"),
+            escape(display_path(e.soc) if e.soc else "-"),
             escape(e.cann_version or "-"),
             _state(e),
             escape(display_path(e.path)),
