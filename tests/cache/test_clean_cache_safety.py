@@ -323,10 +323,18 @@ def _deep(directory: Path, depth: int) -> None:
     os.close(fd)
 
 
-def test_a_tree_deeper_than_path_max_is_counted_and_removed_whole(sb):
+@pytest.fixture
+def deep_soc(sb):
     soc = sb / "home/atc_data/kernel_cache/Ascend910B4"
     write(str(soc / "top.o"), b"k" * 8000, mtime=OLD)
     _deep(soc, 3000)  # 6 kB of path: past PATH_MAX, and three times Python's recursion limit
+    yield soc
+    # whatever the test left: pytest's own clean-up (shutil.rmtree) cannot remove it
+    subprocess.run(["rm", "-rf", str(soc)], check=False)
+
+
+def test_a_tree_deeper_than_path_max_is_counted_and_removed_whole(sb, deep_soc):
+    soc = deep_soc
     with canary(sb, sb / "state", soc):
         code, out, err = run(sb, "--dry-run", "--format", "json")
         entry = json.loads(out)["entries"][0]

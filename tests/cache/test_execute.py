@@ -281,3 +281,21 @@ def test_mount_ids_tell_a_bind_mount_from_its_parent():
     finally:
         os.close(fd)
     assert "/" in mount_points() and "/proc" in mount_points()
+
+
+def test_open_dir_path_follows_no_symlink_in_any_component(tmp_path):
+    import errno
+
+    from ascenv.cache.dirfd import open_dir_path
+
+    (tmp_path / "real/a/b").mkdir(parents=True)
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    fd = open_dir_path(str(tmp_path / "real/a/b"))
+    try:
+        assert os.path.samestat(os.fstat(fd), os.stat(tmp_path / "real/a/b"))
+    finally:
+        os.close(fd)
+    for path in (tmp_path / "link/a/b", tmp_path / "link"):
+        with pytest.raises(OSError) as caught:
+            open_dir_path(str(path))
+        assert caught.value.errno in (errno.ELOOP, errno.ENOTDIR)
