@@ -45,9 +45,14 @@ KINDS: dict[str, Kind] = {
 class CacheRoot:
     """A directory (or file) Ascend writes to, resolved from the environment.
 
-    ``layout`` says how entries are derived from it: ``soc`` = each sub-directory is one SoC's
-    cache (files beside them, e.g. ``op_cache.ini``, are kept); ``children`` = each child is an
-    entry (optionally only names matching ``pattern``); ``self`` = the root itself is the entry.
+    ``layout`` says how entries are derived from it: ``soc`` = each sub-directory named as a SoC
+    (``pattern``) is one SoC's cache (files beside them, e.g. ``op_cache.ini``, are kept);
+    ``children`` = each child whose name matches ``pattern`` (any child when None) is an entry;
+    ``self`` = the root itself is the entry.
+
+    ``path`` is always free of symlinks (the scan and the delete walk it component by component
+    without following any); ``named`` is the path the variable or default named when a symlink
+    in it leads to ``path``.
     """
 
     kind: str
@@ -58,6 +63,8 @@ class CacheRoot:
     pattern: Optional[str] = None  # regular expression for child names (layout "children")
     require_tag: bool = False  # only when the directory holds a CACHEDIR.TAG (ascenv's own store)
     refused: Optional[str] = None  # why this root is never cleaned (home, /, a CANN install, ...)
+    named: Optional[str] = None  # the path as named, when it goes through a symlink to ``path``
+    content: Optional[str] = None  # regular expression every name directly inside an entry must match
 
 
 @dataclass(frozen=True)
@@ -84,6 +91,8 @@ class CacheEntry:
     in_use: Optional[str] = None  # why it is skipped now (NPU process running, open files)
     errors: tuple[str, ...] = ()  # unreadable directories, file systems not crossed
     owner: Optional[str] = None  # removed through its owner, not by path: "engine", "store"
+    identity: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of the entry when scanned
+    root_identity: Optional[tuple[int, int]] = None  # (st_dev, st_ino) of its root when scanned
 
     @property
     def freeable(self) -> int:

@@ -1,15 +1,21 @@
 """The careful deleter: removes exactly the planned entries, never anything else.
 
-- Each entry is reached from its root through directory fds opened with ``O_NOFOLLOW`` and
-  removed with ``unlinkat``/``rmdir`` relative to those fds (as ``shutil.rmtree``'s fd-based
-  walk does), so a symlink inside a cache is removed as a link and never followed, and a
-  directory swapped for a symlink mid-run fails to open instead of leading outside.
+- Each entry's root is opened once, from ``/`` one component at a time with ``O_NOFOLLOW``
+  (``dirfd.open_dir_path``), and must be the directory the scan saw (same ``st_dev``/``st_ino``);
+  the entry is then reached and removed with ``openat``/``unlinkat`` relative to descriptors (as
+  ``shutil.rmtree``'s fd-based walk does), so a symlink anywhere, in the ancestors of a root
+  too, is never followed: a symlink inside a cache is removed as a link, and a directory swapped
+  for a symlink or another directory after the plan was shown is left alone.
 - An entry must be its root or a direct child of it; anything else is refused.
-- With ``one_file_system`` (the default) a directory on another device is left alone.
+- A mount point (a bind mount too: its own mount ID, same ``st_dev``) is never entered; with
+  ``one_file_system`` (the default) a directory on another device is not entered either.
+- The walk is iterative, with at most ``FD_BUDGET`` descriptors open: deeper ancestors are
+  closed and reopened through ``..`` of their child, checked to be the same directory.
 - Files of other users (unless ``uid`` is None: --all-users), files whose ctime is at or after
   ``recent_cutoff`` and CANN's ``op_cache.ini`` are kept; the directories holding them stay.
 - Files that vanish meanwhile are fine; permission errors are collected, not raised.
-- Each entry done is appended to the journal (JSON lines) before the next one starts.
+- The journal (JSON lines, never written through a symlink) gets a ``begin`` line before an
+  entry is touched and its ``remove`` line after, also when the run is interrupted.
 """
 
 from __future__ import annotations
@@ -20,14 +26,18 @@ import json
 import os
 import posixpath
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from ascenv import errors
+from ascenv.cache.dirfd import DIR_FLAGS, mount_id, open_dir_path
 from ascenv.cache.entry import CacheEntry, display_path
 from ascenv.cache.plan import Plan
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 KEEP_NAMES = frozenset({"op_cache.ini"})  # the cache's size/aging settings, not a cached kernel
+FD_BUDGET = 64  # directory descriptors one delete keeps open at most
 
 
 @dataclass
@@ -69,6 +79,19 @@ class Outcome:
         return sum(r.kept_foreign for r in self.results)
 
 
+class _Stop(Exception):
+    """The walk cannot go on safely (an ancestor moved while cleaning)."""
+
+
+@dataclass
+class _Frame:
+    fd: Optional[int]  # None: closed to stay within FD_BUDGET, reopened through ".." of its child
+    name: str
+    path: str
+    names: list
+    st: os.stat_result
+
+
 class _Remover:
     def __init__(self, result: EntryResult, uid: Optional[int], recent_cutoff: float, one_fs: bool) -> None:
         self.r = result
@@ -103,71 +126,143 @@ class _Remover:
             self.r.freed += st.st_blocks * 512
         return True
 
-    def remove_tree(self, parent_fd: int, name: str, st: os.stat_result, path: str, dev: int) -> bool:
-        """Empty and remove the directory ``name`` of ``parent_fd``; True when it is gone."""
+    def enter(self, parent_fd: int, name: str, st: os.stat_result, path: str, dev: int, mnt: Optional[int]):
+        """Open the directory ``name`` (seen as ``st``) and list it: (fd, names), or None when
+        it must be left alone (another file system, a mount point, swapped since the lstat)."""
         if self.one_fs and st.st_dev != dev:
             self.r.kept_other += 1
             self.r.errors.append(f"{display_path(path)}: on another file system, left alone")
-            return False
+            return None
         try:
-            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+            fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
         except FileNotFoundError:
             self.r.vanished += 1
-            return True
+            return None
         except OSError as exc:  # ELOOP/ENOTDIR: swapped for a symlink or a file since lstat
             self.error(path, exc)
-            return False
+            return None
         try:
             opened = os.fstat(fd)
             if (opened.st_dev, opened.st_ino) != (st.st_dev, st.st_ino):
                 self.r.errors.append(f"{display_path(path)}: replaced while cleaning, left alone")
-                return False
-            try:
+            elif mnt is not None and mount_id(fd) != mnt:
+                self.r.kept_other += 1
+                self.r.errors.append(f"{display_path(path)}: a mount point, left alone")
+            else:
                 names = os.listdir(fd)
-            except OSError as exc:
-                self.error(path, exc)
-                return False
-            for child in names:
-                child_path = path + "/" + child
-                try:
-                    cst = os.lstat(child, dir_fd=fd)
-                except FileNotFoundError:
-                    self.r.vanished += 1
-                    continue
-                except OSError as exc:
-                    self.error(child_path, exc)
-                    continue
-                if stat.S_ISDIR(cst.st_mode):
-                    self.remove_tree(fd, child, cst, child_path, dev)
-                else:
-                    self.remove_file(fd, child, cst, child_path)
-        finally:
-            os.close(fd)
+                names.reverse()  # popped from the end: removed in listing order
+                return fd, names
+        except OSError as exc:
+            self.error(path, exc)
+        os.close(fd)
+        return None
+
+    def remove_tree(
+        self, parent_fd: int, name: str, st: os.stat_result, path: str, dev: int, mnt: Optional[int]
+    ) -> bool:
+        """Empty and remove the directory ``name`` of ``parent_fd``, depth first, without
+        recursion; True when it is gone."""
+        opened = self.enter(parent_fd, name, st, path, dev, mnt)
+        if opened is None:
+            return False
+        stack = [_Frame(opened[0], name, path, opened[1], st)]
+        gone = False
         try:
-            os.rmdir(name, dir_fd=parent_fd)
+            while stack:
+                top = stack[-1]
+                assert top.fd is not None
+                pushed = False
+                while top.names:
+                    child = top.names.pop()
+                    child_path = top.path + "/" + child
+                    try:
+                        cst = os.lstat(child, dir_fd=top.fd)
+                    except FileNotFoundError:
+                        self.r.vanished += 1
+                        continue
+                    except OSError as exc:
+                        self.error(child_path, exc)
+                        continue
+                    if not stat.S_ISDIR(cst.st_mode):
+                        self.remove_file(top.fd, child, cst, child_path)
+                        continue
+                    sub = self.enter(top.fd, child, cst, child_path, dev, mnt)
+                    if sub is not None:
+                        stack.append(_Frame(sub[0], child, child_path, sub[1], cst))
+                        self._park(stack)
+                        pushed = True
+                        break
+                if pushed:
+                    continue
+                stack.pop()
+                parent = stack[-1] if stack else None
+                if parent is not None and parent.fd is None:
+                    parent.fd = self._reopen_parent(top, parent)
+                os.close(top.fd)
+                top.fd = None
+                into = parent.fd if parent is not None else parent_fd
+                assert into is not None
+                gone = self._rmdir(into, top)
+        except _Stop:
+            pass
+        finally:
+            for frame in stack:
+                if frame.fd is not None:
+                    os.close(frame.fd)
+        return gone
+
+    @staticmethod
+    def _park(stack: list) -> None:
+        """Keep FD_BUDGET descriptors open: the entry's own and those of the deepest frames."""
+        index = len(stack) - FD_BUDGET
+        if index >= 1 and stack[index].fd is not None:
+            os.close(stack[index].fd)
+            stack[index].fd = None
+
+    def _reopen_parent(self, child: _Frame, parent: _Frame) -> int:
+        assert child.fd is not None
+        fd = os.open("..", DIR_FLAGS, dir_fd=child.fd)
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (parent.st.st_dev, parent.st.st_ino):
+            os.close(fd)
+            self.r.errors.append(f"{display_path(parent.path)}: moved while cleaning, stopped")
+            raise _Stop
+        return fd
+
+    def _rmdir(self, parent_fd: int, frame: _Frame) -> bool:
+        try:
+            os.rmdir(frame.name, dir_fd=parent_fd)
         except FileNotFoundError:
             return True
         except OSError as exc:
             if exc.errno != errno.ENOTEMPTY:  # something inside was kept
-                self.error(path, exc)
+                self.error(frame.path, exc)
             return False
         self.r.removed_dirs += 1
-        self.r.freed += st.st_blocks * 512
+        self.r.freed += frame.st.st_blocks * 512
         return True
 
 
 def remove_entry(
-    entry: CacheEntry, *, uid: Optional[int], recent_cutoff: float, one_file_system: bool = True
+    entry: CacheEntry,
+    *,
+    uid: Optional[int],
+    recent_cutoff: float,
+    one_file_system: bool = True,
+    result: Optional[EntryResult] = None,
 ) -> EntryResult:
-    result = EntryResult(entry.path, entry.kind)
+    """Remove one planned entry; ``result`` (filled as it goes) lets an interrupted caller
+    journal what was already removed."""
+    result = result if result is not None else EntryResult(entry.path, entry.kind)
     path = posixpath.normpath(entry.path)
     root = posixpath.normpath(entry.root)
+    if not path.startswith("/"):
+        result.errors.append(f"{display_path(path)}: not an absolute path, refused")
+        return result
     if path == root:
         base, name = posixpath.split(path)
-        flags = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)  # the root's parent: the user's choice
     elif posixpath.dirname(path) == root:
         base, name = root, posixpath.basename(path)
-        flags = _DIR_FLAGS
     else:
         result.errors.append(f"{display_path(path)}: not its root {display_path(root)} or a child of it, refused")
         return result
@@ -176,13 +271,22 @@ def remove_entry(
         return result
     remover = _Remover(result, uid, recent_cutoff, one_file_system)
     try:
-        base_fd = os.open(base, flags)
+        base_fd = open_dir_path(base)
     except FileNotFoundError:
         return result  # already gone: nothing to do (a second run is a no-op)
     except OSError as exc:
-        remover.error(base, exc)
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            result.errors.append(
+                f"{display_path(base)}: a symlink or a file is now in its path (it changed after the scan), left alone"
+            )
+        else:
+            remover.error(base, exc)
         return result
     try:
+        base_st = os.fstat(base_fd)
+        if path != root and entry.root_identity is not None and (base_st.st_dev, base_st.st_ino) != entry.root_identity:
+            result.errors.append(f"{display_path(base)}: not the directory that was scanned (replaced), left alone")
+            return result
         try:
             st = os.lstat(name, dir_fd=base_fd)
         except FileNotFoundError:
@@ -190,8 +294,12 @@ def remove_entry(
         except OSError as exc:
             remover.error(path, exc)
             return result
+        if entry.identity is not None and (st.st_dev, st.st_ino) != entry.identity:
+            result.errors.append(f"{display_path(path)}: not what was scanned (replaced since), left alone")
+            return result
         if stat.S_ISDIR(st.st_mode):
-            remover.remove_tree(base_fd, name, st, path, os.fstat(base_fd).st_dev if path != root else st.st_dev)
+            dev = base_st.st_dev if path != root else st.st_dev
+            remover.remove_tree(base_fd, name, st, path, dev, mount_id(base_fd))
         else:
             remover.remove_file(base_fd, name, st, path)
     finally:
@@ -211,50 +319,109 @@ def execute(
 ) -> Outcome:
     """Remove exactly the planned entries (no re-scan between the confirmation and the delete).
     ``remove_other`` removes the entries that have an ``owner`` (labelled containers and images,
-    builds in the store): an error message, or None when it is gone."""
+    builds in the store): an error message, or None when it is gone. The journal is opened
+    before anything is removed: when it cannot be written, nothing is."""
     results = []
-    stamp = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).isoformat() if now is not None else None
-    log = _open_journal(journal) if journal else None
+    log = _Journal(journal, now) if journal else None
     try:
         for entry in plan.entries:
-            if entry.owner is not None or entry.kind == "container":
-                result = EntryResult(entry.path, entry.kind)
-                problem = (
-                    remove_other(entry) if remove_other else f"nothing to remove it with ({entry.owner or 'no engine'})"
-                )
-                if problem:
-                    result.errors.append(f"{display_path(entry.path)}: {problem}")
-                else:
-                    result.freed, result.removed_files = entry.freeable, entry.freeable_files
-            else:
-                result = remove_entry(entry, uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
-            results.append(result)
+            result = EntryResult(entry.path, entry.kind)
             if log is not None:
-                log.write(
-                    json.dumps(
-                        {
-                            "time": stamp or datetime.datetime.now(datetime.timezone.utc).isoformat(),
-                            "action": "remove",
-                            "kind": entry.kind,
-                            "path": display_path(entry.path),
-                            "freed": result.freed,
-                            "files": result.removed_files,
-                            "dirs": result.removed_dirs,
-                            "kept_recent": result.kept_recent,
-                            "kept_foreign": result.kept_foreign,
-                            "errors": result.errors,
-                        },
-                        ensure_ascii=False,
+                log.write("begin", entry)
+            interrupted = True
+            try:
+                if entry.owner is not None or entry.kind == "container":
+                    problem = (
+                        remove_other(entry)
+                        if remove_other
+                        else f"nothing to remove it with ({entry.owner or 'no engine'})"
                     )
-                    + "\n"
-                )
-                log.flush()
+                    if problem:
+                        result.errors.append(f"{display_path(entry.path)}: {problem}")
+                    else:
+                        result.freed, result.removed_files = entry.freeable, entry.freeable_files
+                else:
+                    remove_entry(
+                        entry, uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system, result=result
+                    )
+                interrupted = False
+            finally:
+                results.append(result)
+                if log is not None:
+                    log.write("remove", entry, result, interrupted=interrupted)
     finally:
         if log is not None:
             log.close()
     return Outcome(tuple(results))
 
 
-def _open_journal(path: str):
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    return open(path, "a", encoding="utf-8")
+class _Journal:
+    """The append-only JSON-lines journal; opened without following a symlink."""
+
+    def __init__(self, path: str, now: Optional[float]) -> None:
+        self.path = path
+        self.stamp = (
+            datetime.datetime.fromtimestamp(now, datetime.timezone.utc).isoformat() if now is not None else None
+        )
+        self.fd = _open_state_file(path, os.O_WRONLY | os.O_APPEND)
+
+    def write(self, action: str, entry: CacheEntry, result: Optional[EntryResult] = None, **extra) -> None:
+        record: dict = {
+            "time": self.stamp or datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            "action": action,
+            "kind": entry.kind,
+            "path": display_path(entry.path),
+        }
+        if result is not None:
+            record.update(
+                freed=result.freed,
+                files=result.removed_files,
+                dirs=result.removed_dirs,
+                kept_recent=result.kept_recent,
+                kept_foreign=result.kept_foreign,
+                errors=result.errors,
+            )
+            record.update({k: v for k, v in extra.items() if v})
+        os.write(self.fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))  # one write: one line
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def _open_state_file(path: str, flags: int) -> int:
+    """Open (create, 0600) a file of the state directory, never through a symlink; a clear
+    error (exit 2) when that cannot be done."""
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        return os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise errors.UsageError(
+                f"cannot write {display_path(path)}: it is a symbolic link, and ascenv does not write through one",
+                hint="remove the link (or set XDG_STATE_HOME to another directory) and rerun",
+            ) from None
+        raise errors.UsageError(
+            f"cannot write {display_path(path)}: {exc.strerror or exc}",
+            hint=f"make {display_path(directory)} a writable directory, or set XDG_STATE_HOME to one, and rerun",
+        ) from None
+
+
+@contextmanager
+def exclusive(lock_path: str) -> Iterator[None]:
+    """Hold the clean-cache lock of the state directory: two deletes never run at once (they
+    would split the counts and take each other's unlinks for recent changes)."""
+    import fcntl
+
+    fd = _open_state_file(lock_path, os.O_RDWR)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise errors.UsageError(
+                "another ascenv clean-cache is deleting right now",
+                hint="wait for it to finish, then rerun (its plan may already cover yours)",
+            ) from None
+        yield
+    finally:
+        os.close(fd)

@@ -111,3 +111,13 @@ def busy_paths(uid: Optional[int], extra_pids: tuple[int, ...] | list[int] = ())
         except (psutil.Error, OSError):
             continue
     return tuple(result)
+
+
+def other_homes(uid: int) -> tuple[str, ...]:
+    """The home directories of the accounts other than ``uid`` (the password database)."""
+    import pwd
+
+    try:
+        return tuple(sorted({e.pw_dir for e in pwd.getpwall() if e.pw_uid != uid and e.pw_dir}))
+    except OSError:
+        return ()

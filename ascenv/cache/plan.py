@@ -76,7 +76,8 @@ def assess(
                 serves = not vendor.compute_units or unit is None or unit in vendor.compute_units
                 if serves and vendor.installed_at is not None and entry.oldest < vendor.installed_at:
                     reasons.append(
-                        f"holds kernels compiled before vendor {vendor.name} was (re)installed ({_date(vendor.installed_at)})"
+                        f"holds kernels compiled before vendor {vendor.name} was (re)installed "
+                        f"({_date(vendor.installed_at)})"
                     )
         in_use = entry.in_use  # what its owner already knows (a running container, ...)
         users = sorted({pid for path, pid in busy if is_within(path, entry.path)})

@@ -26,27 +26,41 @@ from typing import Callable, Optional
 
 from ascenv.cache.entry import CacheRoot
 
-# Directories whose children must never be taken for cache entries, whatever a variable says.
-_SYSTEM_DIRS = (
-    "/",
+# Trees that hold the system, at any depth: no root below them is ever cleaned, whatever a
+# variable says (the Filesystem Hierarchy Standard's static and variable trees:
+# https://refspecs.linuxfoundation.org/FHS_3.0/fhs/index.html).
+SYSTEM_TREES = (
     "/bin",
     "/boot",
     "/dev",
     "/etc",
-    "/home",
     "/lib",
+    "/lib32",
     "/lib64",
+    "/libx32",
     "/opt",
     "/proc",
-    "/root",
+    "/run",
     "/sbin",
+    "/snap",
+    "/srv",
     "/sys",
-    "/tmp",
     "/usr",
-    "/usr/local",
     "/var",
-    "/usr/local/Ascend",
 )
+# Directories that hold other people's or everyone's data: never a cache themselves.
+_SHARED_TOPS = ("/", "/home", "/media", "/mnt", "/root", "/tmp")
+
+# What CANN names the entries of each layout; anything else below a root is not a cache entry.
+SOC_NAME = r"[Aa]scend\d\w*"  # kernel_cache/Ascend910B4, fuzzy_kernel_cache/Ascend310P3, ...
+# plog: debug/plog, run/plog, security, device-<id> (older CANN: plog/, device-app-<pid>/)
+LOG_NAMES = r"debug|run|security|plog|event|device-\d+|device-app-\d+|device-os-\d+"
+# graph dumps ge_*.txt/.pbtxt, op dumps {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp}, and
+# the extra-info tree of exception dumps:
+# https://www.hiascend.com/document/detail/en/mindstudio/600/msug/msug_000167.html
+DUMP_NAMES = r"ge_.+|[\w-]+\.[\w-]+\.\d+\.\d+\.\d+.*|extra-info"
+GRAPH_DUMP_FILES = r"ge_.+"  # what a <pid>_<device> graph dump directory holds
+PROFILING_NAMES = r"PROF_\w+"  # msprof output directories, PROF_000001_20260605155111872_JDEK...
 
 
 def absolute(path: str, cwd: str) -> str:
@@ -67,12 +81,19 @@ def resolve_roots(
     discovered: Sequence[tuple[str, str]] = (),
     protected_paths: Iterable[str] = (),
     realpath: Callable[[str], str] = lambda path: path,
+    follow: Sequence[str] = (),
+    other_homes: Sequence[str] = (),
 ) -> tuple[CacheRoot, ...]:
     """Every cache root, active ones first per kind; roots that may not be cleaned carry
     ``refused``. ``search_paths`` (``--path DIR``) become ``search`` roots: the scanner looks
     for kernel_meta/ and aoe_workspace/ below them and its finds come back as ``discovered``
     (kind, path) pairs. ``protected_paths``: CANN installs and vendor directories. Paths need
-    not exist."""
+    not exist.
+
+    A root reached through a symlink is resolved (``realpath``) and keeps the name it was given
+    in ``named``; it is refused unless its target lies in one of ``follow`` (``--follow DIR``:
+    the user named the target). ``other_homes``: the home directories of the other accounts,
+    whose trees are never cleaned."""
 
     def env(name: str) -> Optional[str]:
         value = environ.get(name, "").strip()
@@ -100,7 +121,7 @@ def resolve_roots(
         (posixpath.join(home, "atc_data"), "default $HOME/atc_data"),
     ]
     for kind, sub in (("kernel-cache", "kernel_cache"), ("fuzzy-kernel-cache", "fuzzy_kernel_cache")):
-        chain(kind, [(d and posixpath.join(d, sub), s) for d, s in cache_dirs], "soc")
+        chain(kind, [(d and posixpath.join(d, sub), s) for d, s in cache_dirs], "soc", SOC_NAME)
     # old torch_npu forced $CWD/cache as compile cache dir; not listed: the name is too common.
 
     chain(
@@ -123,6 +144,7 @@ def resolve_roots(
             (posixpath.join(home, "ascend", "log"), "default $HOME/ascend/log"),
         ],
         "children",
+        LOG_NAMES,
     )
     chain(
         "atrace",
@@ -132,23 +154,32 @@ def resolve_roots(
         ],
         "children",
     )
-    chain(
-        "dump",
-        [
-            (env("NPU_COLLECT_PATH"), "NPU_COLLECT_PATH"),
-            (work and posixpath.join(work, "extra-info", "data-dump"), "ASCEND_WORK_PATH"),
-        ],
-        "children",
-    )
-    chain(
-        "dump",
-        [(env("ASCEND_DUMP_PATH"), "ASCEND_DUMP_PATH"), (work and posixpath.join(work, "printf"), "ASCEND_WORK_PATH")],
-        "children",
-    )
-    chain("dump", [(env("DUMP_GRAPH_PATH"), "DUMP_GRAPH_PATH")], "children")
+    # a directory a variable names directly may be anything: only dump-shaped names in it are
+    # entries; the directories CANN names below $ASCEND_WORK_PATH are dumps by their place
+    for variable, below_work in (
+        ("NPU_COLLECT_PATH", ("extra-info", "data-dump")),
+        ("ASCEND_DUMP_PATH", ("printf",)),
+        ("DUMP_GRAPH_PATH", None),
+    ):
+        first = env(variable)
+        if first:
+            roots.append(CacheRoot("dump", first, variable, "children", pattern=DUMP_NAMES))
+        if work and below_work:
+            path = posixpath.join(work, *below_work)
+            roots.append(CacheRoot("dump", path, "ASCEND_WORK_PATH", "children", active=not first))
     if work:  # graph dumps default to $ASCEND_WORK_PATH/<pid>_<device>
-        roots.append(CacheRoot("dump", work, "ASCEND_WORK_PATH", "children", pattern=r"\d+_\d+"))
-        roots.append(CacheRoot("profiling", posixpath.join(work, "profiling_data"), "ASCEND_WORK_PATH", "children"))
+        roots.append(
+            CacheRoot("dump", work, "ASCEND_WORK_PATH", "children", pattern=r"\d+_\d+", content=GRAPH_DUMP_FILES)
+        )
+        roots.append(
+            CacheRoot(
+                "profiling",
+                posixpath.join(work, "profiling_data"),
+                "ASCEND_WORK_PATH",
+                "children",
+                pattern=PROFILING_NAMES,
+            )
+        )
         roots.append(CacheRoot("aoe-workspace", posixpath.join(work, "aoe_data"), "ASCEND_WORK_PATH", "self"))
     roots.append(CacheRoot("aoe-workspace", posixpath.join(cwd, "aoe_workspace"), "working directory", "self"))
     chain(
@@ -181,16 +212,31 @@ def resolve_roots(
     guarded = [absolute(p, cwd) for p in [*protected_paths, *custom_opp_paths(environ)]]
     guarded += [p for p in (env(n) for n in _INSTALL_VARS) if p]
     settled = [_settle(r, realpath) for r in roots]
-    return tuple(_guard(r, home=home, cwd=cwd, banks=banks, installs=guarded) for r in _dedupe(settled))
+    homes = [h for h in (posixpath.normpath(h) for h in other_homes) if _is_personal(h) and h != home]
+    follow = [posixpath.normpath(f) for f in follow]
+    return tuple(
+        _guard(r, home=home, cwd=cwd, banks=banks, installs=guarded, follow=follow, other_homes=homes)
+        for r in _dedupe(settled)
+    )
 
 
 def _settle(root: CacheRoot, realpath: Callable[[str], str]) -> CacheRoot:
+    """The root's path without symlinks (the last component of a ``self`` root stays: a link
+    there is the entry, removed as a link); the name it was given kept in ``named``."""
     from dataclasses import replace
 
     if root.layout == "self":
         head, tail = posixpath.split(root.path)
-        return replace(root, path=posixpath.join(realpath(head), tail))
-    return replace(root, path=realpath(root.path))
+        path = posixpath.join(realpath(head), tail)
+    else:
+        path = realpath(root.path)
+    return replace(root, path=path, named=root.path if path != root.path else None)
+
+
+def _is_personal(home: str) -> bool:
+    """A home directory that is one account's own tree (not /, /home, /usr, ...; a service
+    account's /var/lib/jenkins is)."""
+    return home.startswith("/") and home not in _SHARED_TOPS and home not in SYSTEM_TREES
 
 
 # Variables that point into a CANN install or at installed vendors: never cleaned below them.
@@ -229,26 +275,46 @@ def _dedupe(roots: list[CacheRoot]) -> list[CacheRoot]:
     return result
 
 
-def _guard(root: CacheRoot, *, home: str, cwd: str, banks: list[str], installs: list[str]) -> CacheRoot:
-    """Refuse roots a variable set to something that is not a cache: home, /, a CANN install,
-    an AOE bank (user results)."""
+def _guard(
+    root: CacheRoot,
+    *,
+    home: str,
+    cwd: str,
+    banks: list[str],
+    installs: list[str],
+    follow: list[str],
+    other_homes: list[str],
+) -> CacheRoot:
+    """Refuse roots that are not a cache whatever a variable says: anything in a system tree,
+    a directory that holds a home or the working directory, another user's home, a CANN
+    install, an AOE bank (user results), a symlinked root whose target the user did not name."""
     from dataclasses import replace
 
     if root.kind in ("aoe-bank", "search"):
         return root
+    path = root.path
     reason = None
-    if (
-        root.layout != "self"
-        and root.pattern is None
-        and (root.path in _SYSTEM_DIRS or is_within(home, root.path) or is_within(cwd, root.path))
-    ):
-        reason = f"{root.path} is the home, working or a system directory; its contents are not a cache"
-    elif root.layout == "self" and (root.path in _SYSTEM_DIRS or is_within(home, root.path)):
-        reason = f"{root.path} is the home or a system directory"
+    in_own_home = is_within(path, home) and path != home and _is_personal(home)
+    system = next((t for t in SYSTEM_TREES if is_within(path, t)), None)
+    if system and not in_own_home:
+        reason = f"{path} is in the system tree {system}; nothing there is a cache to delete"
+    elif path in _SHARED_TOPS or is_within(home, path):
+        reason = f"{path} is the home or a directory that holds homes; its contents are not a cache"
+    elif root.layout != "self" and root.pattern is None and is_within(cwd, path):
+        reason = f"{path} is the working directory or holds it; its contents are not a cache"
+    else:
+        other = next((h for h in other_homes if is_within(path, h) or is_within(h, path)), None)
+        if other:
+            reason = f"{path} is in or holds {other}, another user's home"
+    if reason is None and root.named is not None and not any(is_within(path, f) for f in follow):
+        reason = (
+            f"{root.named} leads through a symlink to {path}; it is cleaned only when you name that "
+            f"target: --follow {path}"
+        )
     for bank in banks:
-        if reason is None and (is_within(root.path, bank) or is_within(bank, root.path)):
+        if reason is None and (is_within(path, bank) or is_within(bank, path)):
             reason = f"overlaps the AOE tuning bank {bank} (user results)"
     for install in installs:
-        if reason is None and (is_within(root.path, install) or is_within(install, root.path)):
+        if reason is None and (is_within(path, install) or is_within(install, path)):
             reason = f"overlaps the CANN install or vendor directory {install}"
     return replace(root, refused=reason) if reason else root

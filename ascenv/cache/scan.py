@@ -14,27 +14,59 @@ directory (directories bigger than ``CHUNK`` names are split). ``bench/bench_cac
 measures the ratio to ``du -s``.
 
 Nothing is followed: symlinks are counted as what they are (``lstat``), directories are opened
-with ``O_NOFOLLOW``, and with ``one_file_system`` a directory on another device is not entered
-(and reported). Files and directories that vanish while scanning are simply not counted; an
-unreadable directory is reported in the entry's ``errors``.
+with ``O_NOFOLLOW``, a mount point (a bind mount too: same ``st_dev``, its own mount) is never
+entered, and with ``one_file_system`` a directory on another device is not entered either (both
+reported). Directories deeper than PATH_MAX are opened relative to an open ancestor. Files and
+directories that vanish while scanning are simply not counted; an unreadable directory is
+reported in the entry's ``errors``.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
+from ascenv.cache.dirfd import mount_points, open_dir_path
 from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CacheRoot, display_path
 
 SERIAL_BUDGET = 20_000  # names stat-ed before a worker pool is worth its start-up (~10 ms)
 CHUNK = 4096  # names per job when one directory is split between workers
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _NEVER_ENTRIES = ("CACHEDIR.TAG", "README", "README.md")  # ascenv's store markers stay
+_MOUNTS: frozenset[str] = frozenset()  # mount points, read once per scan (forked workers inherit it)
+_DEEP_CACHE = 64  # open descriptors of directories past PATH_MAX kept to reach their children
+_deep: OrderedDict[str, int] = OrderedDict()
+
+
+def _open_dir(path: str) -> int:
+    try:
+        return os.open(path, _DIR_FLAGS)
+    except OSError as exc:
+        if exc.errno != errno.ENAMETOOLONG:
+            raise
+    # past PATH_MAX: walk from the deepest open ancestor (the parent, in a breadth-first walk)
+    parent = path
+    start = None
+    while start is None and "/" in parent.strip("/"):
+        parent = parent.rsplit("/", 1)[0]
+        if parent in _deep:
+            start = (parent + "/", _deep[parent])
+    fd = open_dir_path(path, start)
+    _deep[path] = os.dup(fd)
+    while len(_deep) > _DEEP_CACHE:
+        os.close(_deep.popitem(last=False)[1])
+    return fd
+
+
+def _forget_deep() -> None:
+    while _deep:
+        os.close(_deep.popitem()[1])
 
 
 @dataclass(frozen=True)
@@ -50,14 +82,16 @@ class TreeStats:
     errors: tuple[str, ...] = ()
 
 
-def _scan_dir(path: str, names: Optional[list], dev: int, uid: Optional[int], recent: float, one_fs: bool) -> tuple:
+def _scan_dir(
+    path: str, names: Optional[list], dev: int, uid: Optional[int], recent: float, one_fs: bool
+) -> Optional[tuple]:
     """lstat ``names`` (all entries when None) of one directory, relative to its fd.
 
     Runs in worker processes too, so it takes and returns plain data:
     (counts, newest, oldest, hard links, sub-directories, chunks, errors)."""
     errors: list[str] = []
     try:
-        fd = os.open(path, _DIR_FLAGS)
+        fd = _open_dir(path)
     except (FileNotFoundError, NotADirectoryError):
         return None  # vanished, or replaced by a file or a symlink since it was listed
     except OSError as exc:
@@ -96,10 +130,12 @@ def _scan_dir(path: str, names: Optional[list], dev: int, uid: Optional[int], re
                     [names[i : i + CHUNK] for i in range(0, len(names), CHUNK)],
                     [],
                 )
+        # the loop runs once per file: locals only, no call but the lstat, no None checks
         lstat = os.lstat
-        S_ISDIR = stat.S_ISDIR
+        dir_bits, dir_type = stat.S_IFMT(0o170000), stat.S_IFDIR
+        check_uid = uid is not None
         blocks = size = files = dirs = kept_files = kept_blocks = 0
-        newest = oldest = None
+        newest, oldest = float("-inf"), float("inf")
         links = []
         subdirs = []
         for name in names:
@@ -110,30 +146,37 @@ def _scan_dir(path: str, names: Optional[list], dev: int, uid: Optional[int], re
             except OSError as exc:
                 errors.append(f"{display_path(path)}/{display_path(name)}: {exc.strerror}")
                 continue
-            if S_ISDIR(st.st_mode):
+            if st.st_mode & dir_bits == dir_type:
+                sub = path + "/" + name
                 if one_fs and st.st_dev != dev:
-                    errors.append(f"{display_path(path)}/{display_path(name)}: another file system, not entered")
+                    errors.append(f"{display_path(sub)}: another file system, not entered")
+                    continue
+                if sub in _MOUNTS:
+                    errors.append(f"{display_path(sub)}: a mount point, not entered")
                     continue
                 dirs += 1
                 blocks += st.st_blocks
                 size += st.st_size
-                subdirs.append(path + "/" + name)
+                subdirs.append(sub)
                 continue
             files += 1
             mtime = st.st_mtime
-            if newest is None or mtime > newest:
+            if mtime > newest:
                 newest = mtime
-            if oldest is None or mtime < oldest:
+            if mtime < oldest:
                 oldest = mtime
-            keep = (uid is not None and st.st_uid != uid) or st.st_ctime >= recent
+            keep = st.st_ctime >= recent or (check_uid and st.st_uid != uid)
             if st.st_nlink > 1:
                 links.append((st.st_dev, st.st_ino, st.st_blocks, st.st_size, keep))
                 continue
-            blocks += st.st_blocks
+            nblocks = st.st_blocks
+            blocks += nblocks
             size += st.st_size
             if keep:
                 kept_files += 1
-                kept_blocks += st.st_blocks
+                kept_blocks += nblocks
+        if not files:
+            newest = oldest = None  # type: ignore[assignment]
         return (blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, subdirs, None, errors)
     finally:
         os.close(fd)
@@ -205,10 +248,22 @@ def tree_stats(
     recent_cutoff: float = float("inf"),
     one_file_system: bool = True,
     workers: Optional[int] = None,
+    meanwhile: Optional[Callable[[], None]] = None,
 ) -> list[Optional[TreeStats]]:
     """Totals of each path (a directory tree or a single file); None for a path that does not
     exist. Files not owned by ``uid`` (None: anyone's count as ours) and files whose ctime is at
-    or after ``recent_cutoff`` are counted as kept."""
+    or after ``recent_cutoff`` are counted as kept. ``meanwhile`` is called once, while worker
+    processes scan (after the walk when there are none): other work of the caller overlaps the
+    scan instead of adding to it."""
+    global _MOUNTS
+    _MOUNTS = mount_points()
+    try:
+        return _tree_stats(paths, uid, recent_cutoff, one_file_system, workers, meanwhile or (lambda: None))
+    finally:
+        _forget_deep()
+
+
+def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers, meanwhile) -> list[Optional[TreeStats]]:
     accs: list[Optional[_Acc]] = []
     tops: list[Optional[float]] = []
     queue: deque = deque()  # (tree index, directory, names or None, device)
@@ -245,11 +300,13 @@ def tree_stats(
         absorb(job, result)
         budget -= len(job[2]) if job[2] is not None else (result[2] + result[3] if result else 0)
     if queue:
-        _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system)
+        _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system, meanwhile)
+    else:
+        meanwhile()
     return [None if acc is None else acc.result(top) for acc, top in zip(accs, tops)]
 
 
-def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs) -> None:
+def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs, meanwhile) -> None:
     """Finish the walk in a pool of forked processes; in-process when there is one CPU or no
     pool can be made (no /dev/shm in some containers)."""
     count = (
@@ -272,6 +329,7 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
         while queue:
             job = queue.popleft()
             absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
+        meanwhile()
         return
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -281,6 +339,9 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
             while queue:
                 job = queue.popleft()
                 pending[pool.submit(_scan_dir, job[1], job[2], job[3], uid, recent, one_fs)] = job
+            if meanwhile is not None:  # the workers are busy with what is queued
+                meanwhile()
+                meanwhile = None
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 absorb(pending.pop(future), future.result())
@@ -296,6 +357,7 @@ def find_named_dirs(
     (``{"kernel_meta": "kernel-meta", ...}``), not descending into what it finds, into hidden
     directories, through symlinks or (with ``one_file_system``) into other file systems."""
     found: list[tuple[str, str]] = []
+    mounts = mount_points()
     for top in tops:
         try:
             dev = os.lstat(top).st_dev
@@ -312,7 +374,7 @@ def find_named_dirs(
             for child in children:
                 if child.name in names:
                     found.append((names[child.name], child.path))
-                elif depth < max_depth and not child.name.startswith("."):
+                elif depth < max_depth and not child.name.startswith(".") and child.path not in mounts:
                     try:
                         if one_file_system and child.stat(follow_symlinks=False).st_dev != dev:
                             continue
@@ -329,32 +391,44 @@ def scan(
     recent_cutoff: float,
     one_file_system: bool = True,
     workers: Optional[int] = None,
+    meanwhile: Optional[Callable[[], None]] = None,
 ) -> CacheReport:
     """Entries of every root that exists, each with its totals. Refused roots that exist are
-    reported as warnings; a root that does not exist is silently absent."""
+    reported as warnings; a root that does not exist is silently absent. ``meanwhile``: see
+    ``tree_stats``."""
     warnings: list[str] = []
-    units: list[tuple[CacheRoot, str, Optional[str]]] = []
+    units: list[_Unit] = []
+    mounts = mount_points()
     for root in roots:
         if root.kind == "search":
             continue
         if root.refused:
-            if os.path.lexists(root.path):
-                warnings.append(f"not cleaning {display_path(root.path)} ({root.source}): {root.refused}")
+            if os.path.lexists(root.named or root.path):
+                named = display_path(root.named or root.path)
+                warnings.append(f"not cleaning {named} ({root.source}): {display_path(root.refused)}")
             continue
-        units.extend(_units(root))
+        found, notes = _units(root, mounts)
+        units.extend(found)
+        warnings.extend(notes)
     units = _outermost(units)
     stats = tree_stats(
-        [u[1] for u in units], uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system, workers=workers
+        [u.path for u in units],
+        uid=uid,
+        recent_cutoff=recent_cutoff,
+        one_file_system=one_file_system,
+        workers=workers,
+        meanwhile=meanwhile,
     )
     entries = []
-    for (root, path, soc), st in zip(units, stats):
+    for unit, st in zip(units, stats):
         if st is None:
             continue  # vanished between listing the root and scanning it
+        root = unit.root
         kind = KINDS.get(root.kind)
         entries.append(
             CacheEntry(
                 kind=root.kind,
-                path=path,
+                path=unit.path,
                 root=root.path,
                 source=root.source,
                 allocated=st.allocated,
@@ -365,47 +439,89 @@ def scan(
                 oldest=st.oldest,
                 kept_files=st.kept_files,
                 kept_bytes=st.kept_bytes,
-                soc=soc,
+                soc=unit.soc,
                 errors=st.errors,
                 protected="AOE tuning banks are user results" if kind is not None and kind.protected else None,
+                identity=unit.identity,
+                root_identity=unit.root_identity,
             )
         )
     return CacheReport(entries=tuple(entries), roots=tuple(roots), warnings=tuple(warnings))
 
 
-def _units(root: CacheRoot) -> list[tuple[CacheRoot, str, Optional[str]]]:
-    """The entries a root holds, by its layout (see CacheRoot)."""
+@dataclass(frozen=True)
+class _Unit:
+    root: CacheRoot
+    path: str
+    soc: Optional[str]
+    identity: tuple[int, int]
+    root_identity: tuple[int, int]
+
+
+def _ident(st: os.stat_result) -> tuple[int, int]:
+    return (st.st_dev, st.st_ino)
+
+
+def _units(root: CacheRoot, mounts: frozenset[str]) -> tuple[list[_Unit], list[str]]:
+    """The entries a root holds, by its layout (see CacheRoot): only names shaped as the layout
+    says, never a mount point; and notes on what was passed over."""
+    notes: list[str] = []
     if root.layout == "self":
-        return [(root, root.path, None)] if os.path.lexists(root.path) else []
+        try:
+            st = os.lstat(root.path)
+            parent = os.lstat(os.path.dirname(root.path))
+        except OSError:
+            return [], notes
+        if root.path in mounts:
+            return [], [f"not cleaning {display_path(root.path)}: a mount point"]
+        return [_Unit(root, root.path, None, _ident(st), _ident(parent))], notes
     try:
-        if not stat.S_ISDIR(os.lstat(root.path).st_mode):
-            return []  # absent, or a symlink/file where a cache directory is expected
+        top = os.lstat(root.path)
+        if not stat.S_ISDIR(top.st_mode):
+            return [], notes  # absent, or a symlink/file where a cache directory is expected
         names = sorted(os.listdir(root.path))
     except OSError:
-        return []
+        return [], notes
     if root.require_tag and "CACHEDIR.TAG" not in names:
-        return []  # not a directory ascenv created: nothing in it is ours to delete
+        return [], notes  # not a directory ascenv created: nothing in it is ours to delete
     pattern = re.compile(root.pattern) if root.pattern else None
+    content = re.compile(root.content) if root.content else None
     result = []
     for name in names:
+        if pattern is not None and not pattern.fullmatch(name):
+            continue  # not what CANN names an entry here (op_cache.ini, a user's own directory...)
+        if root.require_tag and (name in _NEVER_ENTRIES or name.endswith(".lock")):
+            continue
         path = os.path.join(root.path, name)
-        if root.layout == "soc":
-            try:
-                if not stat.S_ISDIR(os.lstat(path).st_mode):
-                    continue  # op_cache.ini and anything else beside the SoC directories stays
-            except OSError:
-                continue
-            result.append((root, path, name))
-        elif (pattern is None or pattern.fullmatch(name)) and not (
-            root.require_tag and (name in _NEVER_ENTRIES or name.endswith(".lock"))
-        ):
-            result.append((root, path, None))
-    return result
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if root.layout == "soc" and not stat.S_ISDIR(st.st_mode):
+            continue
+        if path in mounts:
+            notes.append(f"not cleaning {display_path(path)}: a mount point")
+            continue
+        if content is not None and not _holds_only(path, st, content):
+            continue
+        result.append(_Unit(root, path, name if root.layout == "soc" else None, _ident(st), _ident(top)))
+    return result, notes
+
+
+def _holds_only(path: str, st: os.stat_result, content: re.Pattern) -> bool:
+    """A directory that holds something and only names matching ``content``."""
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    return bool(names) and all(content.fullmatch(n) for n in names)
 
 
 def _outermost(units: list) -> list:
     """Drop duplicates and entries nested in another entry (the outer one already holds them)."""
-    paths = {u[1] for u in units}
+    paths = {u.path for u in units}
 
     def is_nested(path: str) -> bool:
         parent = os.path.dirname(path)
@@ -419,8 +535,8 @@ def _outermost(units: list) -> list:
     seen: set[str] = set()
     result = []
     for unit in units:
-        if unit[1] in nested or unit[1] in seen:
+        if unit.path in nested or unit.path in seen:
             continue
-        seen.add(unit[1])
+        seen.add(unit.path)
         result.append(unit)
     return result

@@ -11,30 +11,32 @@ deleted."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import posixpath
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
 from ascenv import errors, paths
-from ascenv.cache import build_store, containers
-from ascenv.cache.entry import CACHE_SCHEMA, KINDS, CacheEntry, EntryOwner, display_path
-from ascenv.cache.execute import Outcome, execute
-from ascenv.cache.machine import MachineFacts, gather_machine_facts
-from ascenv.cache.plan import Filters, Plan, assess, make_plan, matches, parse_age
-from ascenv.cache.roots import ascenv_state_dir, resolve_roots
-from ascenv.cache.scan import find_named_dirs, scan
+from ascenv.cache.entry import KINDS, CacheEntry, EntryOwner, display_path
+from ascenv.cache.execute import Outcome, exclusive, execute
+from ascenv.cache.machine import MachineFacts, gather_machine_facts, other_homes
+from ascenv.cache.plan import Filters, Plan, make_plan, matches, parse_age
+from ascenv.cache.roots import ascenv_state_dir
+from ascenv.cache.survey import survey
 from ascenv.commands import _common as common
-from ascenv.commands.build import add_store_option, containers_dir, store_dir
 
 NAME = "clean-cache"
 ORDER = 80
 HELP = "list Ascend compile caches and debris, and delete them safely"
-SEARCHED_NAMES = {"kernel_meta": "kernel-meta", "aoe_workspace": "aoe-workspace"}
 JOURNAL = "clean-cache.jsonl"
+LOCK = "clean-cache.lock"
+STORE_OWNER = "store"  # cache.build_store.OWNER, named here so that no listing imports the store
+ENGINE_OWNER = "engine"  # cache.containers.OWNER
 
 ENGINE_TIMEOUT = 10  # seconds: an engine that does not answer must not hold up the scan
 
@@ -67,6 +69,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--all-users", action="store_true", help="also other users' files (default: only yours)")
     parser.add_argument(
+        "--follow",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also clean cache roots that lead through a symlink to DIR or below it (repeatable; "
+        "without it such roots are listed and left alone)",
+    )
+    parser.add_argument(
         "--path",
         action="append",
         default=[],
@@ -85,7 +95,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=3,
         metavar="N",
-        help="ascenv-store: keep the N newest builds of each operator and target (default 3), as `ascenv store gc --keep N`",
+        help="ascenv-store: keep the N newest builds of each operator and target (default 3), "
+        "as `ascenv store gc --keep N`",
     )
     parser.add_argument(
         "--lock",
@@ -102,8 +113,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="container: also keep every image built from a recipe this pins file pins by ID (repeatable; "
         "containers/pins.toml here and the one shipped with ascenv are always read)",
     )
-    add_store_option(parser)
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)",
+    )
     common.add_format_option(parser)
+
+
+def _store_dir(args: argparse.Namespace, ctx: common.Context) -> Path:
+    chosen = args.store or ctx.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store")
+    return Path(ctx.cwd, chosen).resolve()
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
@@ -118,19 +138,22 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     uid = None if args.all_users else os.getuid()
     home = os.path.realpath(ctx.environ.get("HOME") or os.path.expanduser("~"))
     cwd = os.path.realpath(ctx.cwd)
-    facts = gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid)
-    for note in facts.notes:
-        ctx.out.warn(note)
+    gathered: list[MachineFacts] = []
 
-    started = time.monotonic()
+    def facts() -> MachineFacts:
+        gathered.append(gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid))
+        return gathered[-1]
+
     named_pins = [os.path.abspath(os.path.join(ctx.cwd, p)) for p in args.pins]
     for path in named_pins:
         if not os.path.isfile(path):
             raise errors.UsageError(
                 f"--pins {path}: no such file", hint="name a pins.toml written by `ascenv image pin`"
             )
+    state_dir = ascenv_state_dir(ctx.environ, home=home, cwd=cwd)
+    started = time.monotonic()
     owners, notes = _owners(args, ctx, filters, uid, recent_cutoff, [Path(p) for p in named_pins])
-    report = scan_machine(
+    report = survey(
         ctx.environ,
         home=home,
         cwd=cwd,
@@ -140,9 +163,13 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         recent_cutoff=recent_cutoff,
         one_file_system=args.one_file_system,
         owners=owners,
+        follow=[os.path.realpath(os.path.join(ctx.cwd, f)) for f in args.follow],
+        homes=other_homes(uid if uid is not None else os.getuid()),
     )
     report = replace(report, warnings=report.warnings + notes)
     seconds = time.monotonic() - started
+    for note in gathered[0].notes if gathered else ():
+        ctx.out.warn(note)
     for warning in report.warnings:
         ctx.out.warn(warning)
     listed = [e for e in report.entries if matches(e, filters, now, listing=True)]
@@ -166,7 +193,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             )
     from ascenv.output.clean_cache import render_plan, size
 
-    pins_files = getattr(owners.get(containers.OWNER), "pins_files", None)  # None: no image was listed
+    pins_files = getattr(owners.get(ENGINE_OWNER), "pins_files", None)  # None: no image was listed
     if args.format != "json":
         render_plan(ctx.out, plan, dry, pins_files)
     if dry or not plan.entries:
@@ -177,18 +204,21 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
                 )
             )
         return errors.EXIT_OK
-    if not args.yes and not ctx.out.confirm(f"Delete {len(plan.entries)} entries and free {size(plan.bytes)}?"):
+    count = len(plan.entries)
+    question = f"Delete {count} entr{'y' if count == 1 else 'ies'} and free {size(plan.bytes)}?"
+    if not args.yes and not ctx.out.confirm(question):
         ctx.out.message("Nothing was deleted.")
         return errors.EXIT_OK
-    journal = posixpath.join(ascenv_state_dir(ctx.environ, home=home, cwd=cwd), JOURNAL)
-    outcome = execute(
-        plan,
-        uid=uid,
-        recent_cutoff=recent_cutoff,
-        one_file_system=args.one_file_system,
-        journal=journal,
-        remove_other=lambda e: owners[e.owner].remove(e),
-    )
+    journal = posixpath.join(state_dir, JOURNAL)
+    with exclusive(posixpath.join(state_dir, LOCK)), _terminate_as_interrupt():
+        outcome = execute(
+            plan,
+            uid=uid,
+            recent_cutoff=recent_cutoff,
+            one_file_system=args.one_file_system,
+            journal=journal,
+            remove_other=lambda e: owners[e.owner or ""].remove(e),
+        )
     if args.format == "json":
         ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal, pins_files))
     else:
@@ -196,6 +226,28 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
         render_outcome(ctx.out, outcome, journal)
     return errors.EXIT_OK
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) during the delete stop it as Ctrl-C does, so that the entry under
+    way is journaled with what was already removed."""
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = {}
+    try:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            previous[sig] = signal.signal(sig, interrupt)
+    except ValueError:  # not the main thread: signals stay as they are
+        pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _owners(
@@ -206,18 +258,20 @@ def _owners(
     recent_cutoff: float,
     named_pins: list[Path],
 ) -> tuple[dict[str, EntryOwner], tuple[str, ...]]:
-    """What lists and removes the entries that are not plain paths: the build store and the
-    container engine, each asked only when its kind is wanted; notes say what could not be asked."""
+    """What lists and removes the entries that are not plain paths: the build store (when it
+    exists and its kind is wanted) and the container engine (only when ``--kind container`` or
+    ``all`` asks for it: the engine is never contacted, nor its SDK imported, otherwise); notes
+    say what could not be asked."""
     owners: dict[str, EntryOwner] = {}
     notes: list[str] = []
-    wanted = lambda kind: filters.kinds is None or kind in filters.kinds
-    if wanted("ascenv-store"):
+    if (filters.kinds is None or "ascenv-store" in filters.kinds) and _store_dir(args, ctx).is_dir():
+        from ascenv.cache import build_store
         from ascenv.commands.store import referenced_builds
         from ascenv.store import Store
 
-        st = Store(store_dir(args, ctx))
+        st = Store(_store_dir(args, ctx))
         if st.root.is_dir():
-            owners[build_store.OWNER] = build_store.StoreDebris(
+            owners[STORE_OWNER] = build_store.StoreDebris(
                 st,
                 keep=args.keep_builds,
                 referenced=referenced_builds(args.lock, ctx.cwd),
@@ -225,7 +279,8 @@ def _owners(
                 recent_cutoff=recent_cutoff,
                 one_file_system=args.one_file_system,
             )
-    if wanted("container"):
+    if filters.kinds is not None and "container" in filters.kinds:
+        from ascenv.cache import containers
         from ascenv.containers.engine import connect
         from ascenv.containers.pins import PINS_FILE
 
@@ -234,11 +289,13 @@ def _owners(
         except errors.EngineError as exc:
             notes.append(f"containers and images labelled ascenv.* not listed: {exc.message}")
         else:
-            pins = {containers_dir(Path(ctx.cwd)) / PINS_FILE, paths.data_dir("containers") / PINS_FILE}
+            local = Path(ctx.cwd) / "containers"  # the project's recipes, else those shipped with ascenv
+            recipes = local if local.is_dir() else paths.data_dir("containers")
+            pins = {recipes / PINS_FILE, paths.data_dir("containers") / PINS_FILE}
             read = sorted(p for p in pins if p.exists()) + [p for p in named_pins if p not in pins]
             pinned, unreadable = containers.pinned_refs(read)
             notes += unreadable
-            owners[containers.OWNER] = containers.EngineObjects(
+            owners[ENGINE_OWNER] = containers.EngineObjects(
                 engine,
                 pinned,
                 recent_cutoff,
@@ -247,47 +304,6 @@ def _owners(
                 pins_files=tuple(str(p) for p in read),
             )
     return owners, tuple(notes)
-
-
-def scan_machine(
-    environ,
-    *,
-    home: str,
-    cwd: str,
-    search_paths,
-    facts: MachineFacts,
-    uid: Optional[int],
-    recent_cutoff: float,
-    one_file_system: bool,
-    owners: Optional[dict[str, EntryOwner]] = None,
-):
-    """Resolve the roots, look below --path for kernel_meta/aoe_workspace, scan, add what the
-    owners (engine, store) list, judge."""
-
-    def roots(discovered=()):
-        return resolve_roots(
-            environ,
-            home=home,
-            cwd=cwd,
-            search_paths=search_paths,
-            discovered=discovered,
-            protected_paths=facts.protected,
-            realpath=os.path.realpath,
-        )
-
-    first = roots()
-    tops = [r.path for r in first if r.kind == "search"]
-    found = find_named_dirs(tops, SEARCHED_NAMES, one_file_system=one_file_system) if tops else []
-    report = scan(roots(found), uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
-    owned: list[CacheEntry] = []
-    notes: list[str] = []
-    for name, owner in (owners or {}).items():
-        try:
-            owned += owner.entries()
-        except Exception as exc:  # noqa: BLE001 - an engine or store failing mid-listing must not stop the scan
-            notes.append(f"{name}: listing failed ({type(exc).__name__}: {exc}); its entries are not shown")
-    report = replace(report, entries=report.entries + tuple(owned), warnings=report.warnings + tuple(notes))
-    return assess(report, canns=facts.canns, vendors=facts.vendors, npu_pids=facts.npu_pids, busy=facts.busy)
 
 
 def _iso(ts: Optional[float]) -> Optional[str]:
@@ -301,7 +317,7 @@ def entry_json(e: CacheEntry, now: float) -> dict:
         "kind": e.kind,
         "path": display_path(e.path),
         "root": display_path(e.root),
-        "source": e.source,
+        "source": display_path(e.source),
         "size": e.allocated,
         "apparent_size": e.apparent,
         "files": e.files,
@@ -309,7 +325,7 @@ def entry_json(e: CacheEntry, now: float) -> dict:
         "newest": _iso(e.newest),
         "oldest": _iso(e.oldest),
         "age_seconds": None if e.newest is None else round(now - e.newest, 1),
-        "soc": e.soc,
+        "soc": None if e.soc is None else display_path(e.soc),
         "cann_version": e.cann_version,
         "stale": e.stale,
         "stale_reasons": list(e.stale_reasons),
@@ -317,7 +333,7 @@ def entry_json(e: CacheEntry, now: float) -> dict:
         "in_use": e.in_use,
         "kept_files": e.kept_files,
         "kept_size": e.kept_bytes,
-        "errors": list(e.errors),
+        "errors": [display_path(x) for x in e.errors],
     }
 
 
@@ -332,20 +348,19 @@ def _payload(
     journal: Optional[str] = None,
     pins_files: Optional[tuple[str, ...]] = None,
 ) -> dict:
-    data: dict = {
-        "schema": CACHE_SCHEMA,
+    data: dict = {  # Output.json adds the schema version
         "mode": mode,
         "size_unit": "bytes allocated on disk (du -B1)",
         "scan_seconds": round(seconds, 3),
         "entries": [entry_json(e, now) for e in listed],
-        "warnings": list(warnings),
+        "warnings": [display_path(w) for w in warnings],
     }
     if plan is not None:
         data["plan"] = {
             "entries": [display_path(e.path) for e in plan.entries],
             "size": plan.bytes,
             "files": plan.files,
-            "skipped": [{"path": display_path(s.entry.path), "reason": s.reason} for s in plan.skipped],
+            "skipped": [{"path": display_path(s.entry.path), "reason": display_path(s.reason)} for s in plan.skipped],
         }
         if pins_files is not None:  # images were listed: the pins files that said which to keep
             data["plan"]["pins_files"] = list(pins_files)
@@ -355,7 +370,7 @@ def _payload(
             "files": outcome.files,
             "kept_recent": outcome.kept_recent,
             "kept_foreign": outcome.kept_foreign,
-            "errors": outcome.errors,
-            "journal": journal,
+            "errors": [display_path(x) for x in outcome.errors],
+            "journal": None if journal is None else display_path(journal),
         }
     return data

@@ -51,7 +51,7 @@ def render_listing(out: Output, entries: list[CacheEntry], now: Optional[float] 
             size(e.allocated),
             f"{e.files:,}",
             age(None if e.newest is None else now - e.newest),
-            escape(e.soc or "-"),
+            escape(display_path(e.soc) if e.soc else "-"),
             escape(e.cann_version or "-"),
             _state(e),
             escape(display_path(e.path)),
@@ -76,13 +76,16 @@ def render_plan(out: Output, plan, dry_run: bool, pins_files: Optional[tuple[str
         out.message(f"skip {display_path(item.entry.path)}: {item.reason}")
     for e in plan.entries:
         out.message(f"  {size(e.freeable):>10}  {e.kind:<18} {display_path(e.path)}")
+        for problem in e.errors:  # what the scan could not see stays, and is not in the totals
+            out.message(f"{'':14}not counted: {display_path(problem)}")
     if plan.kept_files:
         out.message(
             f"{plan.kept_files:,} files in them stay: other users' (see --all-users) or changed in the last minutes"
         )
     verb = "would free" if dry_run else "will free"
     out.message(
-        f"{len(plan.entries)} entr{'y' if len(plan.entries) == 1 else 'ies'}: {verb} {size(plan.bytes)} in {plan.files:,} files."
+        f"{len(plan.entries)} entr{'y' if len(plan.entries) == 1 else 'ies'}: "
+        f"{verb} {size(plan.bytes)} in {plan.files:,} files."
     )
     if dry_run:
         out.message("Dry run: nothing was deleted.")

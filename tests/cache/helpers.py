@@ -8,21 +8,25 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
 
-def tree_digest(top: str | bytes) -> str:
+def tree_digest(top: str | bytes | os.PathLike, exclude: Iterable[str | bytes | os.PathLike] = ()) -> str:
     """sha256 over every path, type, mode, owner, link target and file content below ``top``
-    (symlinks are not followed): any change outside the caches changes it."""
+    (symlinks are not followed), leaving out the trees ``exclude`` names: any change outside
+    them changes it."""
     h = hashlib.sha256()
     top = os.fsencode(top)
+    skip = {os.fsencode(p) for p in exclude}
     for dirpath, dirnames, filenames in os.walk(top):
-        dirnames.sort()
+        dirnames[:] = sorted(d for d in dirnames if os.path.join(dirpath, d) not in skip)
         for name in sorted(dirnames + filenames):
             path = os.path.join(dirpath, name)
+            if path in skip:
+                continue
             st = os.lstat(path)
             h.update(path + b"\0" + f"{st.st_mode:o} {st.st_uid}".encode())
             if stat.S_ISLNK(st.st_mode):
@@ -31,6 +35,15 @@ def tree_digest(top: str | bytes) -> str:
                 with open(path, "rb") as fh:
                     h.update(fh.read())
     return h.hexdigest()
+
+
+@contextmanager
+def canary(top: str | os.PathLike, *caches: str | bytes | os.PathLike) -> Iterator[None]:
+    """The canary-tree check every clean-cache test uses: everything below ``top`` except the
+    ``caches`` (which may be deleted) hashes the same after the block as before it."""
+    before = tree_digest(top, caches)
+    yield
+    assert tree_digest(top, caches) == before, f"something outside {[os.fsdecode(c) for c in caches]} changed"
 
 
 def write(path: str | bytes, data: bytes = b"x", mtime: float | None = None) -> None:

@@ -107,7 +107,13 @@ def test_yes_deletes_journals_and_a_second_run_has_nothing_to_do(home, tmp_path)
     assert (home / "atc_data/kernel_cache/op_cache.ini").exists()
     assert {p: tree_digest(p) for p in keep} == keep
     journal = home / ".local/state/ascenv/clean-cache.jsonl"
-    assert [json.loads(line)["kind"] for line in journal.read_text().splitlines()] == ["kernel-cache", "kernel-meta"]
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [(r["action"], r["kind"]) for r in lines] == [
+        ("begin", "kernel-cache"),
+        ("remove", "kernel-cache"),
+        ("begin", "kernel-meta"),
+        ("remove", "kernel-meta"),
+    ]
     code, out, _ = run(home, "--yes", "--format", "json", "--path", str(home / "proj"))
     assert json.loads(out)["plan"] == {"entries": [], "size": 0, "files": 0, "skipped": []}
 
@@ -220,13 +226,31 @@ def test_a_lock_named_on_the_command_line_protects_its_build(home, build_store, 
 
 
 def test_without_an_engine_the_scan_runs_and_says_so(home):
-    code, out, err = run(home, "ls", "--format", "json")
+    code, out, err = run(home, "ls", "--format", "json", "--kind", "all")
     data = json.loads(out)
     assert code == 0 and {e["kind"] for e in data["entries"]} == {"kernel-cache", "log", "aoe-bank"}
-    note = f"containers and images labelled ascenv.* not listed: no Docker engine answers at unix://{home}/no-engine.sock (No such file or directory)"
+    note = (
+        "containers and images labelled ascenv.* not listed: no Docker engine answers at "
+        f"unix://{home}/no-engine.sock (No such file or directory)"
+    )
     assert data["warnings"] == [note] and note in err
     code, out, _ = run(home, "--dry-run", "--kind", "container", "--format", "json")
     assert code == 0 and json.loads(out)["plan"]["entries"] == []
+
+
+@pytest.mark.parametrize(
+    "argv", [("ls",), ("--dry-run",), ("--yes",), ("ls", "--kind", "log"), ("--kind", "dump", "--yes")]
+)
+def test_the_engine_is_contacted_only_when_containers_are_asked_for(home, monkeypatch, argv):
+    import ascenv.containers.engine as engine_module
+
+    def connect(*args, **kwargs):
+        raise AssertionError("the engine was contacted")
+
+    monkeypatch.setattr(engine_module, "connect", connect)
+    code, out, err = run(home, *argv, "--format", "json")
+    assert code == 0, err
+    assert not any("containers" in w for w in json.loads(out)["warnings"])
 
 
 @pytest.mark.engine

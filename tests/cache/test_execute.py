@@ -9,7 +9,7 @@ from ascenv.cache.entry import CacheEntry, CacheRoot
 from ascenv.cache.execute import execute, remove_entry
 from ascenv.cache.plan import Filters, make_plan
 from ascenv.cache.scan import scan
-from tests.cache.helpers import as_user, shared_tmp, tree_digest, write
+from tests.cache.helpers import as_user, canary, shared_tmp, tree_digest, write
 
 NOBODY = 65534
 OLD = 1_000_000.0  # 1970: far from "changed in the last minutes"
@@ -190,8 +190,9 @@ def test_journal_records_each_removed_entry(tmp_path):
     home, _, roots = world(tmp_path)
     journal = tmp_path / "state" / "ascenv" / "clean-cache.jsonl"
     execute(plan_all(roots), uid=None, recent_cutoff=NEVER, journal=str(journal), now=OLD)
-    (line,) = journal.read_text().splitlines()
+    begin, line = journal.read_text().splitlines()
     record = json.loads(line)
+    assert json.loads(begin)["action"] == "begin" and json.loads(begin)["path"] == record["path"]
     assert record["action"] == "remove" and record["path"].endswith("kernel_cache/Ascend910B4")
     assert record["files"] == 9 and record["errors"] == [] and record["time"].startswith("1970-01-12")
 
@@ -202,3 +203,99 @@ def test_non_utf8_entry_is_deleted(tmp_path):
     roots = [CacheRoot("log", str(tmp_path / "log"), "t", "children")]
     outcome = execute(plan_all(roots), uid=None, recent_cutoff=NEVER)
     assert outcome.files == 1 and os.listdir(log) == []
+
+
+def _tree(top, depth, width):
+    """``width`` branches at every level of a ``depth``-deep chain, a file in each."""
+    path = top
+    for _ in range(depth):
+        for b in range(width):
+            write(str(path / f"b{b}" / "k.o"), b"k", mtime=OLD)
+        path = path / "d"
+    write(str(path / "leaf.o"), b"k", mtime=OLD)
+
+
+@pytest.mark.parametrize("budget", [2, 3, 64])
+def test_deep_and_wide_trees_are_removed_with_a_bounded_number_of_descriptors(tmp_path, monkeypatch, budget):
+    monkeypatch.setattr(execute_module, "FD_BUDGET", budget)
+    kc = tmp_path / "kernel_cache"
+    _tree(kc / "Ascend910B4", depth=40, width=3)
+    write(str(tmp_path / "outside/keep.txt"), b"keep", mtime=OLD)
+    opened = []
+    real_open = os.open
+
+    def counting_open(*args, **kwargs):
+        fd = real_open(*args, **kwargs)
+        opened.append(len(os.listdir("/proc/self/fd")))
+        return fd
+
+    roots = [CacheRoot("kernel-cache", str(kc), "t", "soc", pattern=r"Ascend\w+")]
+    plan = plan_all(roots)
+    monkeypatch.setattr(execute_module.os, "open", counting_open)
+    with canary(tmp_path, kc / "Ascend910B4"):
+        outcome = execute(plan, uid=None, recent_cutoff=NEVER)
+    assert outcome.errors == [] and outcome.files == 40 * 3 + 1
+    assert not (kc / "Ascend910B4").exists()
+    assert max(opened) - min(opened) <= budget + 4  # the walk's own descriptors, /proc listings aside
+
+
+def test_an_ancestor_moved_away_during_a_deep_delete_stops_the_walk(tmp_path, monkeypatch):
+    monkeypatch.setattr(execute_module, "FD_BUDGET", 2)
+    kc = tmp_path / "kernel_cache"
+    _tree(kc / "Ascend910B4", depth=6, width=1)
+    roots = [CacheRoot("kernel-cache", str(kc), "t", "soc")]
+    plan = plan_all(roots)
+    real_rmdir = os.rmdir
+    moved = []
+
+    def rmdir_then_move(name, *, dir_fd=None):
+        if not moved:  # the deepest directory: move its grand-parent's parent elsewhere
+            moved.append(1)
+            os.rename(kc / "Ascend910B4/d/d", tmp_path / "elsewhere")
+        return real_rmdir(name, dir_fd=dir_fd)
+
+    monkeypatch.setattr(execute_module.os, "rmdir", rmdir_then_move)
+    outcome = execute(plan, uid=None, recent_cutoff=NEVER)
+    assert any("moved while cleaning, stopped" in e for e in outcome.errors)
+    assert (kc / "Ascend910B4/d/b0/k.o").exists() or (kc / "Ascend910B4").exists()
+
+
+def test_an_entry_replaced_after_the_scan_is_left_alone(tmp_path):
+    home, precious, roots = world(tmp_path)
+    plan = plan_all(roots)
+    soc = home / "atc_data/kernel_cache/Ascend910B4"
+    os.rename(soc, tmp_path / "scanned")
+    os.makedirs(soc)
+    write(str(soc / "new.o"), b"written after the plan was shown", mtime=OLD)
+    outcome = execute(plan, uid=None, recent_cutoff=NEVER)
+    assert outcome.files == 0 and "replaced since" in outcome.errors[0]
+    assert (soc / "new.o").exists()
+
+
+def test_mount_ids_tell_a_bind_mount_from_its_parent():
+    from ascenv.cache.dirfd import mount_id, mount_points
+
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert isinstance(mount_id(fd), int)
+    finally:
+        os.close(fd)
+    assert "/" in mount_points() and "/proc" in mount_points()
+
+
+def test_open_dir_path_follows_no_symlink_in_any_component(tmp_path):
+    import errno
+
+    from ascenv.cache.dirfd import open_dir_path
+
+    (tmp_path / "real/a/b").mkdir(parents=True)
+    os.symlink(tmp_path / "real", tmp_path / "link")
+    fd = open_dir_path(str(tmp_path / "real/a/b"))
+    try:
+        assert os.path.samestat(os.fstat(fd), os.stat(tmp_path / "real/a/b"))
+    finally:
+        os.close(fd)
+    for path in (tmp_path / "link/a/b", tmp_path / "link"):
+        with pytest.raises(OSError) as caught:
+            open_dir_path(str(path))
+        assert caught.value.errno in (errno.ELOOP, errno.ENOTDIR)

@@ -1,3 +1,5 @@
+import os
+
 from ascenv.cache.roots import ascenv_cache_dir, ascenv_state_dir, resolve_roots
 
 HOME = "/home/u"
@@ -67,13 +69,13 @@ def test_variables_pointing_at_home_system_or_installs_are_refused():
     env = {
         "ASCEND_PROCESS_LOG_PATH": HOME,
         "NPU_COLLECT_PATH": "/usr",
-        "ASCEND_DUMP_PATH": "/usr/local/Ascend/ascend-toolkit/8.1.RC1/x",
-        "ASCEND_HOME_PATH": "/usr/local/Ascend/ascend-toolkit/8.1.RC1",
+        "ASCEND_DUMP_PATH": "/data/Ascend/ascend-toolkit/8.1.RC1/x",
+        "ASCEND_HOME_PATH": "/data/Ascend/ascend-toolkit/8.1.RC1",
     }
     roots = {(r.kind, r.path): r for r in resolve_roots(env, home=HOME, cwd=CWD)}
     assert "home" in roots[("log", HOME)].refused
     assert "system" in roots[("dump", "/usr")].refused
-    assert "CANN install" in roots[("dump", "/usr/local/Ascend/ascend-toolkit/8.1.RC1/x")].refused
+    assert "CANN install" in roots[("dump", "/data/Ascend/ascend-toolkit/8.1.RC1/x")].refused
     assert roots[("log", "/home/u/ascend/log")].refused is None
 
 
@@ -84,10 +86,10 @@ def test_work_path_equal_to_cache_path_protects_the_bank():
 
 
 def test_vendor_paths_and_custom_opp_path_are_protected():
-    env = {"ASCEND_CUSTOM_OPP_PATH": "/opt/ops/vendors/mine:", "ASCEND_WORK_PATH": "/opt/ops"}
+    env = {"ASCEND_CUSTOM_OPP_PATH": "/data/ops/vendors/mine:", "ASCEND_WORK_PATH": "/data/ops"}
     roots = resolve_roots(env, home=HOME, cwd=CWD, protected_paths=["/srv/vendors/other"])
-    assert [r for r in roots if r.path == "/opt/ops/log"][0].refused is None  # beside the vendor, not over it
-    assert "/opt/ops/vendors/mine" in [r for r in roots if r.kind == "dump" and r.path == "/opt/ops"][0].refused
+    assert [r for r in roots if r.path == "/data/ops/log"][0].refused is None  # beside the vendor, not over it
+    assert "/data/ops/vendors/mine" in [r for r in roots if r.kind == "dump" and r.path == "/data/ops"][0].refused
     roots = resolve_roots(
         {"ASCEND_CACHE_PATH": "/srv/vendors/other/c"}, home=HOME, cwd=CWD, protected_paths=["/srv/vendors/other"]
     )
@@ -99,6 +101,8 @@ def test_self_roots_keep_their_last_component_unresolved():
     roots = resolve_roots({}, home=HOME, cwd=CWD, realpath=lambda p: links.get(p, p))
     assert by_kind(roots, "kernel-meta")[0][0] == "/data/proj/kernel_meta"
     assert by_kind(roots, "kernel-cache")[0][0] == "/big/kernel_cache"
+    meta = next(r for r in roots if r.kind == "kernel-meta")
+    assert meta.named == "/home/u/proj/kernel_meta" and "--follow /data/proj/kernel_meta" in meta.refused
 
 
 def test_ascenv_dirs():
@@ -107,3 +111,45 @@ def test_ascenv_dirs():
     assert ascenv_cache_dir({"ASCENV_CACHE_DIR": "/a", "XDG_CACHE_HOME": "/xdg"}, home=HOME, cwd=CWD) == "/a"
     assert ascenv_state_dir({}, home=HOME, cwd=CWD) == "/home/u/.local/state/ascenv"
     assert ascenv_state_dir({"XDG_STATE_HOME": "/s"}, home=HOME, cwd=CWD) == "/s/ascenv"
+
+
+def refused(roots, kind, path):
+    return next(r for r in roots if r.kind == kind and r.path == path).refused
+
+
+def test_every_root_inside_a_system_tree_is_refused_at_any_depth():
+    for tree in ("/usr", "/etc", "/var", "/opt", "/boot", "/lib", "/lib64", "/srv", "/run"):
+        for value in (tree, f"{tree}/lib", f"{tree}/a/b/c"):
+            env = {"ASCEND_PROCESS_LOG_PATH": value, "ASCEND_WORK_PATH": value, "ASCEND_CACHE_PATH": value}
+            roots = resolve_roots(env, home=HOME, cwd=CWD)
+            assert "system tree" in refused(roots, "log", value)
+            assert "system tree" in refused(roots, "dump", value)  # the <pid>_<dev> pattern root too
+            assert "system tree" in refused(roots, "kernel-cache", f"{value}/kernel_cache")
+            assert "system tree" in refused(roots, "kernel-meta", f"{value}/kernel_meta")
+
+
+def test_a_home_inside_a_system_tree_keeps_its_own_caches():
+    home = "/var/lib/jenkins"
+    roots = resolve_roots({"ASCEND_PROCESS_LOG_PATH": "/var/lib/other"}, home=home, cwd=home)
+    assert refused(roots, "kernel-cache", "/var/lib/jenkins/atc_data/kernel_cache") is None
+    assert "system tree" in refused(roots, "log", "/var/lib/other")
+    assert refused(roots, "log", "/var/lib/jenkins/ascend/log") is None
+
+
+def test_homes_and_directories_holding_homes_are_refused():
+    for value in ("/", "/home", "/tmp", "/mnt", HOME, "/home/u/.."):
+        roots = resolve_roots({"ASCEND_PROCESS_LOG_PATH": value}, home=HOME, cwd=CWD)
+        path = os.path.normpath(value)
+        assert "home" in refused(roots, "log", path), value
+    roots = resolve_roots({"ASCEND_CACHE_PATH": "/home/alice/c"}, home=HOME, cwd=CWD, other_homes=["/home/alice", "/"])
+    assert "another user's home" in refused(roots, "kernel-cache", "/home/alice/c/kernel_cache")
+
+
+def test_a_symlinked_root_names_its_target_and_needs_follow():
+    links = {"/home/u/atc_data/kernel_cache": "/big/kc", "/home/u/atc_data/fuzzy_kernel_cache": "/big/fkc"}
+    roots = resolve_roots({}, home=HOME, cwd=CWD, realpath=lambda p: links.get(p, p))
+    root = next(r for r in roots if r.kind == "kernel-cache")
+    assert (root.path, root.named) == ("/big/kc", "/home/u/atc_data/kernel_cache")
+    assert "--follow /big/kc" in root.refused
+    roots = resolve_roots({}, home=HOME, cwd=CWD, realpath=lambda p: links.get(p, p), follow=["/big"])
+    assert [r.refused for r in roots if r.path in ("/big/kc", "/big/fkc")] == [None, None]
