@@ -200,3 +200,41 @@ def test_sigterm_handling_is_restored_after_the_probe(tmp_path):
         Root(host.root), dict(host.environ, HOME="/home/dev"), python=str(write_script(tmp_path / "py", "exit 1\n"))
     )
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+# --- what held before, kept: a hang costs its own timeout once; odd output becomes findings -------
+
+
+def test_a_hung_npu_smi_costs_its_timeout_once(tmp_path, monkeypatch):
+    host = build_host("a2-cann800", tmp_path)
+    hanging_program(tmp_path / "hang" / "npu-smi", tmp_path / "pids")
+    monkeypatch.setattr(npu_probe, "TIMEOUT", 1.0)
+    environ = dict(host.environ, PATH=f"{tmp_path / 'hang'}:{host.environ['PATH']}", HOME="/root")
+    start = time.monotonic()
+    snap = collect(Root(host.root), environ, python=sys.executable)
+    assert 1.0 <= time.monotonic() - start < 3
+    assert [e.kind for e in snap.npu.errors] == ["timeout"]  # `info` hung: nothing else was asked
+    assert snap.python.errors == () and snap.python.version  # the other helper is not affected
+
+
+def test_a_hung_target_python_costs_its_timeout_alongside_npu_smi(tmp_path, monkeypatch):
+    host = build_host("a2-cann800", tmp_path)
+    python = hanging_program(tmp_path / "python3", tmp_path / "pids")
+    monkeypatch.setattr(python_probe, "TIMEOUT", 1.5)
+    start = time.monotonic()
+    snap = collect(Root(host.root), dict(host.environ, HOME="/root"), python=str(python))
+    assert 1.5 <= time.monotonic() - start < 3.5
+    assert [e.kind for e in snap.python.errors] == ["timeout"]
+    assert len(snap.npu.chips) == 8
+
+
+def test_binary_output_becomes_findings_not_failures(tmp_path):
+    host = build_host("a2-cann800", tmp_path)
+    noise = "printf '\\000\\377\\033[2J\\001binary\\376\\n'"
+    write_script(tmp_path / "odd" / "npu-smi", f"{noise}\nhead -c 100000 /dev/urandom\n")
+    python = write_script(tmp_path / "python3", f"{noise}\nhead -c 100000 /dev/urandom\n")
+    environ = dict(host.environ, PATH=f"{tmp_path / 'odd'}:{host.environ['PATH']}", HOME="/root")
+    snap = collect(Root(host.root), environ, python=str(python))
+    assert snap.errors == ()  # no probe crashed
+    assert snap.npu.chips == () and [e.kind for e in snap.npu.errors] == ["parse"]
+    assert [e.kind for e in snap.python.errors] == ["parse"]
