@@ -134,8 +134,11 @@ def test_keyboard_interrupt_kills_the_child_and_its_children(tmp_path):
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        proc.run([str(script)], timeout=60)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            proc.run([str(script)], timeout=60)
+    finally:
+        timer.cancel()  # never a stray SIGINT into a later test
     assert time.monotonic() - start < 10
     assert pids_in(pids) and all_gone(pids_in(pids))
 
