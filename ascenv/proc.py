@@ -6,19 +6,33 @@ status), never an exception: a missing ``npu-smi`` is a finding, not a traceback
 
 from __future__ import annotations
 
+import contextlib
 import os
+import selectors
 import shlex
+import signal
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 OK = "ok"  # ran and exited 0
-EXIT = "exit"  # ran and exited non-zero
+EXIT = "exit"  # ran and exited non-zero, or was killed by a signal (a negative returncode)
 NOT_FOUND = "not-found"  # the program is not on PATH (or the path does not exist)
 TIMEOUT = "timeout"  # killed after the timeout
 OS_ERROR = "os-error"  # could not be started (permission, bad format, ...)
+
+# The most kept of each of stdout and stderr. npu-smi's largest real answers are tens of KB and the
+# target-Python probe prints a few hundred; a tool that prints more is broken or hostile, and
+# holding gigabytes of it (then copying them as text) cost gigabytes of memory. The head is kept:
+# it holds the table or the first error, the rest is read and dropped so the program can finish.
+OUTPUT_LIMIT = 4 << 20
+# After the program exits, how long to wait for its pipes to reach EOF: a background child it left
+# (``cmd &`` in a wrapper script) holds them open, and would otherwise hold the run until the timeout.
+EXIT_GRACE = 0.5
+_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -29,6 +43,8 @@ class Completed:
     stdout: str
     stderr: str
     duration: float
+    truncated: tuple[str, ...] = ()  # the streams cut at the limit: "stdout", "stderr"
+    limit: int = OUTPUT_LIMIT  # where they were cut, in bytes
 
     @property
     def ok(self) -> bool:
@@ -38,24 +54,109 @@ class Completed:
     def command(self) -> str:
         return " ".join(shlex.quote(a) for a in self.argv)
 
-    def describe(self) -> str:
-        """A complete, readable account of the run (the shape pre-commit uses)."""
-
-        def block(text: str) -> str:
-            text = text.rstrip("\n")
-            return " (none)" if not text else "\n" + "\n".join("    " + line for line in text.splitlines())
-
-        head = {
-            OK: "exited 0",
-            EXIT: f"exited {self.returncode}",
+    @property
+    def result(self) -> str:
+        """How the run ended, in words: "exited 1", "killed by SIGSEGV", "timed out after 15.0 s"."""
+        if self.status in (OK, EXIT) and self.returncode is not None:
+            return exit_text(self.returncode)
+        return {
             NOT_FOUND: "not found",
             TIMEOUT: f"timed out after {self.duration:.1f} s",
             OS_ERROR: "could not be started",
-        }[self.status]
-        return f"command: {self.command}\nresult: {head}\nstdout:{block(self.stdout)}\nstderr:{block(self.stderr)}"
+        }.get(self.status, self.status)
+
+    def describe(self) -> str:
+        """A complete, readable account of the run (the shape pre-commit uses)."""
+
+        def block(name: str, text: str) -> str:
+            cut = f" (cut at {_size(self.limit)})" if name in self.truncated else ""
+            text = text.rstrip("\n")
+            body = " (none)" if not text else "\n" + "\n".join("    " + line for line in _excerpt(text))
+            return f"{name}:{cut}{body}"
+
+        return "\n".join(
+            (
+                f"command: {self.command}",
+                f"result: {self.result}",
+                block("stdout", self.stdout),
+                block("stderr", self.stderr),
+            )
+        )
+
+
+# describe() quotes a stream's first and last lines, each cut to a width: the reason a tool gives
+# for failing is at one end, and a message holding megabytes of output is no message.
+QUOTED_LINES = 20
+QUOTED_WIDTH = 500
+
+
+def _excerpt(text: str) -> list[str]:
+    lines = text.split("\n", QUOTED_LINES)  # the head without splitting all of a large output
+    if len(lines) <= QUOTED_LINES:
+        shown = lines
+    else:
+        tail = text.rsplit("\n", QUOTED_LINES)[1:]
+        hidden = text.count("\n") + 1 - 2 * QUOTED_LINES
+        if hidden <= 0:
+            shown = text.split("\n")
+        else:
+            shown = lines[:QUOTED_LINES] + [f"... {hidden} more line(s) not shown ..."] + tail
+    shown = [line.rstrip("\r") for line in shown]
+    return [line if len(line) <= QUOTED_WIDTH else line[:QUOTED_WIDTH] + " ..." for line in shown]
+
+
+def exit_text(returncode: int) -> str:
+    """ "exited N", or "killed by SIGNAME" for a negative returncode (subprocess's convention for a
+    child ended by a signal: https://docs.python.org/3/library/subprocess.html#subprocess.Popen.returncode)."""
+    if returncode >= 0:
+        return f"exited {returncode}"
+    try:
+        return f"killed by {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"killed by signal {-returncode}"
+
+
+def cut_message(done: Completed, stream: str, name: Optional[str] = None) -> str:
+    """What a probe says of output cut at the limit: the head was read, the rest is unknown.
+    ``name`` stands for the program (default: the whole command line)."""
+    size = _size(done.limit)
+    return (
+        f"{name or done.command} printed more than {size} on {stream}: "
+        f"only the first {size} were read, the rest of what it said is unknown"
+    )
+
+
+def _size(count: int) -> str:
+    if count >= 1 << 20:
+        return f"{count / (1 << 20):.1f}".rstrip("0").rstrip(".") + " MiB"
+    return f"{count} bytes"
+
+
+class Deadline:
+    """One time budget shared by several runs: each gets ``timeout(its own)``, the smaller of its
+    own timeout and what is left, so a series of slow or hung commands ends at the deadline."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + max(0.0, seconds)
+
+    @property
+    def left(self) -> float:
+        return max(0.0, self.end - time.monotonic())
+
+    @property
+    def expired(self) -> bool:
+        return self.left <= 0.0
+
+    def timeout(self, own: float) -> float:
+        return min(own, self.left)
 
 
 Runner = Callable[..., Completed]
+
+# Every child still running, by pid: kill_running() ends them when ascenv is interrupted while
+# another thread waits on one (the main thread's own run kills its child as it unwinds).
+_running: dict[int, subprocess.Popen] = {}
+_running_lock = threading.Lock()
 
 
 def run(
@@ -65,31 +166,193 @@ def run(
     env: Optional[Mapping[str, str]] = None,
     cwd: Optional[str] = None,
     input: Optional[str] = None,
+    limit: int = OUTPUT_LIMIT,
 ) -> Completed:
-    """Run ``argv`` with a timeout and capture its output as text (undecodable bytes replaced)."""
+    """Run ``argv`` with a timeout and capture its output as text (undecodable bytes replaced),
+    at most ``limit`` bytes of each stream.
+
+    The program runs in a session (and process group) of its own, and when the run ends (exit,
+    timeout, or an exception such as KeyboardInterrupt in the waiting thread) whatever is left of
+    that group is killed: a timed-out wrapper script's ``sleep`` or a daemon a tool forked must not
+    outlive ascenv (``subprocess.run`` kills only the direct child)."""
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
 
-    def done(status: str, code: Optional[int], out: bytes | str | None, err: bytes | str | None) -> Completed:
-        return Completed(argv, status, code, _text(out), _text(err), time.monotonic() - start)
+    def failed(status: str, message: str) -> Completed:
+        return Completed(argv, status, None, "", message, time.monotonic() - start, (), limit)
 
     try:
-        proc = subprocess.run(
+        child = subprocess.Popen(
             argv,
-            input=None if input is None else input.encode(),
-            stdin=subprocess.DEVNULL if input is None else None,
-            capture_output=True,
-            timeout=timeout,
+            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=None if env is None else dict(env),
             cwd=cwd,
+            start_new_session=True,
         )
     except FileNotFoundError as exc:
-        return done(NOT_FOUND, None, b"", str(exc))
-    except subprocess.TimeoutExpired as exc:
-        return done(TIMEOUT, None, exc.stdout, exc.stderr)
+        return failed(NOT_FOUND, str(exc))
     except OSError as exc:
-        return done(OS_ERROR, None, b"", f"{type(exc).__name__}: {exc}")
-    return done(OK if proc.returncode == 0 else EXIT, proc.returncode, proc.stdout, proc.stderr)
+        return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
+    with _running_lock:
+        _running[child.pid] = child
+    try:
+        out, err, timed_out = _communicate(child, input, start + max(0.0, timeout), limit)
+    finally:
+        _kill_group(child)
+        with _running_lock:
+            _running.pop(child.pid, None)
+    code = child.returncode
+    status = TIMEOUT if timed_out else OK if code == 0 else EXIT
+    cut = tuple(name for name, data in (("stdout", out), ("stderr", err)) if data.overflowed)
+    return Completed(
+        argv,
+        status,
+        None if timed_out else code,
+        _text(out.data),
+        _text(err.data),
+        time.monotonic() - start,
+        cut,
+        limit,
+    )
+
+
+def kill_running() -> None:
+    """Kill every child this process is running, with its process group (an interrupt's clean-up)."""
+    with _running_lock:
+        children = list(_running.values())
+    for child in children:
+        _signal_group(child, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while inside, so a run's clean-up (killing its process
+    group) happens for it as for Ctrl-C: Python's default SIGTERM ends the process without
+    unwinding, and children in their own sessions would run on. Only the main thread can do this."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+class _Capture:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.overflowed = False
+
+    def add(self, chunk: bytes) -> None:
+        room = self.limit - self.kept
+        if len(chunk) > room:
+            self.overflowed = True
+            chunk = chunk[:room]
+        if chunk:
+            self.chunks.append(chunk)
+            self.kept += len(chunk)
+
+    @property
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def _communicate(
+    child: subprocess.Popen, input: Optional[str], end: float, limit: int
+) -> tuple[_Capture, _Capture, bool]:
+    """Read both pipes until EOF, the deadline ``end``, or ``EXIT_GRACE`` after the child exited.
+    Returns (stdout, stderr, timed out); the child is reaped unless it timed out."""
+    assert child.stdout is not None and child.stderr is not None
+    captures = {child.stdout.fileno(): _Capture(limit), child.stderr.fileno(): _Capture(limit)}
+    out, err = captures.values()
+    pending = input.encode() if input is not None else b""
+    with selectors.DefaultSelector() as selector:
+        for fd in captures:
+            selector.register(fd, selectors.EVENT_READ)
+        stdin = child.stdin.fileno() if child.stdin is not None else None
+        if child.stdin is not None and stdin is not None:
+            if pending:
+                os.set_blocking(stdin, False)
+                selector.register(stdin, selectors.EVENT_WRITE)
+            else:
+                child.stdin.close()
+        exited_at: Optional[float] = None
+        while selector.get_map():
+            now = time.monotonic()
+            if exited_at is None and _exited(child):
+                exited_at = now
+            wait = end - now if exited_at is None else min(end, exited_at + EXIT_GRACE) - now
+            if wait <= 0:
+                break
+            # a short wait while the child runs: its exit is noticed without a SIGCHLD handler
+            for key, _ in selector.select(min(wait, 0.1) if exited_at is None else wait):
+                fd = key.fd
+                if fd == stdin and child.stdin is not None:
+                    try:
+                        written = os.write(fd, pending[:_CHUNK])
+                    except BrokenPipeError:
+                        written = len(pending)
+                    pending = pending[written:]
+                    if not pending:
+                        selector.unregister(fd)
+                        child.stdin.close()
+                    continue
+                chunk = os.read(fd, _CHUNK)
+                if chunk:
+                    captures[fd].add(chunk)
+                else:
+                    selector.unregister(fd)
+    for stream in (child.stdin, child.stdout, child.stderr):
+        if stream is not None:
+            stream.close()
+    # Both pipes at EOF a moment before the child is a zombie, or closed by a child still running:
+    # wait for its exit, up to the deadline.
+    pause = 0.001
+    while not _exited(child):
+        left = end - time.monotonic()
+        if left <= 0:
+            return out, err, True
+        time.sleep(min(left, pause))
+        pause = min(pause * 2, 0.05)
+    return out, err, False
+
+
+def _exited(child: subprocess.Popen) -> bool:
+    """Whether the child has exited, *without* reaping it: while it is a zombie its pid (and so
+    its process group id) cannot be reused, so the group can still be killed safely."""
+    if child.returncode is not None:
+        return True
+    try:
+        return os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    """Kill what is left of the child's process group, then reap the child."""
+    _signal_group(child, signal.SIGKILL)
+    for stream in (child.stdin, child.stdout, child.stderr):
+        if stream is not None:
+            stream.close()
+    child.wait()
+
+
+def _signal_group(child: subprocess.Popen, signum: int) -> None:
+    if child.returncode is not None:  # reaped: its pid may belong to someone else by now
+        return
+    try:
+        os.killpg(child.pid, signum)  # start_new_session: the group id is the child's pid
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def last_line(text: str) -> str:

@@ -204,7 +204,8 @@ def sourced_environ(bin_dir: Path, toolkit_home: str) -> dict:
     )
     h = toolkit_home
     return {
-        "PATH": f"{bin_dir}:{h}/bin:{h}/compiler/ccec_compiler/bin:{h}/tools/ccec_compiler/bin:/usr/local/bin:/usr/bin:/bin",
+        "PATH": f"{bin_dir}:{h}/bin:{h}/compiler/ccec_compiler/bin:{h}/tools/ccec_compiler/bin"
+        ":/usr/local/bin:/usr/bin:/bin",
         "LD_LIBRARY_PATH": f"{h}/tools/aml/lib64:{h}/tools/aml/lib64/plugin:{h}/lib64:{h}/lib64/plugin/opskernel:"
         f"{h}/lib64/plugin/nnengine:{h}/opp/built-in/op_impl/ai_core/tbe/op_tiling/lib/linux/aarch64:{driver}:",
         "PYTHONPATH": f"{h}/python/site-packages:{h}/opp/built-in/op_impl/ai_core/tbe:",
@@ -475,3 +476,72 @@ HOST_NAMES = tuple(_BUILDERS)
 def build_host(name: str, tmp_path: Path) -> FixtureHost:
     """Build fixture machine ``name`` (one of HOST_NAMES) under ``tmp_path / name``."""
     return _BUILDERS[name](_Machine(Path(tmp_path), name))
+
+
+# --- hostile helpers: programs that hang, flood or leave processes behind -------------------------
+# Each writes a script that logs its own pid (and its background child's) to files beside it, so a
+# test can check by pid that nothing it started is still running afterwards.
+
+
+def write_script(path: Path, body: str) -> Path:
+    """An executable ``#!/bin/sh`` script at ``path`` (parents created) running ``body``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def hanging_program(path: Path, pids: Path) -> Path:
+    """Starts a sleeping grandchild (``sleep 100000 &``), appends its own and that pid to ``pids``,
+    then waits for it: a wrapper script whose helper hangs (a wedged driver call)."""
+    return write_script(path, f'sleep 100000 &\necho "$$ $!" >> "{pids}"\nwait\n')
+
+
+def daemon_then(path: Path, pids: Path, then: str) -> Path:
+    """Forks a sleeping daemon that keeps stdout/stderr open (``sleep 100000 &``), appends its pid
+    to ``pids``, then runs ``then`` and exits: it answers, but its pipes never reach EOF."""
+    return write_script(path, f'sleep 100000 &\necho "$!" >> "{pids}"\n{then}\n')
+
+
+def flooding_program(
+    path: Path, size: int, stream: str = "stdout", line: str = "dcmi error -8020", status: int = 1
+) -> Path:
+    """Prints ``size`` bytes of ``line`` repeated on ``stream`` (stdout or stderr), then exits ``status``."""
+    redirect = " >&2" if stream == "stderr" else ""
+    return write_script(path, f'yes "{line}" | head -c {size}{redirect}\nexit {status}\n')
+
+
+def hang_after_info(path: Path, real_npu_smi: Path, pids: Path) -> Path:
+    """An npu-smi that answers ``info`` like ``real_npu_smi`` (a fixture host's) and hangs on every
+    other query, with a sleeping grandchild: a driver that wedges on the per-board queries."""
+    return write_script(
+        path, f'[ "$*" = info ] && exec "{real_npu_smi}" info\nsleep 100000 &\necho "$$ $!" >> "{pids}"\nwait\n'
+    )
+
+
+def pids_in(path: Path) -> list[int]:
+    """Every pid written to ``path`` by the scripts above ([] when none ran)."""
+    return [int(word) for word in path.read_text().split()] if path.exists() else []
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie is not: it has exited, only its status is left)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            state = handle.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def all_gone(pids: list[int], within: float = 5.0) -> bool:
+    """Whether every pid has stopped running, allowing ``within`` seconds: a SIGKILL is delivered
+    asynchronously, so a process killed a moment ago may still be seen running."""
+    import time
+
+    end = time.monotonic() + within
+    while any(running(pid) for pid in pids):
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True

@@ -1,6 +1,15 @@
+import os
+import signal
 import sys
+import threading
+import time
+
+import pytest
 
 from ascenv import proc
+from tests.fixture_hosts import all_gone, daemon_then, flooding_program, hanging_program, pids_in, write_script
+
+MIB = 1 << 20
 
 
 def test_ok_captures_output():
@@ -41,6 +50,158 @@ def test_os_error_is_data(tmp_path):
 
 
 def test_last_line_is_the_last_non_blank_line_stripped():
-    describe = "command: npu-smi info\nresult: exited 255\nstdout: (none)\nstderr:\n    dcmi model initialized failed, because the device is used. ret is -8020\n\n"
+    describe = (
+        "command: npu-smi info\nresult: exited 255\nstdout: (none)\nstderr:\n"
+        "    dcmi model initialized failed, because the device is used. ret is -8020\n\n"
+    )
     assert proc.last_line(describe) == "dcmi model initialized failed, because the device is used. ret is -8020"
     assert proc.last_line(" \n\n") == ""
+
+
+# --- bounded output ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+def test_output_is_cut_at_the_limit_keeping_the_head(stream, tmp_path):
+    script = flooding_program(tmp_path / "flood", 20 * MIB, stream, line="head")
+    done = proc.run([str(script)], timeout=60, limit=MIB)
+    text = getattr(done, stream)
+    assert len(text.encode()) == MIB and text.startswith("head\nhead\n")
+    assert done.truncated == (stream,)
+    assert done.status == proc.EXIT and done.returncode == 1  # the program's own status, not ours
+    assert f"{stream}: (cut at 1 MiB)" in done.describe()
+
+
+def test_both_streams_are_cut_independently(tmp_path):
+    script = write_script(tmp_path / "both", "yes out | head -c 3000000\nyes err | head -c 3000000 >&2\n")
+    done = proc.run([str(script)], timeout=60, limit=MIB)
+    assert done.truncated == ("stdout", "stderr")
+    assert done.stdout.startswith("out\n") and done.stderr.startswith("err\n")
+
+
+def test_default_limit_bounds_every_run(tmp_path):
+    script = flooding_program(tmp_path / "flood", proc.OUTPUT_LIMIT + 4096)
+    done = proc.run([str(script)], timeout=60)
+    assert len(done.stdout.encode()) == proc.OUTPUT_LIMIT and done.truncated == ("stdout",)
+
+
+def test_output_under_the_limit_is_whole_and_not_marked(tmp_path):
+    done = proc.run([sys.executable, "-c", "print('x' * 1000)"], timeout=30, limit=1001)
+    assert done.stdout == "x" * 1000 + "\n" and done.truncated == ()
+    assert "cut at" not in done.describe()
+
+
+def test_input_is_fed_to_stdin():
+    done = proc.run([sys.executable, "-c", "import sys; print(sys.stdin.read().upper())"], timeout=30, input="abc")
+    assert done.stdout == "ABC\n"
+
+
+# --- process groups ------------------------------------------------------------------------------
+
+
+def test_timeout_kills_the_grandchildren_too(tmp_path):
+    pids = tmp_path / "pids"
+    script = hanging_program(tmp_path / "hang", pids)
+    done = proc.run([str(script)], timeout=1)
+    assert done.status == proc.TIMEOUT and done.duration < 10
+    (shell, grandchild) = pids_in(pids)
+    assert all_gone([shell, grandchild])
+
+
+def test_a_daemon_holding_the_pipes_neither_holds_the_run_nor_survives_it(tmp_path):
+    pids = tmp_path / "pids"
+    script = daemon_then(tmp_path / "daemon", pids, "echo answered")
+    start = time.monotonic()
+    done = proc.run([str(script)], timeout=30)
+    assert time.monotonic() - start < 5  # not the 30 s timeout waiting for the daemon's EOF
+    assert done.status == proc.OK and done.stdout == "answered\n"
+    (daemon,) = pids_in(pids)
+    assert all_gone([daemon])
+
+
+def test_leftover_background_processes_are_killed_after_a_normal_exit(tmp_path):
+    pids = tmp_path / "pids"
+    # the daemon's output goes elsewhere, so the pipes close: it is still part of the run's group
+    script = write_script(tmp_path / "detach", f'sleep 100000 >/dev/null 2>&1 &\necho "$!" >> "{pids}"\n')
+    assert proc.run([str(script)], timeout=30).ok
+    (daemon,) = pids_in(pids)
+    assert all_gone([daemon])
+
+
+def test_keyboard_interrupt_kills_the_child_and_its_children(tmp_path):
+    pids = tmp_path / "pids"
+    script = hanging_program(tmp_path / "hang", pids)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            proc.run([str(script)], timeout=60)
+    finally:
+        timer.cancel()  # never a stray SIGINT into a later test
+    assert time.monotonic() - start < 10
+    assert pids_in(pids) and all_gone(pids_in(pids))
+
+
+def test_kill_running_stops_runs_of_other_threads(tmp_path):
+    pids = tmp_path / "pids"
+    script = hanging_program(tmp_path / "hang", pids)
+    results: list[proc.Completed] = []
+    worker = threading.Thread(target=lambda: results.append(proc.run([str(script)], timeout=60)))
+    worker.start()
+    deadline = time.monotonic() + 10
+    while len(pids_in(pids)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill_running()
+    worker.join(10)
+    assert not worker.is_alive() and results[0].duration < 10
+    assert all_gone(pids_in(pids))
+
+
+# --- how a run ended -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["SIGSEGV", "SIGABRT", "SIGKILL"])
+def test_a_signal_death_is_named(name, tmp_path):
+    script = write_script(tmp_path / "crash", f"echo before\nkill -{name[3:]} $$\n")
+    done = proc.run([str(script)], timeout=30)
+    number = int(getattr(signal, name))
+    assert done.status == proc.EXIT and done.returncode == -number
+    assert done.result == f"killed by {name}"
+    assert f"result: killed by {name}" in done.describe() and f"exited -{number}" not in done.describe()
+
+
+def test_exit_status_wording():
+    assert proc.exit_text(0) == "exited 0" and proc.exit_text(3) == "exited 3"
+    assert proc.exit_text(-11) == "killed by SIGSEGV"
+    assert proc.exit_text(-200) == "killed by signal 200"  # no such signal: the number, still not "exited"
+
+
+# --- one deadline for several runs ---------------------------------------------------------------
+
+
+def test_deadline_gives_each_call_what_is_left():
+    deadline = proc.Deadline(2.0)
+    assert 1.5 < deadline.timeout(15.0) <= 2.0  # the budget is smaller than the call's own timeout
+    assert deadline.timeout(0.5) == 0.5  # the call's own timeout is smaller
+    assert not deadline.expired
+
+
+def test_an_expired_deadline_leaves_nothing():
+    deadline = proc.Deadline(0.0)
+    assert deadline.expired and deadline.timeout(15.0) == 0.0
+
+
+def test_describe_quotes_both_ends_of_a_long_output():
+    lines = [f"line {n}" for n in range(1000)]
+    done = proc.Completed(("tool",), proc.EXIT, 1, "\n".join(lines) + "\n", "x" * 100_000, 0.1)
+    text = done.describe()
+    quoted = [line.strip() for line in text.splitlines()]
+    assert quoted[3:5] == ["line 0", "line 1"] and quoted[-3] == "line 999"  # head, tail, then stderr
+    assert f"... {1000 - 2 * proc.QUOTED_LINES} more line(s) not shown ..." in quoted
+    assert len(text) < 5000  # the 100 kB line is cut too
+
+
+def test_describe_keeps_a_short_output_whole():
+    done = proc.Completed(("tool",), proc.EXIT, 2, "a\r\nb\n", "", 0.1)
+    assert done.describe() == "command: tool\nresult: exited 2\nstdout:\n    a\n    b\nstderr: (none)"

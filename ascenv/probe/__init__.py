@@ -25,6 +25,7 @@ from ascenv.model import (
     ProbeError,
     PythonInfo,
     Snapshot,
+    Vendor,
     VendorConfig,
 )
 from ascenv.probe.cann import probe_cann
@@ -40,12 +41,24 @@ from ascenv.probe.vendors import probe_vendors
 T = TypeVar("T")
 
 
+# The whole probe's time: npu-smi's queries and the target interpreter share one deadline (each
+# still has its own timeout), so no mix of hung helpers makes it take minutes.
+BUDGET = 30.0
+
+
 def collect(
-    root: Root, environ: Mapping[str, str], run: proc.Runner = proc.run, *, python: Optional[str] = None
+    root: Root,
+    environ: Mapping[str, str],
+    run: proc.Runner = proc.run,
+    *,
+    python: Optional[str] = None,
+    budget: float = BUDGET,
 ) -> Snapshot:
     """Probe everything. ``environ`` is the environment to judge (the caller's, or a saved one);
-    ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH)."""
+    ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH);
+    ``budget`` the seconds all helper programs together may take."""
     failures: list[ProbeError] = []
+    deadline = proc.Deadline(budget)
 
     def guarded(name: str, probe: Callable[[], T], fallback: T) -> T:
         return _guarded(failures, name, probe, fallback)
@@ -53,29 +66,44 @@ def collect(
     path = environ.get("PATH")
     # The target interpreter is a subprocess of tens of milliseconds: it runs on a thread while
     # this one does every other probe (npu-smi's queries, then the file reads), and is joined
-    # last (start-up time, issue #3 item 5). Its failure, if any, is listed where it always was.
+    # last (start-up time). Its failure, if any, is listed where it always was.
     python_result: list[PythonInfo] = []
     python_failures: list[ProbeError] = []  # its own list: appended to from another thread
 
     def probe_target_python() -> None:
         python_result.append(
-            _guarded(python_failures, "python", lambda: probe_python(run, python, path, environ), PythonInfo())
+            _guarded(
+                python_failures,
+                "python",
+                lambda: probe_python(run, python, path, environ, deadline=deadline),
+                PythonInfo(),
+            )
         )
 
-    python_thread = threading.Thread(target=probe_target_python, name="ascenv-python-probe")
-    python_thread.start()
-    host = guarded("host", lambda: probe_host(root), HostInfo())
-    npu = guarded("npu-smi", lambda: probe_npu(run, path), NpuInfo())
-    driver = guarded("driver", lambda: probe_driver(root), DriverInfo())
-    firmware = guarded("firmware", lambda: probe_firmware(root), FirmwareInfo())
-    firmware = _firmware_from_board(firmware, npu)
-    install_info = guarded("install-info", lambda: read_install_info(root), None)
-    cann = guarded("cann", lambda: probe_cann(root, environ, environ.get("HOME")), CannInfo())
-    devices = guarded("devices", lambda: probe_devices(root), Devices())
-    env = guarded("env", lambda: probe_env(environ, root, [i.path for i in cann.installs]), EnvInfo())
-    opp = environ.get("ASCEND_OPP_PATH") or (posixpath.join(cann.active, "opp") if cann.active else None)
-    vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), ((), VendorConfig()))
-    python_thread.join()
+    # daemon: an interrupted ascenv must not wait for this thread at exit (it is stopped below).
+    python_thread = threading.Thread(target=probe_target_python, name="ascenv-python-probe", daemon=True)
+    with proc.sigterm_as_interrupt():
+        python_thread.start()
+        try:
+            host = guarded("host", lambda: probe_host(root), HostInfo())
+            npu = guarded("npu-smi", lambda: probe_npu(run, path, deadline=deadline), NpuInfo())
+            driver = guarded("driver", lambda: probe_driver(root), DriverInfo())
+            firmware = guarded("firmware", lambda: probe_firmware(root), FirmwareInfo())
+            firmware = _firmware_from_board(firmware, npu)
+            install_info = guarded("install-info", lambda: read_install_info(root), None)
+            cann = guarded("cann", lambda: probe_cann(root, environ, environ.get("HOME")), CannInfo())
+            devices = guarded("devices", lambda: probe_devices(root), Devices())
+            env = guarded("env", lambda: probe_env(environ, root, [i.path for i in cann.installs]), EnvInfo())
+            opp = environ.get("ASCEND_OPP_PATH") or (posixpath.join(cann.active, "opp") if cann.active else None)
+            no_vendors: tuple[tuple[Vendor, ...], VendorConfig] = ((), VendorConfig())
+            vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), no_vendors)
+            python_thread.join()
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM): the main thread's own run has killed its child; the
+            # target interpreter's run is on the other thread, so kill it here and let it end.
+            proc.kill_running()
+            python_thread.join(timeout=5)
+            raise
     return Snapshot(
         created=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),  # ISO 8601 UTC (datetime costs an import)
         root=str(root.directory),

@@ -27,11 +27,13 @@ def probe_python(
     executable: Optional[str],
     path: Optional[str],
     environ: Optional[Mapping[str, str]] = None,
+    deadline: Optional[proc.Deadline] = None,
 ) -> PythonInfo:
     """Run the target interpreter (``executable``, else ``python3`` found on ``path``).
 
     ``environ`` is the environment it runs with (PYTHONPATH and the user site decide its
-    sys.path); None means the caller's own.
+    sys.path); None means the caller's own. It gets ``TIMEOUT`` or what is left of ``deadline``,
+    whichever is less.
     """
     wanted = executable or "python3"
     target = wanted if "/" in wanted else proc.which(wanted, path)
@@ -40,17 +42,23 @@ def probe_python(
         return _failed(wanted, "not-found", f"no {wanted} {where}; choose one with --python PATH")
     # -B: never write __pycache__ into the judged environment. Not -I/-E/-s: PYTHONPATH (set_env.sh
     # puts CANN's python/site-packages there) and the user site are part of what torch_npu sees.
-    done = run([target, "-B", "-c", _SCRIPT.read_text(encoding="utf-8")], timeout=TIMEOUT, env=environ)
+    timeout = TIMEOUT if deadline is None else deadline.timeout(TIMEOUT)
+    done = run([target, "-B", "-c", _SCRIPT.read_text(encoding="utf-8")], timeout=timeout, env=environ)
     source = f"{target} -B -c <ascenv/probe/{_SCRIPT.name}>"
     if done.status == proc.NOT_FOUND:
         return _failed(target, "not-found", f"{target} does not exist", source)
     if done.status == proc.TIMEOUT:
-        return _failed(target, "timeout", f"{target} did not answer within {TIMEOUT:.0f} s", source)
+        return _failed(target, "timeout", f"{target} did not answer within {_seconds(timeout)} s", source)
     if done.status == proc.OS_ERROR:
         return _failed(target, "os-error", f"{target} could not be started: {proc.last_line(done.stderr)}", source)
     if done.status == proc.EXIT:
-        message = f"{target} exited {done.returncode}: {proc.last_line(done.stderr) or '(no stderr)'}"
+        ended = proc.exit_text(done.returncode) if done.returncode is not None else "failed"
+        if ended.startswith("killed"):
+            ended = "was " + ended
+        message = f"{target} {ended}: {proc.last_line(done.stderr) or '(no stderr)'}"
         return _failed(target, "exit-status", message, source)
+    if "stdout" in done.truncated:  # the head of a flood is no JSON: say what happened instead
+        return _failed(target, "too-large", proc.cut_message(done, "stdout", target), source)
     return parse_target_output(done.stdout, target, source)
 
 
@@ -82,6 +90,10 @@ def parse_target_output(text: str, executable: str, source: str = "") -> PythonI
 
 def _failed(executable: str, kind: str, message: str, source: str = "") -> PythonInfo:
     return PythonInfo(executable=executable, errors=(ProbeError("python", kind, message, source),))
+
+
+def _seconds(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 def _text(value: object) -> Optional[str]:

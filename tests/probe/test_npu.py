@@ -6,9 +6,12 @@ import time
 from pathlib import Path
 from typing import Optional
 
+import pytest
+
 from ascenv import proc
 from ascenv.probe.npu import probe_npu
 from tests.conftest import CORPUS, load_capture
+from tests.fixture_hosts import all_gone, pids_in
 
 INFO = CORPUS / "npu_smi" / "910b4_atlas800IA2_25.0.rc1.1_8npu_noproc_blog-800IA2-driver-install.txt"
 CHIP_MAP = CORPUS / "other_cmds" / "npu-smi_info_-m_910b4_atlas800IA2_blog.txt"  # same machine as INFO
@@ -101,5 +104,88 @@ def test_sub_query_timeouts_are_recorded(tmp_path: Path) -> None:
     )
     info = probe_npu(proc.run, path, timeout=0.3)
     assert len(info.chips) == 2 and len(info.processes) == 2
-    assert [e.kind for e in info.errors] == ["timeout"] * 3  # -m, board -i 0, board -i 1
-    assert log.read_text().splitlines() == ["info", "info -m", "info -t board -i 0", "info -t board -i 1"]
+    # info -m hangs: the board queries go through the same driver, they are skipped, not waited for
+    assert [e.kind for e in info.errors] == ["timeout", "skipped"]
+    assert info.errors[1].message == (
+        f"not run after a query timed out: {path}/npu-smi info -t board -i 0, {path}/npu-smi info -t board -i 1"
+    )
+    assert log.read_text().splitlines() == ["info", "info -m"]
+
+
+EIGHT_NPUS = {"info": INFO, "map": CHIP_MAP, "board": BOARD}
+
+
+@pytest.mark.parametrize(
+    "hangs, calls",
+    [
+        ('"info -m")', ["info", "info -m"]),  # the chip map hangs
+        ('"info -t board -i 0")', ["info", "info -m", "info -t board -i 0"]),  # the first board
+        ('"info -t board -i 5")', ["info", "info -m"] + [f"info -t board -i {n}" for n in range(6)]),
+    ],
+)
+def test_one_hung_query_costs_one_timeout_not_one_per_npu(tmp_path: Path, hangs: str, calls: list) -> None:
+    path, log = fake_npu_smi(tmp_path, f"{hangs} exec sleep 30 ;;\n{RECORDED}", EIGHT_NPUS)
+    start = time.monotonic()
+    info = probe_npu(proc.run, path, timeout=1.0)
+    assert time.monotonic() - start < 4  # today: one timeout per remaining NPU (8 x 1 s)
+    assert len(info.chips) == 8
+    assert [e.kind for e in info.errors].count("timeout") == 1 and info.errors[-1].kind == "skipped"
+    assert log.read_text().splitlines() == calls
+
+
+def test_slow_queries_share_one_deadline(tmp_path: Path) -> None:
+    # every query answers, each after 0.4 s: ten of them would take 4 s, the budget is 1.5 s
+    slow = RECORDED.replace(") cat", ") sleep 0.4; cat")
+    path, log = fake_npu_smi(tmp_path, slow, EIGHT_NPUS)
+    start = time.monotonic()
+    info = probe_npu(proc.run, path, timeout=15.0, deadline=proc.Deadline(1.5))
+    assert time.monotonic() - start < 2.5
+    assert len(info.chips) == 8  # what answered in time is kept
+    assert info.errors[-1].kind == "skipped" and "npu-smi info -t board -i 7" in info.errors[-1].message
+    assert len(log.read_text().splitlines()) < 10
+
+
+def test_an_expired_deadline_runs_nothing(tmp_path: Path) -> None:
+    path, log = fake_npu_smi(tmp_path, RECORDED, EIGHT_NPUS)
+    info = probe_npu(proc.run, path, deadline=proc.Deadline(0))
+    assert [e.kind for e in info.errors] == ["skipped"] and not log.exists()
+
+
+def test_a_hung_query_leaves_no_process_behind(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    path, _ = fake_npu_smi(tmp_path, f'*) sleep 100000 & echo "$$ $!" >> "{pids}"; wait ;;')
+    info = probe_npu(proc.run, path, timeout=0.5)
+    assert [e.kind for e in info.errors] == ["timeout"]
+    assert len(pids_in(pids)) == 2 and all_gone(pids_in(pids))
+
+
+@pytest.mark.parametrize("stream", ["", ">&2"])
+def test_flooded_output_is_cut_and_said_to_be(tmp_path: Path, stream: str) -> None:
+    # the real table, then far more than any npu-smi prints (on stdout, or the loader's stderr)
+    cases = f'"info") cat "$D/info"; yes "garbage line" | head -c 30000000 {stream} ;;\n{RECORDED}'
+    path, _ = fake_npu_smi(tmp_path, cases, EIGHT_NPUS)
+    info = probe_npu(proc.run, path)
+    assert len(info.chips) == 8  # the head is real data and is kept
+    (cut,) = [e for e in info.errors if e.kind == "truncated"]
+    stream_name = "stderr" if stream else "stdout"
+    assert cut.message == (
+        f"{path}/npu-smi info printed more than {proc.OUTPUT_LIMIT >> 20} MiB on {stream_name}: only the first "
+        f"{proc.OUTPUT_LIMIT >> 20} MiB were read, the rest of what it said is unknown"
+    )
+    assert cut.source == f"{path}/npu-smi info"
+
+
+def test_flooded_error_output_is_still_recognised(tmp_path: Path) -> None:
+    busy = "\n".join(load_capture(BUSY).splitlines()[1:3])
+    path, log = fake_npu_smi(tmp_path, f'*) printf "%s\\n" "{busy}"; yes "{busy}" | head -c 30000000; exit 255 ;;')
+    info = probe_npu(proc.run, path)
+    assert [(e.kind, e.code) for e in info.errors] == [("device-busy", "-8020"), ("truncated", None)]
+    assert log.read_text().splitlines() == ["info"]
+
+
+@pytest.mark.parametrize("signal_name", ["SEGV", "ABRT"])
+def test_a_crash_is_named_by_its_signal(tmp_path: Path, signal_name: str) -> None:
+    path, _ = fake_npu_smi(tmp_path, f"*) kill -{signal_name} $$ ;;")
+    (error,) = probe_npu(proc.run, path).errors
+    assert error.kind == "exit-status"
+    assert f"killed by SIG{signal_name}" in error.message and "exited -" not in error.message

@@ -7,12 +7,14 @@ import platform
 import re
 import stat
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from ascenv import proc
 from ascenv.probe.python import parse_target_output, probe_python
+from tests.fixture_hosts import all_gone, hanging_program, pids_in
 
 RECORD = b"torch_npu/__init__.py,sha256=abc,12\ntorch_npu-2.1.0.post3.dist-info/RECORD,,\n"
 
@@ -183,3 +185,52 @@ def test_a_lone_surrogate_in_the_version_is_kept_printable():
     info = parse_target_output('{"version": "3.11\\ud800", "executable": "/x/\\udcff"}', "/usr/bin/python3")
     assert info.version == "3.11\\ud800" and info.executable == "/x/\\udcff"
     (info.version + info.executable).encode("utf-8")
+
+
+def test_huge_output_is_reported_as_too_large_not_as_garbage(tmp_path):
+    # a sitecustomize or a wrapper that floods stdout: the head of it is no JSON to parse
+    fake = _script(tmp_path, f'yes \'{{"version": "3.9"\' | head -c {proc.OUTPUT_LIMIT * 3}\n')
+    (error,) = probe_python(proc.run, fake, None, None).errors
+    assert error.kind == "too-large"
+    assert error.message == (
+        f"{fake} printed more than {proc.OUTPUT_LIMIT >> 20} MiB on stdout: only the first "
+        f"{proc.OUTPUT_LIMIT >> 20} MiB were read, the rest of what it said is unknown"
+    )
+
+
+def test_valid_json_followed_by_a_flood_is_still_too_large(tmp_path):
+    json_text = '{"version": "3.9.1", "distributions": []}'
+    fake = _script(tmp_path, f"echo '{json_text}'\nyes | head -c {proc.OUTPUT_LIMIT * 2}\n")
+    info = probe_python(proc.run, fake, None, None)
+    assert [e.kind for e in info.errors] == ["too-large"]
+
+
+def test_a_flood_on_stderr_keeps_the_json_of_stdout(tmp_path):
+    json_text = '{"version": "3.9.1", "distributions": []}'
+    fake = _script(tmp_path, f"echo '{json_text}'\nyes warning | head -c {proc.OUTPUT_LIMIT * 2} >&2\n")
+    info = probe_python(proc.run, fake, None, None)
+    assert info.version == "3.9.1" and info.errors == ()
+
+
+@pytest.mark.parametrize("name", ["SEGV", "ABRT", "KILL"])
+def test_a_crash_is_named_by_its_signal(tmp_path, name):
+    fake = _script(tmp_path, f"echo 'Fatal Python error: Segmentation fault' >&2\nkill -{name} $$\n")
+    (error,) = probe_python(proc.run, fake, None, None).errors
+    assert error.kind == "exit-status"
+    assert error.message == f"{fake} was killed by SIG{name}: Fatal Python error: Segmentation fault"
+
+
+def test_the_timeout_is_what_the_deadline_leaves(tmp_path):
+    fake = _script(tmp_path, "exec sleep 30\n")
+    start = time.monotonic()
+    (error,) = probe_python(proc.run, fake, None, None, deadline=proc.Deadline(0.5)).errors
+    assert time.monotonic() - start < 5
+    assert error.kind == "timeout" and error.message == f"{fake} did not answer within 0.5 s"
+
+
+def test_a_hung_interpreter_leaves_no_process_behind(tmp_path):
+    pids = tmp_path / "pids"
+    fake = str(hanging_program(tmp_path / "hang", pids))
+    (error,) = probe_python(proc.run, fake, None, None, deadline=proc.Deadline(0.5)).errors
+    assert error.kind == "timeout"
+    assert len(pids_in(pids)) == 2 and all_gone(pids_in(pids))
