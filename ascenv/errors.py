@@ -137,3 +137,8 @@ class PinMismatch(AscenvError):
     """An image bootstrapped from a recipe edited since its pin differs from the pin: drift."""
 
     exit_code = EXIT_FINDINGS
+
+
+class PackageError(InputError):
+    """An operator package (a makeself ``.run``) that cannot be read as one: truncated, a
+    checksum that does not match its payload, a tar stream that ends early, or past the limits."""
