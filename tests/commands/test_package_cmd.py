@@ -120,3 +120,20 @@ def test_listing_agrees_with_makeself_list(tmp_path: Path) -> None:
     code, out, _ = ascenv(tmp_path, "package", "inspect", str(package), "--format", "json")
     files = {f["path"] for f in json.loads(out)["files"]}
     assert files <= names and "packages/vendors/customize/version.info" in files and not (tmp_path / "canary").exists()
+
+
+def test_normalize_command(tmp_path: Path) -> None:
+    package = make_package(tmp_path, tmp_path / "canary", mtime=1_750_000_000)
+    environ = {"SOURCE_DATE_EPOCH": "1700000000"}
+    code, out, err = ascenv(
+        tmp_path, "package", "normalize", package.name, "-o", "n.run", "--format", "json", environ=environ
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["sha256"] == hashlib.sha256((tmp_path / "n.run").read_bytes()).hexdigest() != doc["source_sha256"]
+    assert (doc["source_date_epoch"], doc["date"]) == (1700000000, "Tue Nov 14 22:13:20 UTC 2023")
+    assert os.access(tmp_path / "n.run", os.X_OK)
+    code, _, err = ascenv(
+        tmp_path, "package", "normalize", package.name, "-o", "m.run", environ={"SOURCE_DATE_EPOCH": "x"}
+    )
+    assert code == 2 and "SOURCE_DATE_EPOCH='x' is not a number" in err and not (tmp_path / "m.run").exists()
