@@ -37,6 +37,7 @@ _TILING = re.compile(rf"^{TBE}/op_tiling/lib/linux/([^/]+)/{re.escape(TILING_LIB
 _ACLNN = re.compile(r"^op_api/include/(aclnn_[^/]+\.h)$")
 _HASH_SUFFIX = re.compile(r"_[0-9a-f]{32}(?:_[a-z_]+)?$")
 
+ELF_HEAD = 64  # bytes of a library enough for its class, byte order and e_machine
 Reader = Callable[[str], Optional[bytes]]  # vendor-relative path -> its bytes (or ELF head), None if unknown
 
 
