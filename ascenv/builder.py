@@ -409,6 +409,8 @@ def _run(
             hint=f"the whole log is in {saved}; nothing was stored",
         )
     _collect_outputs(target.outputs, stage / "out", stage / "entry" / "outputs")
+    if request.target == "npu":
+        normalize_packages(stage / "entry" / "outputs", request.source_date_epoch)
     probe = stage / "work" / TOOLCHAIN_FILE
     return result, probe.read_text(encoding="utf-8", errors="replace") if probe.is_file() else "", started
 
@@ -444,6 +446,19 @@ def _collect_outputs(patterns: tuple[str, ...], out: Path, dest: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             path.replace(target)
             target.chmod(target.stat().st_mode & 0o555)
+
+
+def normalize_packages(outputs: Path, epoch: int) -> list[Path]:
+    """Repack each makeself ``.run`` among the outputs deterministically, in place: makeself
+    embeds the packaging time, a random directory and the build's paths, so without this two
+    builds of the same inputs never give the same package (and ``--verify`` could not pass)."""
+    from ascenv.package.normalize import normalize
+
+    packages = sorted(p for p in outputs.rglob("*.run") if p.is_file() and not p.is_symlink())
+    for path in packages:
+        normalize(path, path, epoch)
+        path.chmod(0o555)  # outputs are stored read-only
+    return packages
 
 
 def _manifest(

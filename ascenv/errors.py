@@ -142,5 +142,10 @@ class PinMismatch(AscenvError):
     exit_code = EXIT_FINDINGS
 
 
+class PackageError(InputError):
+    """An operator package (a makeself ``.run``) that cannot be read as one: truncated, a
+    checksum that does not match its payload, a tar stream that ends early, or past the limits."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP arrived during work that must clean up: handled as Ctrl-C is (exit 130)."""

@@ -21,7 +21,7 @@ CheckFunction = Callable[[Snapshot, Any], Iterable[Finding]]
 LAYERS = ("npu", "driver", "firmware", "devices", "cann", "kernels", "env", "vendors", "python", "torch_npu")
 
 # Modules holding checks; importing them fills the registry.
-_MODULES = ("npu", "devices", "cann", "env", "vendors", "python", "stack", "kernels", "torch", "custom_ops")
+_MODULES = ("npu", "devices", "cann", "env", "vendors", "python", "stack", "kernels", "torch", "custom_ops", "packages")
 
 
 @dataclass(frozen=True)

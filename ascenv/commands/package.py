@@ -1,0 +1,79 @@
+"""Operator packages (makeself .run files): `inspect PKG.run` reads the header and the payload in
+Python (nothing in the package is executed; `--check` of a CANN package would run its installer)
+and says what it holds: vendors, OpTypes, compute units with kernels, library arches, compiler
+version. `normalize PKG.run -o OUT.run` repacks it so that two builds of the same inputs give the
+same bytes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ascenv import errors
+from ascenv.commands import _common as common
+
+NAME = "package"
+ORDER = 65
+HELP = "inspect an operator package without running it, or repack it reproducibly"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    inspect = sub.add_parser("inspect", help="header, verified checksums, files and vendors of PKG.run")
+    inspect.add_argument("package", metavar="PKG.run")
+    _add_limits(inspect)
+    common.add_format_option(inspect)
+    normalize = sub.add_parser("normalize", help="repack PKG.run deterministically into OUT.run")
+    normalize.add_argument("package", metavar="PKG.run")
+    normalize.add_argument("-o", "--output", required=True, metavar="OUT.run", help="the repacked package")
+    normalize.add_argument(
+        "--source-date-epoch",
+        type=int,
+        metavar="SECONDS",
+        help="packaging date and newest mtime (default: $SOURCE_DATE_EPOCH, else 0)",
+    )
+    _add_limits(normalize)
+    common.add_format_option(normalize)
+
+
+def _add_limits(parser: argparse.ArgumentParser) -> None:
+    from ascenv.package.contents import MAX_BYTES, MAX_MEMBERS
+
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=MAX_BYTES,
+        metavar="N",
+        help=f"refuse payloads larger than N bytes ({MAX_BYTES})",
+    )
+    parser.add_argument(
+        "--max-members", type=int, default=MAX_MEMBERS, metavar="N", help=f"refuse more than N members ({MAX_MEMBERS})"
+    )
+
+
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    package = Path(ctx.cwd, args.package)
+    if not package.is_file():
+        raise errors.UsageError(f"{args.package} is not a file", hint="pass the custom_opp_<os>_<arch>.run to read")
+    if args.action == "inspect":
+        from ascenv.output import package as render
+        from ascenv.package.inspection import inspect_package
+
+        found = inspect_package(package, max_bytes=args.max_bytes, max_members=args.max_members)
+        if args.format == "json":
+            ctx.out.json(render.inspection_json(found))
+        else:
+            render.render_inspection(ctx.out, found)
+        return errors.EXIT_OK
+    from ascenv.output import package as render
+    from ascenv.package.normalize import epoch_from, normalize
+
+    epoch = args.source_date_epoch if args.source_date_epoch is not None else epoch_from(ctx.environ)
+    result = normalize(
+        package, Path(ctx.cwd, args.output), epoch, max_bytes=args.max_bytes, max_members=args.max_members
+    )
+    if args.format == "json":
+        ctx.out.json(render.normalized_json(result))
+    else:
+        render.render_normalized(ctx.out, result)
+    return errors.EXIT_OK

@@ -1,0 +1,78 @@
+"""Rendering of `ascenv op check`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from ascenv import serde
+from ascenv.output import Output
+from ascenv.package.visibility import OpCheck
+
+_MARK = {True: "[green]yes[/]", False: "[red]no[/]"}
+_SEVERITY = {"error": "[red]error[/]", "warn": "[yellow]warn[/]", "info": "info", "ok": "[green]ok[/]"}
+
+
+def op_check_json(result: OpCheck) -> dict[str, Any]:
+    return {
+        "arch": result.arch,
+        "compute_unit": result.compute_unit,
+        "vendors": [
+            {
+                "name": v.name,
+                "path": v.path,
+                "origin": v.origin,
+                "priority": v.priority,
+                "exists": v.layout is not None,
+                "op_types": list(v.layout.op_types) if v.layout else [],
+                "compute_units": list(v.layout.compute_units) if v.layout else [],
+                "compiler_version": v.layout.compiler_version if v.layout else None,
+            }
+            for v in result.vendors
+        ],
+        "op_types": [
+            {
+                "op_type": o.op_type,
+                "vendor": o.vendor,
+                "atc": o.atc,
+                "runtime": o.runtime,
+                "aclnn": o.aclnn,
+                "shadowed": list(o.shadowed),
+            }
+            for o in result.ops
+        ],
+        "findings": [serde.to_data(f) for f in result.findings],
+        "notes": list(result.notes),
+    }
+
+
+def render_op_check(out: Output, result: OpCheck) -> None:
+    console = out.console
+    unit = result.compute_unit or "no --soc"
+    console.print(f"[bold]custom operators[/] for {escape(result.arch)}, {escape(unit)}, in CANN's search order")
+    for v in result.vendors:
+        state = "" if v.layout else " [red](missing)[/]"
+        console.print(f"  {v.priority}. {escape(v.name)} {escape(v.path)} ({escape(v.origin)}){state}")
+    if result.ops:
+        table = Table(box=None, pad_edge=False)
+        for column in ("OpType", "vendor", "ATC", "runtime", "aclnn", "shadowed"):
+            table.add_column(column)
+        for o in result.ops:
+            table.add_row(
+                escape(o.op_type),
+                escape(o.vendor),
+                _MARK[o.atc],
+                _MARK[o.runtime],
+                _MARK[o.aclnn],
+                escape(", ".join(o.shadowed)),
+            )
+        console.print(table)
+    for f in result.findings:
+        console.print(f"{_SEVERITY[f.severity.value]} {f.id}: {escape(f.title)}")
+        for label, text in (("found", f.found), ("expected", f.expected), ("fix", f.fix)):
+            if text:
+                console.print(f"    {label}: {escape(text)}")
+    for note in result.notes:
+        console.print(f"[dim]note: {escape(note)}[/]")

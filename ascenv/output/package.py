@@ -1,0 +1,107 @@
+"""Rendering of `ascenv package inspect` and `ascenv package normalize`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from ascenv.output import Output
+from ascenv.package.inspection import Inspection
+from ascenv.package.layout import VendorLayout
+from ascenv.package.normalize import Normalized
+
+
+def _vendor_json(vendor: VendorLayout) -> dict[str, Any]:
+    return {
+        "name": vendor.name,
+        "op_types": list(vendor.op_types),
+        "compute_units": list(vendor.compute_units),
+        "compiler_version": vendor.compiler_version,
+        "ops_info_units": {u: list(ops) for u, ops in vendor.ops_info.items()},
+        "kernel_binaries": dict(vendor.kernel_binaries),
+        "libraries": [
+            {"kind": lib.kind, "path": lib.path, "dir_arch": lib.dir_arch, "elf_arch": lib.elf_arch}
+            for lib in vendor.libraries
+        ],
+        "aclnn_headers": list(vendor.aclnn_headers),
+        "problems": list(vendor.problems),
+    }
+
+
+def inspection_json(found: Inspection) -> dict[str, Any]:
+    h = found.header
+    return {
+        "package": found.path,
+        "makeself": {
+            "version": h.version,
+            "label": h.label,
+            "target_dir": h.target_dir,
+            "date": h.date,
+            "compression": h.compression,
+            "script": h.script,
+            "header_lines": h.skip,
+            "offset": h.offset,
+            "sizes": list(h.sizes),
+            "uncompressed_kb": h.uncompressed_kb,
+            "checksums": [{"kind": c.kind, "value": c.expected, "verified": c.ok} for c in found.checksums],
+        },
+        "files": [
+            {"path": m.path, "size": m.size, "mode": f"{m.mode:04o}", "sha256": m.sha256}
+            | ({"link": m.link} if m.link is not None else {})
+            for m in found.members
+            if m.kind != "dir"
+        ],
+        "vendors": [_vendor_json(v) for v in found.vendors],
+    }
+
+
+def render_inspection(out: Output, found: Inspection) -> None:
+    h = found.header
+    console = out.console
+    console.print(f"[bold]{escape(found.path)}[/]: makeself {escape(h.version or '?')}, label {escape(h.label)!r}")
+    console.print(
+        f"  packaged {escape(h.date or '?')}, target directory {escape(h.target_dir)}, {escape(h.compression)}"
+    )
+    sums = ", ".join(f"{c.kind} ok" for c in found.checksums) or "no checksum recorded"
+    console.print(f"  payload {sum(h.sizes)} bytes at offset {h.offset}: {sums}")
+    table = Table(box=None, pad_edge=False)
+    for column in ("mode", "size", "sha256", "path"):
+        table.add_column(column, justify="right" if column == "size" else "left")
+    for m in found.members:
+        if m.kind == "dir":
+            continue
+        path = m.path + (f" -> {m.link}" if m.link else "")
+        table.add_row(f"{m.mode:04o}", str(m.size), (m.sha256 or "")[:16], escape(path))
+    console.print(table)
+    if not found.vendors:
+        console.print("[yellow]no vendor[/]: the package has no packages/vendors/<vendor>/ tree")
+    for v in found.vendors:
+        console.print(f"[bold]vendor {escape(v.name)}[/] (compiler {escape(v.compiler_version or 'unknown')})")
+        console.print(f"  OpTypes: {escape(', '.join(v.op_types) or 'none')}")
+        console.print(f"  kernels for: {escape(', '.join(v.compute_units) or 'no compute unit')}")
+        console.print(f"  ops-info for: {escape(', '.join(v.ops_info) or 'no compute unit')}")
+        for lib in v.libraries:
+            console.print(f"  {lib.kind}: {escape(lib.path)} ({escape(lib.elf_arch or 'not ELF')})")
+        console.print(f"  aclnn headers: {escape(', '.join(v.aclnn_headers) or 'none')}")
+        for problem in v.problems:
+            console.print(f"  [yellow]warning[/]: {escape(problem)}")
+
+
+def normalized_json(result: Normalized) -> dict[str, Any]:
+    return {
+        "package": result.source,
+        "output": result.output,
+        "source_sha256": result.source_sha256,
+        "sha256": result.sha256,
+        "members": result.members,
+        "source_date_epoch": result.source_date_epoch,
+        "date": result.date,
+    }
+
+
+def render_normalized(out: Output, result: Normalized) -> None:
+    out.console.print(
+        f"{escape(result.output)}: {result.members} members, packaged {escape(result.date)}, sha256 {result.sha256}"
+    )

@@ -1,0 +1,167 @@
+"""What a custom operator vendor tree holds, read from its file names and a few small files.
+
+The same reading serves a package (members of its ``packages/vendors/<vendor>/``) and an installed
+vendor directory (``<root>/vendors/<vendor>/``): the installer copies the tree as is. Layout of an
+msopgen project's package (CANN operator project template, scripts/install.sh and
+cmake/func.cmake; a real listing: custom_opp_ubuntu_aarch64.run of a CANN 8.0.RC3 build):
+
+    op_proto/lib/linux/<arch>/libcust_opsproto_rt2.0.so        graph (ATC) prototypes
+    op_impl/ai_core/tbe/config/<unit>/aic-<unit>-ops-info.json  OpTypes ATC may place on <unit>
+    op_impl/ai_core/tbe/op_tiling/lib/linux/<arch>/libcust_opmaster_rt2.0.so   tiling
+    op_impl/ai_core/tbe/kernel/<unit>/<op_file>/<OpType>_<hash>.{o,json}       kernel binaries
+    op_impl/ai_core/tbe/kernel/config/<unit>/{binary_info_config,<op_file>}.json
+    op_api/include/aclnn_<op_file>.h, op_api/lib/libcust_opapi.so              aclnn (torch_npu)
+    version.info                                                custom_opp_compiler_version=...
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Optional
+
+TBE = "op_impl/ai_core/tbe"
+PROTO_LIB = "libcust_opsproto_rt2.0.so"
+TILING_LIB = "libcust_opmaster_rt2.0.so"
+OPAPI_LIB = "op_api/lib/libcust_opapi.so"
+# ELF e_machine values (System V ABI, https://refspecs.linuxfoundation.org/elf/gabi4+/ch4.eheader.html
+# and the registry in binutils include/elf/common.h)
+_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
+_OPS_INFO = re.compile(rf"^{TBE}/config/([^/]+)/aic-([^/]+)-ops-info\.json$")
+_KERNEL_CONFIG = re.compile(rf"^{TBE}/kernel/config/([^/]+)/([^/]+)\.json$")
+_KERNEL_BINARY = re.compile(rf"^{TBE}/kernel/([^/]+)/([^/]+)/[^/]+\.o$")
+_PROTO = re.compile(rf"^op_proto/lib/linux/([^/]+)/{re.escape(PROTO_LIB)}$")
+_TILING = re.compile(rf"^{TBE}/op_tiling/lib/linux/([^/]+)/{re.escape(TILING_LIB)}$")
+_ACLNN = re.compile(r"^op_api/include/(aclnn_[^/]+\.h)$")
+_HASH_SUFFIX = re.compile(r"_[0-9a-f]{32}(?:_[a-z_]+)?$")
+
+ELF_HEAD = 64  # bytes of a library enough for its class, byte order and e_machine
+Reader = Callable[[str], Optional[bytes]]  # vendor-relative path -> its bytes (or ELF head), None if unknown
+
+
+@dataclass(frozen=True)
+class Library:
+    kind: str  # proto, tiling, opapi
+    path: str  # vendor-relative
+    dir_arch: Optional[str]  # from lib/linux/<arch>/; None for op_api/lib
+    elf_arch: Optional[str]  # from the ELF header; None when it is not an ELF file
+
+
+@dataclass(frozen=True)
+class VendorLayout:
+    name: str
+    op_types: tuple[str, ...]
+    ops_info: dict[str, tuple[str, ...]]  # compute unit -> OpTypes in aic-<unit>-ops-info.json
+    kernel_ops: dict[str, tuple[str, ...]]  # compute unit -> OpTypes in kernel/config/<unit>/*.json
+    kernel_binaries: dict[str, int]  # compute unit -> number of .o files
+    libraries: tuple[Library, ...]
+    aclnn_headers: tuple[str, ...]
+    compiler_version: Optional[str]
+    problems: tuple[str, ...] = field(default=())  # files that could not be read as expected
+
+    @property
+    def compute_units(self) -> tuple[str, ...]:
+        """Units with kernel binaries."""
+        return tuple(sorted(u for u, n in self.kernel_binaries.items() if n))
+
+    def libraries_of(self, kind: str) -> tuple[Library, ...]:
+        return tuple(lib for lib in self.libraries if lib.kind == kind)
+
+
+def snake_case(op_type: str) -> str:
+    """AddCustom -> add_custom: the op file and aclnn header name opbuild derives."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", op_type).lower()
+
+
+def elf_arch(head: Optional[bytes]) -> Optional[str]:
+    if not head or len(head) < 20 or not head.startswith(b"\x7fELF"):
+        return None
+    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
+    return _MACHINES.get(machine, f"e_machine {machine}")
+
+
+def describe(name: str, paths: Iterable[str], read: Reader) -> VendorLayout:
+    ops_info: dict[str, set[str]] = {}
+    kernel_ops: dict[str, set[str]] = {}
+    binaries: dict[str, int] = {}
+    libraries: list[Library] = []
+    headers: list[str] = []
+    problems: list[str] = []
+    for path in sorted(paths):
+        if m := _OPS_INFO.match(path):
+            ops_info.setdefault(m.group(1), set()).update(_json_keys(path, read, problems))
+        elif m := _KERNEL_CONFIG.match(path):
+            kernel_ops.setdefault(m.group(1), set()).update(_kernel_config_ops(path, m.group(2), read, problems))
+        elif m := _KERNEL_BINARY.match(path):
+            if m.group(1) != "config":
+                binaries[m.group(1)] = binaries.get(m.group(1), 0) + 1
+        elif m := _PROTO.match(path):
+            libraries.append(Library("proto", path, m.group(1), elf_arch(read(path))))
+        elif m := _TILING.match(path):
+            libraries.append(Library("tiling", path, m.group(1), elf_arch(read(path))))
+        elif path == OPAPI_LIB:
+            libraries.append(Library("opapi", path, None, elf_arch(read(path))))
+        elif m := _ACLNN.match(path):
+            headers.append(m.group(1))
+    version = read("version.info")
+    compiler = None
+    if version is not None:
+        for line in version.decode("utf-8", "replace").splitlines():
+            # CANN matches the line by substring (plugin_manager.cc, IsVendorVersionValid)
+            if "compiler_version=" in line:
+                compiler = line.split("=", 1)[1].strip()
+                break
+    op_types = set().union(*ops_info.values(), *kernel_ops.values()) if (ops_info or kernel_ops) else set()
+    return VendorLayout(
+        name=name,
+        op_types=tuple(sorted(op_types)),
+        ops_info={u: tuple(sorted(v)) for u, v in sorted(ops_info.items())},
+        kernel_ops={u: tuple(sorted(v)) for u, v in sorted(kernel_ops.items())},
+        kernel_binaries=dict(sorted(binaries.items())),
+        libraries=tuple(libraries),
+        aclnn_headers=tuple(headers),
+        compiler_version=compiler,
+        problems=tuple(problems),
+    )
+
+
+def _load(path: str, read: Reader, problems: list[str]) -> object:
+    data = read(path)
+    if data is None:
+        problems.append(f"{path}: not read (too large or unreadable)")
+        return None
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        problems.append(f"{path}: not JSON ({exc})")
+        return None
+
+
+def _json_keys(path: str, read: Reader, problems: list[str]) -> set[str]:
+    """aic-<unit>-ops-info.json maps each OpType to its inputs, outputs and opFile."""
+    data = _load(path, read, problems)
+    return {k for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else set()
+
+
+def _kernel_config_ops(path: str, stem: str, read: Reader, problems: list[str]) -> set[str]:
+    """binary_info_config.json maps OpType -> binary list; <op_file>.json has a binList whose
+    simplifiedKey entries start with the OpType ("Abs/d=0,p=0/27,2/27,2")."""
+    data = _load(path, read, problems)
+    if not isinstance(data, dict):
+        return set()
+    if stem == "binary_info_config":
+        return {k for k, v in data.items() if isinstance(v, dict)}
+    found: set[str] = set()
+    for entry in data.get("binList") or ():
+        if not isinstance(entry, dict):
+            continue
+        keys = entry.get("simplifiedKey") or ()
+        if isinstance(keys, list) and keys and isinstance(keys[0], str):
+            found.add(keys[0].split("/", 1)[0])
+            continue
+        json_path = (entry.get("binInfo") or {}).get("jsonFilePath")
+        if isinstance(json_path, str):
+            found.add(_HASH_SUFFIX.sub("", json_path.rsplit("/", 1)[-1].removesuffix(".json")))
+    return found

@@ -1,0 +1,297 @@
+"""``ascenv op check``: which installed vendor provides each OpType, and whether ATC, the runtime
+and aclnn / torch_npu can use it, judged from the files CANN reads.
+
+Search order: the vendors of ``ASCEND_CUSTOM_OPP_PATH`` leftmost first, then ``config.ini``'s
+``load_priority`` (``ascenv.probe.vendors``); the first vendor providing an OpType wins
+(github:hicann/metadef@786891c02e5a7f509c6ffffd854e33ddefe3527c base/common/plugin/plugin_manager.cc).
+What each consumer needs of a vendor tree (the layout in ``ascenv.package.layout``):
+
+* ATC / graph mode: the op proto library for this host arch, and the OpType in
+  ``aic-<unit>-ops-info.json`` of the SoC's compute unit;
+* the runtime (binary kernels): the tiling library for this arch, and kernel binaries plus the
+  ``kernel/config/<unit>`` entry of the OpType for the compute unit;
+* aclnn (and torch_npu bindings that call it): ``op_api/include/aclnn_<op>.h`` and
+  ``op_api/lib/libcust_opapi.so``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Optional
+
+from ascenv.checks import finding, load_checks
+from ascenv.checks.facts import accepted, describe_ranges, effective_version, opp_abi_ranges
+from ascenv.model import Finding, Severity
+from ascenv.package import layout
+from ascenv.probe.fs import Root
+from ascenv.probe.install_files import parse_key_values
+from ascenv.probe.vendors import UNLISTED, probe_vendors
+
+WALK_LIMIT = 100_000  # files read per vendor tree
+
+
+@dataclass(frozen=True)
+class OpStatus:
+    op_type: str
+    vendor: str
+    atc: bool
+    runtime: bool
+    aclnn: bool
+    shadowed: tuple[str, ...]  # later vendors that also provide it (never used)
+
+
+@dataclass(frozen=True)
+class VendorStatus:
+    name: str
+    path: str
+    origin: str
+    priority: int
+    layout: Optional[layout.VendorLayout]  # None when the directory is missing
+
+
+@dataclass(frozen=True)
+class OpCheck:
+    arch: str
+    compute_unit: Optional[str]
+    vendors: tuple[VendorStatus, ...]
+    ops: tuple[OpStatus, ...]
+    findings: tuple[Finding, ...]
+    notes: tuple[str, ...]
+
+
+def walk(root: Root, top: str) -> list[str]:
+    """Files (and symlinks) below ``top``, relative to it."""
+    found: list[str] = []
+    pending = [""]
+    while pending and len(found) < WALK_LIMIT:
+        rel = pending.pop()
+        for name in sorted(root.listdir(posixpath.join(top, rel) if rel else top)):
+            child = posixpath.join(rel, name) if rel else name
+            full = posixpath.join(top, child)
+            if root.is_dir(full) and not root.is_symlink(full):
+                pending.append(child)
+            else:
+                found.append(child)
+    return found
+
+
+def read_vendor(root: Root, name: str, path: str) -> layout.VendorLayout:
+    def read(rel: str) -> Optional[bytes]:
+        # libraries: their ELF header is enough; JSON and version.info: whole
+        limit = layout.ELF_HEAD if ".so" in posixpath.basename(rel) else 16 << 20
+        return root.read_bytes(posixpath.join(path, rel), limit=limit)
+
+    return layout.describe(name, walk(root, path), read)
+
+
+def check_ops(
+    root: Root,
+    environ: Mapping[str, str],
+    *,
+    opp_path: Optional[str],
+    arch: str,
+    compute_unit: Optional[str],
+    wanted: Optional[str] = None,
+) -> OpCheck:
+    load_checks()
+    vendors, _ = probe_vendors(root, environ, opp_path)
+    searched = [v for v in vendors if v.priority != UNLISTED]
+    findings: list[Finding] = list(_package_roots(root, environ))
+    statuses = []
+    for v in searched:
+        statuses.append(
+            VendorStatus(v.name, v.path, v.origin, v.priority, read_vendor(root, v.name, v.path) if v.exists else None)
+        )
+    findings += _abi(root, opp_path, statuses)
+    ops: list[OpStatus] = []
+    providers: dict[str, list[VendorStatus]] = {}
+    for status in statuses:
+        for op in status.layout.op_types if status.layout else ():
+            providers.setdefault(op, []).append(status)
+    notes = []
+    if compute_unit is None:
+        notes.append("no --soc given: the per-compute-unit parts (ops-info, kernels) were not judged")
+    notes.append("kernel caches older than a vendor install are not checked here: see ascenv clean-cache --dry-run")
+    for op, where in sorted(providers.items()):
+        winner = where[0]
+        if wanted and wanted not in (op, winner.name) and wanted not in (w.name for w in where):
+            continue
+        assert winner.layout is not None
+        atc, runtime, aclnn, problems = _judge(op, winner, arch, compute_unit)
+        findings += problems
+        shadowed = tuple(w.name for w in where[1:])
+        if shadowed:
+            findings.append(
+                finding(
+                    "ASC-VENDOR-SHADOWED",
+                    Severity.WARN,
+                    f"{op}: vendor {winner.name} wins, {', '.join(shadowed)} never used",
+                    found=f"{op} is provided by {', '.join(f'{w.name} ({w.origin})' for w in where)}, in search order",
+                    expected="one vendor per OpType, or the intended one first",
+                    evidence=tuple(w.path for w in where),
+                    fix=f"to use {shadowed[0]}'s {op}: put {_path_of(where[1])} first in ASCEND_CUSTOM_OPP_PATH, "
+                    f"or uninstall {winner.name} ({winner.path})",
+                )
+            )
+        ops.append(OpStatus(op, winner.name, atc, runtime, aclnn, shadowed))
+    if wanted and not ops:
+        findings.append(
+            finding(
+                "ASC-VENDOR-OPTYPE",
+                Severity.ERROR,
+                f"no searched vendor provides {wanted}",
+                found="vendors searched: " + (", ".join(f"{s.name} ({s.path})" for s in statuses) or "none"),
+                expected=f"a vendor whose aic-<unit>-ops-info.json or kernel config names {wanted}",
+                fix="install the package that provides it, and add its vendor directory to ASCEND_CUSTOM_OPP_PATH",
+            )
+        )
+    return OpCheck(arch, compute_unit, tuple(statuses), tuple(ops), tuple(findings), tuple(notes))
+
+
+def _path_of(status: VendorStatus) -> str:
+    return status.path
+
+
+def _judge(op: str, vendor: VendorStatus, arch: str, unit: Optional[str]) -> tuple[bool, bool, bool, list[Finding]]:
+    lay = vendor.layout
+    assert lay is not None
+    problems: list[Finding] = []
+    evidence = (vendor.path,)
+
+    def arch_libs(kind: str) -> tuple[bool, str]:
+        libs = lay.libraries_of(kind)
+        good = [lib for lib in libs if lib.dir_arch == arch and lib.elf_arch in (arch, None)]
+        have = ", ".join(f"{lib.path} ({lib.elf_arch or 'not ELF'})" for lib in libs) or "none"
+        return bool(good), have
+
+    proto_ok, proto_have = arch_libs("proto")
+    atc_missing = []
+    if not proto_ok:
+        atc_missing.append(f"op proto library for {arch} (found: {proto_have})")
+    if unit is not None and op not in lay.ops_info.get(unit, ()):
+        atc_missing.append(
+            f"{op} in {layout.TBE}/config/{unit}/aic-{unit}-ops-info.json (units: {', '.join(lay.ops_info) or 'none'})"
+        )
+    if atc_missing:
+        problems.append(
+            finding(
+                "ASC-VENDOR-OPTYPE",
+                Severity.ERROR,
+                f"{op} (vendor {lay.name}) is invisible to ATC",
+                found="missing " + "; ".join(atc_missing),
+                expected=f"op_proto/lib/linux/{arch}/{layout.PROTO_LIB} and the ops-info JSON for "
+                + (unit or "the compute unit"),
+                evidence=evidence,
+                fix=f"rebuild the package on/for {arch}"
+                + (f" with ASCEND_COMPUTE_UNIT={unit}" if unit else "")
+                + " and reinstall it",
+            )
+        )
+    tiling_ok, tiling_have = arch_libs("tiling")
+    rt_missing = []
+    if not tiling_ok:
+        rt_missing.append(f"tiling library for {arch} (found: {tiling_have})")
+    if unit is not None:
+        if not lay.kernel_binaries.get(unit):
+            rt_missing.append(
+                f"kernel binaries in {layout.TBE}/kernel/{unit}/ "
+                f"(units with kernels: {', '.join(lay.compute_units) or 'none'})"
+            )
+        elif op not in lay.kernel_ops.get(unit, ()):
+            rt_missing.append(f"{op} in {layout.TBE}/kernel/config/{unit}/")
+    if rt_missing:
+        problems.append(
+            finding(
+                "ASC-VENDOR-OPTYPE",
+                Severity.ERROR,
+                f"{op} (vendor {lay.name}) cannot run: the runtime lacks its parts",
+                found="missing " + "; ".join(rt_missing),
+                expected=f"{layout.TBE}/op_tiling/lib/linux/{arch}/{layout.TILING_LIB} and kernels for "
+                + (unit or "the compute unit"),
+                evidence=evidence,
+                fix="rebuild with ENABLE_BINARY_PACKAGE=True"
+                + (f" and ASCEND_COMPUTE_UNIT={unit}" if unit else "")
+                + f" for {arch}, and reinstall it",
+            )
+        )
+    header = f"aclnn_{layout.snake_case(op)}.h"
+    opapi_ok = bool(lay.libraries_of("opapi"))
+    aclnn_missing = [] if header in lay.aclnn_headers else [f"op_api/include/{header}"]
+    if not opapi_ok:
+        aclnn_missing.append(layout.OPAPI_LIB)
+    if aclnn_missing:
+        problems.append(
+            finding(
+                "ASC-VENDOR-ACLNN",
+                Severity.WARN,
+                f"{op} (vendor {lay.name}) has no aclnn interface: torch_npu bindings cannot call it",
+                found="missing " + ", ".join(aclnn_missing),
+                expected=f"op_api/include/{header} and {layout.OPAPI_LIB}",
+                evidence=evidence,
+                fix="rebuild the package with the aclnn (op_api) outputs and reinstall it; then add "
+                f"{vendor.path}/op_api/lib to LD_LIBRARY_PATH",
+            )
+        )
+    return not atc_missing, not rt_missing, not aclnn_missing, problems
+
+
+def _package_roots(root: Root, environ: Mapping[str, str]) -> list[Finding]:
+    """An entry naming an install root (``DIR`` holding ``vendors/``) instead of ``DIR/vendors/<v>``:
+    CANN looks for op_impl/ op_proto/ right below the entry, finds none, and skips it."""
+    found = []
+    for entry in environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":"):
+        if not entry:
+            continue
+        path = posixpath.normpath(entry)
+        vendors_dir = posixpath.join(path, "vendors")
+        if root.is_dir(vendors_dir) and not root.is_dir(posixpath.join(path, "op_impl")):
+            names = sorted(n for n in root.listdir(vendors_dir) if root.is_dir(posixpath.join(vendors_dir, n)))
+            proper = ":".join(posixpath.join(vendors_dir, n) for n in names) or f"{vendors_dir}/<vendor>"
+            found.append(
+                finding(
+                    "ASC-VENDOR-PKGROOT",
+                    Severity.ERROR,
+                    f"ASCEND_CUSTOM_OPP_PATH entry {entry} is an install root, not a vendor directory",
+                    found=f"{entry} holds vendors/ ({', '.join(names) or 'empty'}), no op_impl/ or op_proto/",
+                    expected="<install-path>/vendors/<vendor> entries",
+                    evidence=(vendors_dir,),
+                    fix=f"replace {entry} with {proper} in ASCEND_CUSTOM_OPP_PATH "
+                    f"(or source {vendors_dir}/<vendor>/bin/set_env.bash)",
+                )
+            )
+    return found
+
+
+def _abi(root: Root, opp_path: Optional[str], statuses: list[VendorStatus]) -> list[Finding]:
+    """CANN's gate on each vendor's compiler version (see ASC-VENDOR-ABI); skipped without CANN."""
+    if not opp_path:
+        return []
+    compiler_file = posixpath.join(posixpath.dirname(posixpath.normpath(opp_path)), "compiler", "version.info")
+    text = root.read_text(compiler_file)
+    required = parse_key_values(text).get("required_opp_abi_version", "").strip('"') if text else ""
+    ranges = opp_abi_ranges(required) if required else None
+    if ranges is None:
+        return []
+    found = []
+    for status in statuses:
+        version = status.layout.compiler_version if status.layout else None
+        if not version or "opp_latest" in status.path:
+            continue
+        effective = effective_version(version)
+        if effective is None or not accepted(effective, ranges):
+            found.append(
+                finding(
+                    "ASC-VENDOR-ABI",
+                    Severity.ERROR,
+                    f"vendor {status.name} is silently skipped by CANN: compiler {version} outside {required}",
+                    found=f"custom_opp_compiler_version={version}; {compiler_file}: "
+                    f"required_opp_abi_version={required} = {describe_ranges(ranges)}",
+                    expected=f"a package built with a compiler inside {required}",
+                    evidence=(posixpath.join(status.path, "version.info"), compiler_file),
+                    fix=f"rebuild and reinstall {status.name} with the CANN whose compiler/version.info "
+                    f"is {compiler_file}",
+                )
+            )
+    return found

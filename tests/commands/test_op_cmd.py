@@ -1,0 +1,64 @@
+"""`ascenv op check` through cli.main on a generated fixture root."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from tests.cli_helpers import run_cli
+from tests.package.pkgbuild import vendor_tree
+from tests.package.test_visibility import OPP, machine
+
+
+def ascenv(cwd: Path, *argv: str, environ=None) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    return run_cli(argv, {"PATH": os.environ.get("PATH", ""), **(environ or {})}, cwd)
+
+
+def test_op_check_json_and_exit_codes(tmp_path: Path) -> None:
+    root = machine(tmp_path)
+    vendor_tree(root / OPP.lstrip("/") / "vendors" / "customize")
+    argv = ("op", "check", "--root", str(root), "--soc", "Ascend910B4", "--arch", "aarch64", "--format", "json")
+    code, out, err = ascenv(tmp_path, *argv, environ={"ASCEND_OPP_PATH": OPP})
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["compute_unit"] == "ascend910b"
+    assert doc["op_types"] == [
+        {"op_type": "AddCustom", "vendor": "customize", "atc": True, "runtime": True, "aclnn": True, "shadowed": []}
+    ]
+    code, out, err = ascenv(
+        tmp_path,
+        *argv[:-2],
+        environ={"ASCEND_OPP_PATH": OPP, "ASCEND_CUSTOM_OPP_PATH": "/usr/local/Ascend/ascend-toolkit/latest/opp"},
+    )
+    assert code == 1
+    assert "ASC-VENDOR-PKGROOT" in out and "fix: replace /usr/local/Ascend/ascend-toolkit/latest/opp with" in out
+
+
+def test_op_check_arch_mismatch_human(tmp_path: Path) -> None:
+    root = machine(tmp_path)
+    vendor_tree(root / OPP.lstrip("/") / "vendors" / "customize", arch="x86_64")
+    code, out, _ = ascenv(
+        tmp_path,
+        "op",
+        "check",
+        "--root",
+        str(root),
+        "--soc",
+        "ascend910b",
+        "--arch",
+        "aarch64",
+        environ={"ASCEND_OPP_PATH": OPP},
+    )
+    assert code == 1 and "AddCustom (vendor customize) is invisible to ATC" in out
+
+
+def test_unknown_soc_is_usage_error(tmp_path: Path) -> None:
+    code, _, err = ascenv(tmp_path, "op", "check", "--root", str(tmp_path), "--soc", "Ascend999Z")
+    assert code == 2 and "--soc Ascend999Z is not a SoC ascenv knows" in err
+
+
+def test_explain_knows_the_new_ids(tmp_path: Path) -> None:
+    for id in ("ASC-VENDOR-OPTYPE", "ASC-VENDOR-ACLNN", "ASC-VENDOR-SHADOWED", "ASC-VENDOR-PKGROOT"):
+        code, out, err = ascenv(tmp_path, "explain", id)
+        assert code == 0 and "ascenv op check" in out, err
