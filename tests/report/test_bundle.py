@@ -1,4 +1,4 @@
-"""ascenv/report.py: bundle assembly, redaction, the deterministic archive and reading it back."""
+"""ascenv/report/bundle.py: the members of a bundle, redacted, and report.md."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ from ascenv.model import (
     PythonInfo,
     Snapshot,
 )
-from ascenv.report import Bundle, Capture, Inputs, Known, RawFile, Redactor, assemble, load_bundle, pack, read_bundle
+from ascenv.output.report import markdown
+from ascenv.redact import Known, Redactor
+from ascenv.report import Bundle, Capture, Inputs, RawFile, load_bundle, pack, read_bundle
+from ascenv.report import assemble as assemble_with
 from tests.fixture_hosts import corpus_text
 
 BOARD = "npu_smi/from_ascend_deployer_5.txt"  # npu-smi info -t board -i 0, "Serial Number : 1000000000"
@@ -125,6 +128,10 @@ def inputs(snapshot: Snapshot, **changes) -> Inputs:
     )
     base.update(changes)
     return Inputs(**base)
+
+
+def assemble(inputs: Inputs) -> Bundle:
+    return assemble_with(inputs, markdown)
 
 
 def tar_bytes(bundle_bytes: bytes) -> bytes:
