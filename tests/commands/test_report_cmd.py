@@ -321,3 +321,22 @@ def test_a_40000_character_token_in_a_version_file_does_not_stall_the_report(tmp
     start = time.perf_counter()
     assert make_report(host, tmp_path)[0] == 0
     assert time.perf_counter() - start < 30
+
+
+def test_reading_a_hostile_bundle_writes_nothing(tmp_path):
+    """A bundle with '../' and absolute names is refused, and nothing appears anywhere (the
+    reader never extracts)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name in ("../escaped.txt", str(tmp_path / "absolute.txt"), "snapshot.json"):
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"{}"))
+    (work / "bad.tar.gz").write_bytes(gzip.compress(raw.getvalue()))
+    (work / "x.lock").write_text("")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    code, _, err = run_cli(["diff", "bad.tar.gz", "x.lock"], {}, work)
+    assert code == 2 and "'../escaped.txt' is not a plain relative path" in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before

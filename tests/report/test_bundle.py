@@ -223,3 +223,20 @@ def test_redacted_lock_is_valid_and_loads():
     bundle = assemble(inputs(secret_snapshot()))
     lock, warnings = lockfile.loads_lock(bundle.members["ascenv.lock"].decode(), "ascenv.lock")
     assert warnings == [] and lock.cann[0].path == "/home/<user-1>/Ascend/ascend-toolkit/8.1.RC1"
+
+
+def test_the_report_core_imports_no_command_and_no_renderer():
+    import ast
+    from pathlib import Path
+
+    import ascenv
+
+    package = Path(ascenv.__file__).parent
+    for module in [package / "redact.py", *sorted((package / "report").glob("*.py"))]:
+        imported = set()
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+            elif isinstance(node, ast.Import):
+                imported |= {a.name for a in node.names}
+        assert not {m for m in imported if m.startswith(("ascenv.commands", "ascenv.output"))}, module.name
