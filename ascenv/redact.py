@@ -152,6 +152,8 @@ def _raw_spans(text: str) -> Iterator[tuple[int, int]]:
         yield match.span()
     for match in _BASE64_40.finditer(text):
         token = match.group(0)
+        if token.startswith("/"):
+            continue  # an absolute path such as /usr/local/Ascend/driver/lib64/..., not a key
         if any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token):
             yield match.span()
     for word, pattern in (("authorization", _AUTHORIZATION), ("bearer", _BEARER), ("-u", _USER_PASSWORD)):

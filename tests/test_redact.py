@@ -113,6 +113,7 @@ KEPT = [
     'key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
     "image = repo@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
     "commit 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",  # sha1: 40 hex, not an AWS secret key
+    "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/common2AB:/x",  # 40 base64 characters, a path
     "Vulnerability Spec store bypass:    Not affected",  # corpus other_cmds/vllm-ascend_collect_env_...
     "tokenizers==0.19.1 passlib==1.7.4",
     "mkdir -p /usr/local/Ascend && ssh -p 2222 node",
