@@ -412,9 +412,8 @@ def _split_on(piece: tuple[str, bool], value: str, placeholder: str) -> Iterator
 
 class _VersionLines:
     """Whether a position is on a line that talks of a version. npu-smi's header prints
-    "npu-smi 23.0.0.1   Version: 23.0.0.1": a dotted quad there is a version (formats-npu-smi.md,
-    table header of every layout). Positions are asked in increasing order, so each line is
-    looked at once."""
+    "npu-smi 23.0.0.1   Version: 23.0.0.1" in the table header of every layout: a dotted quad
+    there is a version. Positions are asked in increasing order, so each line is looked at once."""
 
     def __init__(self, text: str) -> None:
         self._text = text

@@ -11,8 +11,8 @@ from ascenv.output import Output, doctor
 from ascenv.redact import describe_redactions
 from ascenv.report.bundle import Page
 
-# Packages maintainers ask for in Ascend issues (vllm-ascend/ms-swift templates: torch, torch-npu,
-# vllm, vllm_ascend, ms_swift; research/peers-and-pain-points.md §9.8), in this order, when present.
+# Packages maintainers ask for in Ascend issues (the vllm-ascend and ms-swift issue templates: torch,
+# torch-npu, vllm, vllm_ascend, ms_swift), in this order, when present.
 PACKAGES = (
     "torch",
     "torch-npu",
