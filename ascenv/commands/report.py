@@ -19,6 +19,7 @@ from typing import Optional
 from ascenv import __version__, errors, lockfile, proc, report
 from ascenv.commands import _common as common
 from ascenv.model import Snapshot
+from ascenv.output import report as render
 from ascenv.probe.fs import Root
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
 
@@ -67,10 +68,10 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
         root = common.root_argument(ctx, args.root)
         snapshot = replace(collect(root, ctx.environ, recorder, python=args.python), created=created)
+    from ascenv import compat
     from ascenv.checks import run_checks
-    from ascenv.commands.doctor import load_matrix
 
-    findings = run_checks(snapshot, load_matrix())
+    findings = run_checks(snapshot, compat.load_cached(ctx.cache_dir))
     lock, lock_origin = _lock(args, ctx, snapshot)
     inputs = report.Inputs(
         snapshot=snapshot,
@@ -86,16 +87,14 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         redact=args.redact,
         known=known_values(ctx.environ),
     )
-    bundle = report.assemble(inputs)
+    bundle = report.assemble(inputs, render.markdown)
     data = report.pack(bundle)
     write_atomic(os.path.join(ctx.cwd, args.output), data, mode=0o644 if args.redact else 0o600)
     result = summary(bundle, data, args.output)
     if args.format == "json":
         ctx.out.json(result)
     else:
-        from ascenv.output.report import written
-
-        written(ctx.out, args.output, result)
+        render.written(ctx.out, args.output, result)
     return errors.EXIT_OK
 
 
@@ -106,7 +105,7 @@ class _Recorder:
         self._run = run
         self.captures: list[report.Capture] = []
 
-    def __call__(self, argv, **kwargs) -> proc.Completed:  # type: ignore[no-untyped-def]
+    def __call__(self, argv, **kwargs) -> proc.Completed:
         done = self._run(argv, **kwargs)
         self.captures.append(report.Capture(done.argv, done.status, done.returncode, done.stdout, done.stderr))
         return done

@@ -3,17 +3,16 @@ headline, findings, versions, the commands that produced the data) and the comma
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from rich.markup import escape
 
 from ascenv import __version__
-from ascenv.model import Finding, Snapshot
+from ascenv.model import Snapshot
 from ascenv.output import Output, doctor
-from ascenv.report import describe_redactions
+from ascenv.redact import describe_redactions
+from ascenv.report.bundle import Page
 
-# Packages maintainers ask for in Ascend issues (vllm-ascend/ms-swift templates: torch, torch-npu,
-# vllm, vllm_ascend, ms_swift; research/peers-and-pain-points.md §9.8), in this order, when present.
+# Packages maintainers ask for in Ascend issues (the vllm-ascend and ms-swift issue templates: torch,
+# torch-npu, vllm, vllm_ascend, ms_swift), in this order, when present.
 PACKAGES = (
     "torch",
     "torch-npu",
@@ -67,19 +66,11 @@ def versions(snap: Snapshot) -> list[tuple[str, str, str]]:
     return rows
 
 
-def markdown(
-    snap: Snapshot,
-    findings: list[Finding],
-    *,
-    created: str,
-    commands: Sequence[str],
-    extra: Sequence[tuple[str, str]],
-    lock_origin: str,
-    redacted: bool,
-    redactions: dict[str, int],
-) -> str:
-    lines = ["## ascenv report", "", f"Made {created} by ascenv {__version__}: `{commands[0]}`", ""]
-    if not redacted:
+def markdown(page: Page) -> str:
+    """``report.md``: the page a maintainer reads first."""
+    redactions = page.redactions
+    lines = ["## ascenv report", "", f"Made {page.created} by ascenv {__version__}: `{page.commands[0]}`", ""]
+    if not page.redacted:
         lines += [
             "**Not redacted** (`--no-redact`): host names, user names, IP addresses and serial numbers are as read.",
             "",
@@ -93,18 +84,18 @@ def markdown(
         ]
     else:
         lines += ["**Redacted:** nothing personal was found to hide.", ""]
-    lines.append(doctor.markdown(snap, findings).rstrip("\n"))
+    lines.append(doctor.markdown(page.snapshot, list(page.findings)).rstrip("\n"))
     lines += ["", "### Versions", "", "| component | version | read from |", "|---|---|---|"]
-    lines += [f"| {_cell(a)} | {_cell(b)} | {_cell(c)} |" for a, b, c in versions(snap)]
-    lines += ["", "### Commands that produced this data", "", "```", *commands, "```", ""]
+    lines += [f"| {_cell(a)} | {_cell(b)} | {_cell(c)} |" for a, b, c in versions(page.snapshot)]
+    lines += ["", "### Commands that produced this data", "", "```", *page.commands, "```", ""]
     lines += ["### Files in this bundle", ""]
     lines += [
         "- `report.md`: this page",
         "- `snapshot.json`: the whole stack (schema 1, as `ascenv snapshot -o` writes it)",
         "- `findings.json`: the doctor findings",
-        f"- `ascenv.lock`: the stack as a lock ({lock_origin})",
+        f"- `ascenv.lock`: the stack as a lock ({page.lock_origin})",
     ]
-    lines += [f"- `{member}`: {what}" for member, what in extra]
+    lines += [f"- `{member}`: {what}" for member, what in page.extra]
     lines += ["- `MANIFEST.json`: every member with its sha256", ""]
     return "\n".join(lines)
 

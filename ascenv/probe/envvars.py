@@ -6,12 +6,12 @@ Pure over its inputs (``environ`` is passed in, files are seen through ``Root``)
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from ascenv.model import EnvInfo, PathEntry
 from ascenv.probe.fs import Root
+from ascenv.redact import is_secret_name, mask
 
 # Prefixes of the variables CANN, its tools and the frameworks on top read:
 # - ASCEND_: every CANN variable (set_env.sh: ASCEND_TOOLKIT_HOME, ASCEND_HOME_PATH, ASCEND_OPP_PATH,
@@ -39,13 +39,6 @@ _NAMES = frozenset(
         "MS_DEV_CLOSE_VERSION_CHECK",  # MindSpore skips its CANN version check
     }
 )
-# Names that may hold credentials are never recorded (vllm-ascend's collect_env drops names with
-# secret/token/api/access/password; we match whole words so ASCEND_... paths are not caught).
-_SECRET_WORDS = frozenset(
-    {"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API", "ACCESS", "KEY", "CREDENTIAL", "CREDENTIALS", "AUTH"}
-)
-_URL_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]+@")
-
 PATH_VARIABLES = ("PATH", "LD_LIBRARY_PATH", "PYTHONPATH", "ASCEND_CUSTOM_OPP_PATH")
 
 
@@ -60,12 +53,12 @@ def probe_env(environ: Mapping[str, str], root: Root, cann_paths: Sequence[str])
 def is_ascend_variable(name: str) -> bool:
     if not (name.startswith(_PREFIXES) or name in _NAMES):
         return False
-    return not _SECRET_WORDS.intersection(name.upper().split("_"))
+    return not is_secret_name(name)  # a variable that may hold a credential is never recorded
 
 
 def redact(value: str) -> str:
-    """Hide ``user:password@`` in URLs (proxy or mirror settings pasted into a variable)."""
-    return _URL_USERINFO.sub(r"\g<scheme>***@", value)
+    """``value`` with its secrets masked (``user:password@`` of a mirror URL, a pasted token)."""
+    return mask(value)
 
 
 def path_entries(value: str, root: Root, installs: Sequence[tuple[str, str]]) -> tuple[PathEntry, ...]:

@@ -7,6 +7,7 @@ import gzip
 import io
 import json
 import os
+import re
 import sys
 import tarfile
 
@@ -129,7 +130,8 @@ def test_vendor_build_manifests_are_bundled_and_redacted(tmp_path):
     # constructed: the tables of ascenv/store.py Manifest that can hold personal values
     manifest = (
         '# ascenv build manifest (schema 1)\nop = "add_custom"\ncommand = ["bash", "build.sh"]\n'
-        '[env]\nPIP_INDEX_URL = "https://builder:Sup3rS3cret@pypi.mirror.lab/simple"\nWORKDIR = "/home/li_lei/ops/add_custom"\n'
+        '[env]\nPIP_INDEX_URL = "https://builder:Sup3rS3cret@pypi.mirror.lab/simple"\n'
+        'WORKDIR = "/home/li_lei/ops/add_custom"\n'
         '[host]\nhostname = "build-box-3"\naddress = "172.16.4.21"\n'
     )
     (vendors / "customize/ascenv-manifest.toml").write_text(manifest)
@@ -270,3 +272,71 @@ def test_bad_bundles_in_diff_exit_2(tmp_path, damage, message):
     bad.write_bytes(damage(_bundle_bytes(tmp_path)))
     code, _, err = run_cli(["diff", "bad.tar.gz", "good.tar.gz"], {}, tmp_path)
     assert code == 2 and "bad.tar.gz" in err and message in err and "Traceback" not in err
+
+
+# --- what the adversarial test planted (each leaked into the bundle verbatim) -------------------
+
+PEM_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+
+
+def test_planted_keys_tokens_and_passwords_are_not_in_the_bundle(tmp_path):
+    host = build_host("a2-cann800", tmp_path)
+    block = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\nAAAAB3NzaC1yc2E\n-----END OPENSSH PRIVATE KEY-----\n"
+    with open(host.root / "etc/ascend_install.info", "a") as fh:
+        fh.write(block)
+    planted = {
+        "ASCEND_T1": "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+        "ASCEND_T2": "pypi-AgEIcHlwaS5vcmcCJGI1ZDJmYzQ3LWJh",
+        "ASCEND_PASS": "PlainPass123456",
+        "ASCEND_T5": "https://u:Pa@ssw0rdSecret99@mirror.example.invalid/simple",
+        "ASCEND_T6": "Authorization: Basic dXNlcjpQYTU1dzByZA==",
+    }
+    code, _, err = make_report(host, tmp_path, environ=host_environ(host, **planted))
+    assert code == 0, err
+    raw = gzip.decompress((tmp_path / "r.tar.gz").read_bytes())
+    for secret in (
+        PEM_BODY,
+        "AIzaSyD-9tSrke72",
+        "pypi-AgEIcHlwaS5",
+        "PlainPass123456",
+        "ssw0rdSecret99",
+        "dXNlcjpQYTU1",
+    ):
+        assert secret.encode() not in raw, secret
+    bundle = members(tmp_path / "r.tar.gz")
+    info = next(name for name in bundle if name.endswith("ascend_install.info"))
+    text = bundle[info].decode()  # the lines around the block are kept as they are
+    assert "-----BEGIN" not in text and re.search(
+        r"\nFirmware_Install_Path_Param=/usr/local/Ascend\n<secret-\d+>\n$", text
+    )
+
+
+def test_a_40000_character_token_in_a_version_file_does_not_stall_the_report(tmp_path):
+    import base64
+    import time
+
+    host = build_host("a2-cann800", tmp_path)
+    with open(host.root / "etc/ascend_install.info", "a") as fh:
+        fh.write("\nsig=" + base64.b16encode(os.urandom(20000)).decode() + "\n")  # took 3 minutes
+    start = time.perf_counter()
+    assert make_report(host, tmp_path)[0] == 0
+    assert time.perf_counter() - start < 30
+
+
+def test_reading_a_hostile_bundle_writes_nothing(tmp_path):
+    """A bundle with '../' and absolute names is refused, and nothing appears anywhere (the
+    reader never extracts)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        for name in ("../escaped.txt", str(tmp_path / "absolute.txt"), "snapshot.json"):
+            info = tarfile.TarInfo(name)
+            info.size = 2
+            tar.addfile(info, io.BytesIO(b"{}"))
+    (work / "bad.tar.gz").write_bytes(gzip.compress(raw.getvalue()))
+    (work / "x.lock").write_text("")
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    code, _, err = run_cli(["diff", "bad.tar.gz", "x.lock"], {}, work)
+    assert code == 2 and "'../escaped.txt' is not a plain relative path" in err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before

@@ -129,3 +129,27 @@ def test_is_ascend_variable(name, kept):
 
 def test_redact_leaves_plain_paths_alone():
     assert redact("/usr/local/Ascend:/opt") == "/usr/local/Ascend:/opt"
+
+
+@pytest.mark.parametrize(
+    "name", ["ASCEND_PASS", "ASCEND_PWD", "ASCEND_PASSWD", "ASCEND_SIGNING", "ACL_SECRET", "ASCEND_KEY", "ATB_AUTH"]
+)
+def test_variables_named_like_credentials_are_never_recorded(machine, name):
+    info = probe_env({name: "PlainPass123456", "ASCEND_HOME_PATH": TOOLKIT}, machine, [])
+    assert info.variables == {"ASCEND_HOME_PATH": TOOLKIT}
+
+
+@pytest.mark.parametrize(
+    "value, recorded",
+    [
+        ("AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "***"),
+        ("pypi-AgEIcHlwaS5vcmcCJGI1ZDJmYzQ3LWJh", "***"),
+        ("https://u:Pa@ssw0rdSecret99@mirror.example.invalid/simple", "https://***@mirror.example.invalid/simple"),
+        ("https://u:ab/cdSecret99@mirror.example.invalid/simple", "https://***@mirror.example.invalid/simple"),
+        ("--user builder --password Sup3rS3cret", "--user builder --password ***"),
+        ("/usr/local/Ascend/ascend-toolkit/latest", "/usr/local/Ascend/ascend-toolkit/latest"),
+    ],
+)
+def test_secrets_in_recorded_values_are_masked(machine, value, recorded):
+    info = probe_env({"ASCEND_MIRROR": value}, machine, [])
+    assert info.variables == {"ASCEND_MIRROR": recorded}

@@ -1,0 +1,218 @@
+"""The members of a bug-report bundle: what a user attaches to an issue instead of pasting
+``npu-smi info``, ``cat …install.info`` and ``pip list`` by hand. Pure.
+
+``assemble`` turns a snapshot, its findings, a lock and the raw captures of the run into the
+members of a bundle, redacted unless told otherwise (``ascenv.redact``: one stable placeholder
+per distinct value, ``<host-1>``, ``<user-1>``, ``<ip-2>``, so the structure stays readable and two
+bundles of similar machines compare equal). ``MANIFEST.json`` lists every other member with its
+sha256, so a reader can refuse a bundle whose members were changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shlex
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Optional
+
+from ascenv import __version__, lockfile, serde
+from ascenv.checks.summary import exit_code, summary
+from ascenv.model import Finding, Snapshot
+from ascenv.redact import Known, Redactor
+from ascenv.snapshot_io import snapshot_from_json, snapshot_to_json
+
+BUNDLE_SCHEMA = 1
+MANIFEST = "MANIFEST.json"
+SNAPSHOT = "snapshot.json"
+FINDINGS = "findings.json"
+LOCK = "ascenv.lock"
+REPORT_MD = "report.md"
+DEFAULT_OUTPUT = "ascenv-report.tar.gz"
+
+
+# --- inputs ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Capture:
+    """One command ascenv ran while probing, with its raw output."""
+
+    argv: tuple[str, ...]
+    status: str  # proc.OK, EXIT, NOT_FOUND, TIMEOUT, OS_ERROR
+    returncode: Optional[int]
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class RawFile:
+    """A file read from the machine (a version file, a vendor's ascenv build manifest)."""
+
+    path: str  # the machine path
+    data: bytes
+    member: str  # where it goes in the bundle
+
+
+@dataclass(frozen=True)
+class Inputs:
+    snapshot: Snapshot
+    findings: tuple[Finding, ...]
+    lock: lockfile.Lock
+    lock_origin: str  # "generated" or the file it was read from
+    created: str  # ISO 8601 UTC, of the report
+    command: str  # the ascenv command line that made it
+    captures: tuple[Capture, ...] = ()
+    files: tuple[RawFile, ...] = ()
+    redact: bool = True
+    known: Known = Known()
+
+
+@dataclass(frozen=True)
+class Bundle:
+    members: dict[str, bytes]  # name -> content, MANIFEST.json included
+    created: str
+    redacted: bool
+    redactions: dict[str, int] = field(default_factory=dict)  # kind -> distinct values replaced
+
+
+@dataclass(frozen=True)
+class Page:
+    """What ``report.md`` shows, already redacted; the renderer turns it into Markdown."""
+
+    snapshot: Snapshot
+    findings: tuple[Finding, ...]
+    created: str
+    commands: tuple[str, ...]  # the ascenv command line first, then what the probes ran
+    extra: tuple[tuple[str, str], ...]  # (member, what it is) of the raw captures and files
+    lock_origin: str
+    redacted: bool
+    redactions: dict[str, int]
+
+
+# --- assembly ------------------------------------------------------------------------------------
+
+
+def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
+    """Every member of the bundle, redacted unless ``inputs.redact`` is False; ``markdown``
+    renders ``report.md`` from what the other members hold."""
+    snapshot_data = snapshot_to_json(inputs.snapshot)
+    findings_data = [serde.to_data(f) for f in inputs.findings]
+    lock_data = lockfile.lock_data(inputs.lock)
+    commands = [inputs.command] + [display_command(c.argv) + _status(c) for c in inputs.captures]
+    # raw outputs worth reading as printed (npu-smi's tables); the python probe's is in snapshot.json
+    raw = [
+        (capture_member(c.argv), f"raw output of `{display_command(c.argv)}`", capture_text(c))
+        for c in inputs.captures
+        if "-c" not in c.argv
+    ]
+    raw += [(f.member, f.path, f.data.decode("utf-8", errors="replace")) for f in inputs.files]
+    redactor = Redactor()
+    if inputs.redact:
+        # discovery order fixes the placeholder numbers: snapshot first, as it names most values
+        redactor.add_known(inputs.known)
+        for plain in (snapshot_data, findings_data, lock_data, commands, [what for _, what, _ in raw]):
+            redactor.discover(plain)
+        for _, _, text in raw:
+            redactor.discover_text(text)
+        snapshot_data = redactor.apply(snapshot_data)
+        findings_data = redactor.apply(findings_data)
+        lock_data = redactor.apply(lock_data)
+        commands = redactor.apply(commands)
+        raw = [(member, redactor.apply_text(what), redactor.apply_text(text)) for member, what, text in raw]
+    snapshot = snapshot_from_json(snapshot_data, SNAPSHOT)
+    findings = [serde.from_data(Finding, f) for f in findings_data]
+    lock = serde.from_data(lockfile.Lock, lock_data, key=serde.kebab)
+    lock = replace(lock, input_hash=lockfile.input_hash(lock))  # redacted paths change what it hashes
+
+    members: dict[str, bytes] = {
+        SNAPSHOT: _json_bytes(snapshot_data),
+        FINDINGS: _json_bytes(
+            {
+                "schema": 1,
+                "exit_code": exit_code(findings, strict=False),
+                "summary": summary(findings),
+                "findings": findings_data,
+            }
+        ),
+        LOCK: lockfile.dumps_lock(lock).encode("utf-8"),
+    }
+    sources = {
+        SNAPSHOT: commands[0],
+        FINDINGS: "ascenv doctor",
+        LOCK: inputs.lock_origin,
+        REPORT_MD: "ascenv report",
+    }
+    for member, what, text in raw:
+        members[member] = text.encode("utf-8")
+        sources[member] = what
+    counts = redactor.counts
+    page = Page(
+        snapshot=snapshot,
+        findings=tuple(findings),
+        created=inputs.created,
+        commands=tuple(commands),
+        extra=tuple(sorted((member, what) for member, what, _ in raw)),
+        lock_origin=inputs.lock_origin,
+        redacted=inputs.redact,
+        redactions=counts,
+    )
+    members[REPORT_MD] = markdown(page).encode("utf-8")
+    members[MANIFEST] = _json_bytes(
+        {
+            "schema": BUNDLE_SCHEMA,
+            "kind": "ascenv-report",
+            "created": inputs.created,
+            "ascenv_version": __version__,  # of the report; snapshot.json says which ascenv probed
+            "snapshot_schema": inputs.snapshot.schema,
+            "redacted": inputs.redact,
+            "redactions": counts,
+            "members": [
+                {
+                    "name": name,
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                    "size": len(data),
+                    "source": sources.get(name, ""),
+                }
+                for name, data in sorted(members.items())
+            ],
+        }
+    )
+    return Bundle(members, inputs.created, inputs.redact, counts)
+
+
+def _json_bytes(data: Any) -> bytes:
+    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def display_command(argv: tuple[str, ...]) -> str:
+    """The command as run, with a ``-c`` script (the python probe's) shown by name only."""
+    shown = list(argv)
+    if "-c" in shown[:-1]:
+        shown[shown.index("-c") + 1] = "<ascenv python probe>"
+    return " ".join(_quote(a) for a in shown)
+
+
+def _quote(arg: str) -> str:
+    return arg if arg.startswith("<") and arg.endswith(">") else shlex.quote(arg)
+
+
+def _status(capture: Capture) -> str:
+    if capture.status == "ok":
+        return ""
+    return f"  # {capture.status}" + (f" {capture.returncode}" if capture.returncode is not None else "")
+
+
+def capture_member(argv: tuple[str, ...]) -> str:
+    """``npu-smi info -t board -i 0`` -> ``captures/npu-smi_info_-t_board_-i_0.txt``."""
+    words = [argv[0].rsplit("/", 1)[-1], *argv[1:]]
+    return "captures/" + re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(words)) + ".txt"
+
+
+def capture_text(capture: Capture) -> str:
+    """The raw output, as the tool printed it; stderr after a marker line when there is any."""
+    text = capture.stdout
+    if capture.stderr:
+        text += ("" if not text or text.endswith("\n") else "\n") + "--- stderr ---\n" + capture.stderr
+    return text

@@ -1,0 +1,187 @@
+"""ascenv/redact.py: the one rule set of the probe and the report; every shape, the values that
+must stay, and linear time."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from ascenv.redact import Redactor, is_secret_name, mask
+
+PEM_BODY = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
+
+
+def redacted(text: str) -> str:
+    """``text`` as a report bundle holds it."""
+    redactor = Redactor()
+    redactor.discover_text(text)
+    return redactor.apply_text(text)
+
+
+def pem(kind: str, end: bool = True) -> str:
+    block = f"-----BEGIN {kind}-----\n{PEM_BODY}\nAAAAB3NzaC1yc2EAAAADAQABAAABAQC7\n"
+    return block + (f"-----END {kind}-----\n" if end else "")
+
+
+# (text, the secret in it): each shape of the README's table, and variants of it
+SHAPES = [
+    # private keys, whatever the algorithm, also cut short
+    ("version=1\n" + pem("OPENSSH PRIVATE KEY") + "arch=aarch64\n", PEM_BODY),
+    (pem("RSA PRIVATE KEY"), PEM_BODY),
+    (pem("ENCRYPTED PRIVATE KEY"), PEM_BODY),
+    (pem("PRIVATE KEY"), PEM_BODY),
+    (pem("PGP PRIVATE KEY BLOCK"), PEM_BODY),
+    ("load_priority=customize\n" + pem("EC PRIVATE KEY", end=False), PEM_BODY),
+    # names that say credential
+    ("ASCEND_PASS=PlainPass123456", "PlainPass123456"),
+    ("ASCEND_PWD=PlainPwd123456", "PlainPwd123456"),
+    ("db_passwd: hunter2secret", "hunter2secret"),
+    ("ASCEND_SIGNING=SigningValue42", "SigningValue42"),
+    ("client_secret = 'cl1ent-s3cret'", "cl1ent-s3cret"),
+    ('{"ASCEND_TOKEN": "t0k3n-value-123"}', "t0k3n-value-123"),
+    ("ASCEND_KEY=k3y-value-123", "k3y-value-123"),
+    ("GOOGLE_APPLICATION_CREDENTIALS_JSON=cr3d-value", "cr3d-value"),
+    ("password=hunter2secret", "hunter2secret"),
+    ("api_key: abcdef123456", "abcdef123456"),
+    ("apiKey=abcdef123456", "abcdef123456"),
+    # token shapes, standing alone
+    ("fetched with AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
+    ("upload pypi-AgEIcHlwaS5vcmcCJGI1ZDJmYzQ3LWJh", "pypi-AgEIcHlwaS5vcmcCJGI1ZDJmYzQ3LWJh"),
+    ("//registry/:_authToken=npm_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R", "npm_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"),
+    ("ghp_" + "Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1Ab", "ghp_Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1Ab"),
+    ("gho_" + "Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1Ab", "gho_Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1Ab"),
+    ("github_pat_11ABCDEFG0123456789_abcdefXYZ", "github_pat_11ABCDEFG0123456789_abcdefXYZ"),
+    ("hf_Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1", "hf_Q7xk2LmN9pRt4VwZ8bYc3DfGh6JkMn5Ps1"),
+    ("sk-proj-Abc123Def456Ghi789Jkl0", "sk-proj-Abc123Def456Ghi789Jkl0"),
+    ("key id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
+    ("ACL_AWS=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ("slack xoxb-123456789012-abcdefABCDEF", "xoxb-123456789012-abcdefABCDEF"),
+    ("git clone https://oauth2:glpat-Abc123Def456Ghi789Jk@gitlab.example/x", "glpat-Abc123Def456Ghi789Jk"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "dozjgNryP4J3jVmNHl0w5N"),
+    # HTTP headers, of several kinds
+    ("Authorization: Basic dXNlcjpQYTU1dzByZA==", "dXNlcjpQYTU1dzByZA=="),
+    ("Proxy-Authorization: Basic cHJveHk6c2VjcmV0", "cHJveHk6c2VjcmV0"),
+    ("authorization=Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234"),
+    ('curl -H "Authorization: token 0123456789abcdefABCD"', "0123456789abcdefABCD"),
+    ("Bearer abcdefghijklmnopqrstuvwxyz012345", "abcdefghijklmnopqrstuvwxyz012345"),
+    ("X-Api-Key: 4f9a1c2e7b", "4f9a1c2e7b"),
+    ("PRIVATE-TOKEN: Abc123Def456", "Abc123Def456"),
+    # connection strings and command lines
+    (
+        "DefaultEndpointsProtocol=https;AccountName=ascend;AccountKey=Zm9vYmFyYmF6cXV4+/==;EndpointSuffix=core",
+        "Zm9vYmFyYmF6cXV4+/==",
+    ),
+    ("Endpoint=sb://x/;SharedAccessKey=c2VjcmV0a2V5;", "c2VjcmV0a2V5"),
+    ("mirror-sync --password Sup3rS3cret --verbose", "Sup3rS3cret"),
+    ("mirror-sync --password=Sup3rS3cret", "Sup3rS3cret"),
+    ("tool --api-token Sup3rS3cret", "Sup3rS3cret"),
+    ("docker login -u builder -p Sup3rS3cret registry.example.invalid", "Sup3rS3cret"),
+    # URL passwords holding '@' or '/'
+    ("https://u:Pa@ssw0rdSecret99@mirror.example.invalid/simple", "ssw0rdSecret99"),
+    ("https://u:ab/cdSecret99@mirror.example.invalid/simple", "cdSecret99"),
+    ("https://deploy:Pa55w0rd@mirror.example.invalid/simple", "Pa55w0rd"),
+    ("https://tok3nOnly123@mirror.example.invalid/", "tok3nOnly123"),
+]
+
+
+@pytest.mark.parametrize("text, secret", SHAPES, ids=[s for _, s in SHAPES])
+def test_every_shape_is_hidden_in_a_bundle(text, secret):
+    out = redacted(text)
+    assert secret not in out and "<secret-1>" in out
+
+
+@pytest.mark.parametrize("text, secret", SHAPES, ids=[s for _, s in SHAPES])
+def test_every_shape_is_masked_by_the_probe(text, secret):
+    assert secret not in mask(text) and "***" in mask(text)
+
+
+def test_a_private_key_block_goes_whole_and_the_lines_around_it_stay():
+    text = "version=8.0.0\n" + pem("OPENSSH PRIVATE KEY") + "arch=aarch64\n"
+    assert redacted(text) == "version=8.0.0\n<secret-1>\narch=aarch64\n"
+
+
+def test_the_host_of_a_url_stays_when_its_password_holds_an_at_sign():
+    text = "https://u:Pa@ssw0rdSecret99@mirror.example.invalid/simple"
+    assert redacted(text) == "https://<secret-1>@mirror.example.invalid/simple"
+    assert mask(text) == "https://***@mirror.example.invalid/simple"
+
+
+KEPT = [
+    "firmware 7.7.0.1.231 driver 25.0.rc1.1 Version: 23.0.0.1",
+    "PCIe Bus Info 0000:C1:00.0 and 0000:C2:00.0",
+    'key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
+    "image = repo@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "commit 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",  # sha1: 40 hex, not an AWS secret key
+    "LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64/common2AB:/x",  # 40 base64 characters, a path
+    "Vulnerability Spec store bypass:    Not affected",  # corpus other_cmds/vllm-ascend_collect_env_...
+    "tokenizers==0.19.1 passlib==1.7.4",
+    "mkdir -p /usr/local/Ascend && ssh -p 2222 node",
+    "echo $T | docker login --password-stdin -u builder",
+    "tool --password-file /run/secrets/mirror",
+    "pip install git+https://github.com/org/repo.git@v1.2",
+    "this is basic information about a bearer of news",
+    "ASCEND_OPP_PATH=/usr/local/Ascend/ascend-toolkit/latest/opp",
+    "token=on password=",
+    "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUEXAMPLE\n-----END CERTIFICATE-----",
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_what_is_no_secret_stays(text):
+    assert redacted(text) == text
+    assert mask(text) == text
+
+
+@pytest.mark.parametrize(
+    "name, secret",
+    [
+        ("ASCEND_PASS", True),
+        ("ASCEND_PWD", True),
+        ("ASCEND_PASSWD", True),
+        ("ASCEND_SIGNING", True),
+        ("ACL_SECRET", True),
+        ("ASCEND_TOKEN", True),
+        ("ASCEND_KEY", True),
+        ("ASCEND_CREDENTIALS", True),
+        ("AccountKey", True),
+        ("X-Api-Key", True),
+        ("key", False),  # the build key of an ascenv build manifest: a digest
+        ("ASCEND_BYPASS_CHECK", False),
+        ("ASCEND_HOME_PATH", False),
+        ("tokenizers", False),
+    ],
+)
+def test_secret_names(name, secret):
+    assert is_secret_name(name) is secret
+
+
+def _seconds(text: str) -> float:
+    start = time.perf_counter()
+    redacted(text)
+    mask(text)
+    return time.perf_counter() - start
+
+
+LONG_TOKENS = {
+    "word": lambda n: "x" * n,
+    "hex signature": lambda n: "sig=" + "ab" * (n // 2),
+    "dotted": lambda n: "a." * (n // 2),
+    "named secret": lambda n: "token=" + "A1" * (n // 2),
+    "url userinfo": lambda n: "https://" + "u" * n + "@mirror.example.invalid",
+    "serial line": lambda n: "Serial Number: a" + " " * n + "b",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(LONG_TOKENS))
+def test_a_40000_character_token_takes_no_time(shape):
+    # the backtracking rule took 173 s for one 40,000-character token
+    assert _seconds(LONG_TOKENS[shape](40_000)) < 5
+
+
+@pytest.mark.parametrize("shape", ["word", "named secret", "url userinfo"])
+def test_time_is_linear_in_the_token_length_up_to_10_mb(shape):
+    make = LONG_TOKENS[shape]
+    small = min(_seconds(make(1_000_000)) for _ in range(2))
+    large = _seconds(make(10_000_000))
+    assert large < 30 * small + 1  # linear: ~10x; quadratic: ~100x
