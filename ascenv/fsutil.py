@@ -7,15 +7,13 @@ import contextlib
 import errno
 import os
 import shutil
-import signal
 import stat
 import tempfile
-import threading
 from collections.abc import Iterator
 from typing import Any, Optional, Union
 
-from ascenv import errors
 from ascenv.errors import InputError
+from ascenv.signals import termination_as_interrupt
 
 TEMP_PREFIX = ".ascenv-"  # temp files are ``.ascenv-<name>.<random>.tmp`` beside their target
 
@@ -155,7 +153,7 @@ def atomic_path(path: Union[str, os.PathLike[str]], *, mode: int = 0o644) -> Ite
     special = _special_target(path)
     target = path if special else os.path.realpath(path) if os.path.islink(path) else path
     directory = None if special else os.path.dirname(os.path.abspath(target))
-    with _signals_interrupt():
+    with termination_as_interrupt():
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=f"{TEMP_PREFIX}{os.path.basename(target)}.", suffix=".tmp")
         os.close(fd)
         try:
@@ -200,26 +198,3 @@ def current_umask() -> int:
     old = os.umask(0o022)
     os.umask(old)
     return old
-
-
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """Turn SIGTERM/SIGHUP into ``Terminated`` for the duration of the block, so cleanup runs.
-    Only where Python's default action (die without cleanup) is in place, and only on the main
-    thread (the only one that may set handlers); an ignored signal (nohup) stays ignored."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise errors.Terminated(f"killed by {signal.Signals(signum).name}")
-
-    saved = {}
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) is signal.SIG_DFL:
-            saved[signum] = signal.signal(signum, interrupt)
-    try:
-        yield
-    finally:
-        for signum, handler in saved.items():
-            signal.signal(signum, handler)

@@ -6,7 +6,6 @@ status), never an exception: a missing ``npu-smi`` is a finding, not a traceback
 
 from __future__ import annotations
 
-import contextlib
 import os
 import selectors
 import shlex
@@ -14,7 +13,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable, Optional
 
@@ -224,25 +223,6 @@ def kill_running() -> None:
         children = list(_running.values())
     for child in children:
         _signal_group(child, signal.SIGKILL)
-
-
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt while inside, so a run's clean-up (killing its process
-    group) happens for it as for Ctrl-C: Python's default SIGTERM ends the process without
-    unwinding, and children in their own sessions would run on. Only the main thread can do this."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 class _Capture:

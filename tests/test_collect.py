@@ -96,3 +96,16 @@ def test_one_failing_probe_does_not_abort_the_others(tmp_path, monkeypatch):
     assert len(snap.npu.chips) == 8 and snap.driver.version == "25.0.rc1.1"
     (error,) = snap.errors
     assert error.probe == "cann" and "simulated bug" in error.message
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])
+def test_special_files_met_by_the_probe_are_listed_as_errors(tmp_path, kind):
+    from tests.probe.test_fs import plant
+
+    host = build_host("a2-cann800", tmp_path)
+    (host.root / "etc/os-release").unlink(missing_ok=True)
+    plant(host.root, "/etc/os-release", kind)
+    snap = collect(Root(host.root), dict(host.environ, HOME=host.home or "/root"), python=sys.executable)
+    (special,) = [e for e in snap.errors if e.probe == "files"]
+    assert special.kind == "not-a-file" and special.source == "/etc/os-release"
+    assert special.message.startswith("/etc/os-release is a ") and special.message.endswith(": read as absent")

@@ -47,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lock", metavar="LOCK", help="put this lock in the bundle (default: one generated from the snapshot)"
     )
     parser.add_argument(
+        "--log",
+        metavar="LOGFILE",
+        help="triage this error log too (ascenv triage) and put its causes in the bundle, redacted",
+    )
+    parser.add_argument(
         "--no-redact",
         dest="redact",
         action="store_false",
@@ -71,7 +76,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv import compat
     from ascenv.checks import run_checks
 
-    findings = run_checks(snapshot, compat.load_cached(ctx.cache_dir))
+    matrix = compat.load_cached(ctx.cache_dir)
+    findings = run_checks(snapshot, matrix)
     lock, lock_origin = _lock(args, ctx, snapshot)
     inputs = report.Inputs(
         snapshot=snapshot,
@@ -86,6 +92,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         files=raw_files(root, snapshot) if root is not None else (),
         redact=args.redact,
         known=known_values(ctx.environ),
+        triage=_triage(ctx, args.log, snapshot, matrix) if args.log else None,
     )
     bundle = report.assemble(inputs, render.markdown)
     data = report.pack(bundle)
@@ -96,6 +103,16 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     else:
         render.written(ctx.out, args.output, result)
     return errors.EXIT_OK
+
+
+def _triage(ctx: common.Context, log: str, snapshot: Snapshot, matrix: object) -> report.LogTriage:
+    from ascenv.output import triage as render_triage
+    from ascenv.triage import exit_code, open_log, triage
+
+    with open_log(os.path.join(ctx.cwd, log), log) as stream:
+        result = triage(stream, snapshot, matrix)
+    data = render_triage.to_json(result, exit_code(result))
+    return report.LogTriage(log, data, render_triage.markdown(result, log))
 
 
 class _Recorder:
@@ -183,6 +200,7 @@ def command_line(args: argparse.Namespace) -> str:
         words += ["--root", args.root] if args.root != "/" else []
         words += ["--python", args.python] if args.python else []
     words += ["--lock", args.lock] if args.lock else []
+    words += ["--log", args.log] if args.log else []
     words += [] if args.redact else ["--no-redact"]
     return " ".join(shlex.quote(w) for w in words)
 

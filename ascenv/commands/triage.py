@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv import compat
-    from ascenv.triage import triage
+    from ascenv.triage import exit_code, triage
 
     if args.from_file and args.root != "/":
         raise errors.UsageError("--from and --root both name the machine", hint="pass one of them")
@@ -57,15 +57,6 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     return code
 
 
-def exit_code(result: object) -> int:
-    """1 when the machine confirms a cause, or (no signature known) when the doctor finds an error."""
-    from ascenv.triage import TriageResult
-
-    assert isinstance(result, TriageResult)
-    broken = result.any_confirmed if result.causes else bool(result.doctor_errors)
-    return errors.EXIT_FINDINGS if broken else errors.EXIT_OK
-
-
 def _name(log: str) -> str:
     return "stdin" if log == "-" else log
 
@@ -81,12 +72,6 @@ def _open_log(ctx: common.Context, log: str) -> AbstractContextManager[IO[bytes]
 
         # stdin stays open after the triage (the with-block must not close it)
         return contextlib.nullcontext(sys.stdin.buffer)
-    path = os.path.join(ctx.cwd, log)
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise errors.InputError(f"{log}: no such file", hint="pass the log file, or - to read stdin") from None
-    except IsADirectoryError:
-        raise errors.InputError(f"{log} is a directory, not a log file", hint="pass the log file itself") from None
-    except OSError as exc:
-        raise errors.InputError(f"{log}: cannot read: {exc.strerror}") from None
+    from ascenv.triage import open_log
+
+    return open_log(os.path.join(ctx.cwd, log), log)

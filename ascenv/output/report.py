@@ -3,11 +3,9 @@ headline, findings, versions, the commands that produced the data) and the comma
 
 from __future__ import annotations
 
-from rich.markup import escape
-
 from ascenv import __version__
 from ascenv.model import Snapshot
-from ascenv.output import Output, doctor
+from ascenv.output import Output, doctor, safe
 from ascenv.redact import describe_redactions
 from ascenv.report.bundle import Page
 
@@ -85,6 +83,8 @@ def markdown(page: Page) -> str:
     else:
         lines += ["**Redacted:** nothing personal was found to hide.", ""]
     lines.append(doctor.markdown(page.snapshot, list(page.findings)).rstrip("\n"))
+    if page.triage_markdown:
+        lines += ["", page.triage_markdown.rstrip("\n")]
     lines += ["", "### Versions", "", "| component | version | read from |", "|---|---|---|"]
     lines += [f"| {_cell(a)} | {_cell(b)} | {_cell(c)} |" for a, b, c in versions(page.snapshot)]
     lines += ["", "### Commands that produced this data", "", "```", *page.commands, "```", ""]
@@ -95,6 +95,8 @@ def markdown(page: Page) -> str:
         "- `findings.json`: the doctor findings",
         f"- `ascenv.lock`: the stack as a lock ({page.lock_origin})",
     ]
+    if page.triage_markdown:
+        lines.append("- `triage.json`: the causes `ascenv triage` found in the log given with `--log`")
     lines += [f"- `{member}`: {what}" for member, what in page.extra]
     lines += ["- `MANIFEST.json`: every member with its sha256", ""]
     return "\n".join(lines)
@@ -104,12 +106,12 @@ def written(out: Output, path: str, result: dict) -> None:
     c = out.console
     summary = result["summary"]
     size = result["size"]
-    c.print(f"[bold]ascenv report[/]  wrote {escape(path)} ({len(result['members'])} files, {size / 1024:.1f} KiB)")
+    c.print(f"[bold]ascenv report[/]  wrote {safe(path)} ({len(result['members'])} files, {size / 1024:.1f} KiB)")
     c.print(
         f"  {summary['error']} error(s), {summary['warn']} warning(s) found by doctor; sha256 {result['sha256'][:16]}…"
     )
     if not result["redacted"]:
         c.print("  [yellow]not redacted[/] (--no-redact): host names, user names, IPs and serials are in it as read")
     elif result["redactions"]:
-        c.print(f"  redacted: {escape(describe_redactions(result['redactions']))}")
+        c.print(f"  redacted: {safe(describe_redactions(result['redactions']))}")
     c.print("  Attach the file to the issue; paste its report.md into the issue text.")

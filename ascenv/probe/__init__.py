@@ -37,6 +37,7 @@ from ascenv.probe.host import probe_host
 from ascenv.probe.npu import probe_npu
 from ascenv.probe.python import probe_python
 from ascenv.probe.vendors import probe_vendors
+from ascenv.signals import termination_as_interrupt
 
 T = TypeVar("T")
 
@@ -82,7 +83,7 @@ def collect(
 
     # daemon: an interrupted ascenv must not wait for this thread at exit (it is stopped below).
     python_thread = threading.Thread(target=probe_target_python, name="ascenv-python-probe", daemon=True)
-    with proc.sigterm_as_interrupt():
+    with termination_as_interrupt():
         python_thread.start()
         try:
             host = guarded("host", lambda: probe_host(root), HostInfo())
@@ -119,8 +120,18 @@ def collect(
         python=python_result[0],
         vendors=vendors,
         vendor_config=vendor_config,
-        errors=tuple(failures + python_failures),  # a fixed order whatever the threads did
+        # a fixed order whatever the threads did
+        errors=tuple(failures + python_failures + _special_files(root)),
     )
+
+
+def _special_files(root: Root) -> list[ProbeError]:
+    """The files a probe met that were FIFOs, sockets or devices: read as absent (opening one
+    could block for ever or never end), and said, so an audited image's oddity is not silent."""
+    return [
+        ProbeError(probe="files", kind="not-a-file", message=f"{path} is {kind}: read as absent", source=path)
+        for path, kind in sorted(root.skipped.items())
+    ]
 
 
 def _guarded(failures: list[ProbeError], name: str, probe: Callable[[], T], fallback: T) -> T:

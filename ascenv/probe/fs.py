@@ -101,6 +101,16 @@ class Root:
         real = self._real(path)
         return real is not None and real.is_file()
 
+    def _note_special(self, path: str, real: Path) -> None:
+        try:
+            mode = os.lstat(real).st_mode
+        except (OSError, ValueError):
+            return
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISDIR(mode)):
+            from ascenv.fsutil import file_kind
+
+            self.skipped[path] = file_kind(mode)
+
     def read_text(self, path: str, limit: int = 4 << 20) -> Optional[str]:
         """The file's text (undecodable bytes replaced), or None when absent or unreadable."""
         data = self.read_bytes(path, limit)
@@ -122,6 +132,7 @@ class Root:
         try:
             fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
         except (OSError, ValueError):
+            self._note_special(path, real)  # a socket cannot be opened at all (ENXIO)
             return None
         try:
             mode = os.fstat(fd).st_mode

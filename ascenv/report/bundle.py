@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
-from ascenv import __version__, lockfile, serde
+from ascenv import __version__, lockfile, proc, serde
 from ascenv.checks.summary import exit_code, summary
 from ascenv.model import Finding, Snapshot
 from ascenv.redact import Known, Redactor
@@ -26,6 +26,7 @@ from ascenv.snapshot_io import snapshot_from_json, snapshot_to_json
 BUNDLE_SCHEMA = 1
 MANIFEST = "MANIFEST.json"
 SNAPSHOT = "snapshot.json"
+TRIAGE = "triage.json"
 FINDINGS = "findings.json"
 LOCK = "ascenv.lock"
 REPORT_MD = "report.md"
@@ -56,6 +57,15 @@ class RawFile:
 
 
 @dataclass(frozen=True)
+class LogTriage:
+    """``ascenv triage`` of a log the user gave (``report --log``), as its JSON and Markdown."""
+
+    log: str  # the name as given
+    data: dict  # what `ascenv triage --format json` prints
+    markdown: str
+
+
+@dataclass(frozen=True)
 class Inputs:
     snapshot: Snapshot
     findings: tuple[Finding, ...]
@@ -67,6 +77,7 @@ class Inputs:
     files: tuple[RawFile, ...] = ()
     redact: bool = True
     known: Known = Known()
+    triage: Optional[LogTriage] = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +100,7 @@ class Page:
     lock_origin: str
     redacted: bool
     redactions: dict[str, int]
+    triage_markdown: Optional[str] = None  # the triage of a log given with --log
 
 
 # --- assembly ------------------------------------------------------------------------------------
@@ -108,6 +120,8 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
         if "-c" not in c.argv
     ]
     raw += [(f.member, f.path, f.data.decode("utf-8", errors="replace")) for f in inputs.files]
+    triage_data = inputs.triage.data if inputs.triage else None
+    triage_md = inputs.triage.markdown if inputs.triage else None
     redactor = Redactor()
     if inputs.redact:
         # discovery order fixes the placeholder numbers: snapshot first, as it names most values
@@ -116,6 +130,12 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
             redactor.discover(plain)
         for _, _, text in raw:
             redactor.discover_text(text)
+        if inputs.triage:
+            # a log quotes host names, paths and tokens like any capture
+            redactor.discover(triage_data)
+            redactor.discover_text(triage_md)
+            triage_data = redactor.apply(triage_data)
+            triage_md = redactor.apply_text(triage_md)
         snapshot_data = redactor.apply(snapshot_data)
         findings_data = redactor.apply(findings_data)
         lock_data = redactor.apply(lock_data)
@@ -147,6 +167,9 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
     for member, what, text in raw:
         members[member] = text.encode("utf-8")
         sources[member] = what
+    if inputs.triage:
+        members[TRIAGE] = _json_bytes({"schema": 1, **triage_data})  # as `ascenv triage --format json`
+        sources[TRIAGE] = f"ascenv triage {inputs.triage.log}"
     counts = redactor.counts
     page = Page(
         snapshot=snapshot,
@@ -157,6 +180,7 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
         lock_origin=inputs.lock_origin,
         redacted=inputs.redact,
         redactions=counts,
+        triage_markdown=triage_md,
     )
     members[REPORT_MD] = markdown(page).encode("utf-8")
     members[MANIFEST] = _json_bytes(
@@ -201,7 +225,9 @@ def _quote(arg: str) -> str:
 def _status(capture: Capture) -> str:
     if capture.status == "ok":
         return ""
-    return f"  # {capture.status}" + (f" {capture.returncode}" if capture.returncode is not None else "")
+    if capture.returncode is not None:
+        return f"  # {proc.exit_text(capture.returncode)}"  # "exited 255", "killed by SIGSEGV"
+    return f"  # {capture.status}"
 
 
 def capture_member(argv: tuple[str, ...]) -> str:

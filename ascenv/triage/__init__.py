@@ -6,12 +6,26 @@ from __future__ import annotations
 
 from typing import IO, Optional
 
+from ascenv import errors
 from ascenv.model import Snapshot
 from ascenv.triage.rank import Cause, SignatureMatch, TriageResult, rank
 from ascenv.triage.scan import LineGroup, scan
 from ascenv.triage.signatures import SignatureTable, load
 
-__all__ = ["Cause", "LineGroup", "SignatureMatch", "SignatureTable", "TriageResult", "load", "triage"]
+__all__ = ["Cause", "LineGroup", "SignatureMatch", "SignatureTable", "TriageResult", "exit_code", "load", "open_log", "triage"]
+
+
+def open_log(path: str, shown: str) -> IO[bytes]:
+    """The log file at ``path`` (named ``shown`` in errors), opened for streaming. A pipe is
+    fine here (``ascenv triage <(journalctl ...)``): the scan reads it once, in bounded memory."""
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise errors.InputError(f"{shown}: no such file", hint="pass the log file, or - to read stdin") from None
+    except IsADirectoryError:
+        raise errors.InputError(f"{shown} is a directory, not a log file", hint="pass the log file itself") from None
+    except OSError as exc:
+        raise errors.InputError(f"{shown}: cannot read: {exc.strerror}") from None
 
 
 def triage(
@@ -29,3 +43,9 @@ def triage(
     matched = scan(stream, table)
     findings = None if snapshot is None else run_checks(snapshot, matrix)
     return rank(matched, findings, snapshot)
+
+
+def exit_code(result: TriageResult) -> int:
+    """1 when the machine confirms a cause, or (no signature known) when the doctor finds an error."""
+    broken = result.any_confirmed if result.causes else bool(result.doctor_errors)
+    return errors.EXIT_FINDINGS if broken else errors.EXIT_OK

@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import tarfile
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.cli_helpers import run_cli
 from tests.fixture_hosts import HOST_NAMES, build_host, corpus_text
 
 EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
+TRIAGE_DATA = Path(__file__).resolve().parents[1] / "data" / "triage"
 
 
 def host_environ(host, **extra):
@@ -340,3 +342,30 @@ def test_reading_a_hostile_bundle_writes_nothing(tmp_path):
     code, _, err = run_cli(["diff", "bad.tar.gz", "x.lock"], {}, work)
     assert code == 2 and "'../escaped.txt' is not a plain relative path" in err
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+# --- report --log: the triage of the user's error log, in the bundle and redacted --------------------
+
+
+def test_log_is_triaged_into_the_bundle_and_redacted(tmp_path):
+    host = build_host("a2-cann800", tmp_path)
+    log = TRIAGE_DATA / "torch_npu_plog_drvRetCode87_507899_EE8888_card-in-two-containers_vllm-ascend-issue248.txt"
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    (tmp_path / "run.log").write_text(log.read_text(encoding="utf-8") + f"export GITHUB_TOKEN={token}\n")
+    code, out, err = make_report(host, tmp_path, "--log", "run.log")
+    assert code == 0, err
+    bundle = members(tmp_path / "r.tar.gz")
+    triaged = json.loads(bundle["triage.json"])
+    assert triaged["schema"] == 1 and triaged["causes"], triaged
+    assert any("drvRetCode=87" in line["text"] for c in triaged["causes"] for line in c["lines"])
+    text = bundle["report.md"].decode()
+    assert "### ascenv triage" in text and "`triage.json`" in text
+    assert "--log run.log" in text  # the command line that made it
+    assert all(token[:12] not in data.decode("utf-8", "replace") for data in bundle.values())
+
+
+def test_a_missing_log_is_a_usage_error_before_anything_is_written(tmp_path):
+    host = build_host("a2-cann800", tmp_path)
+    code, _, err = make_report(host, tmp_path, "--log", "nope.log")
+    assert code == 2 and "nope.log: no such file" in err
+    assert not (tmp_path / "r.tar.gz").exists()
