@@ -112,6 +112,20 @@ class NpuInfo:
     errors: tuple[ProbeError, ...] = ()
 
 
+# The warning that says why ``NpuInfo.processes`` may be incomplete (see processes_note).
+PROCESSES_UNKNOWN = "processes unknown: "
+
+
+def processes_note(info: NpuInfo) -> Optional[str]:
+    """Why ``info.processes`` may miss processes (None when the list is whole)."""
+    if info.processes_complete:
+        return None
+    for warning in info.warnings:
+        if warning.startswith(PROCESSES_UNKNOWN):
+            return warning[len(PROCESSES_UNKNOWN) :]
+    return "no whole npu-smi process table was read"
+
+
 # --- install files ---------------------------------------------------------------------------
 
 
@@ -175,6 +189,10 @@ class Link:
     target: str  # as stored in the link
     resolved: Optional[str]  # None when it dangles
     dangling: bool
+
+
+# ``CannInfo.active_reason`` when no variable selects an install.
+NOT_SOURCED = "set_env.sh not sourced"
 
 
 @dataclass(frozen=True)
@@ -285,6 +303,11 @@ def normalize_name(name: str) -> str:
 
 
 # --- custom operator vendors ------------------------------------------------------------------
+
+
+# ``Vendor.priority`` of a vendor directory present on disk that CANN does not search (neither
+# ASCEND_CUSTOM_OPP_PATH nor config.ini names it).
+UNLISTED = -1
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,20 @@
 Each check is a small function registered with ``@check(ID, layer, title, explain)``; the
 registry gives ``ascenv explain ID`` its text and keeps IDs stable and unique. A check never
 reads the machine: everything it knows is in the snapshot, so ``doctor --from snapshot.json``
-re-checks a saved machine offline with the same result.
+re-checks a saved machine offline with the same result (and loads no probe module).
+
+Where a check goes: in the module named after its layer (``ascenv/checks/<layer>.py``, one per
+entry of ``LAYERS``), with an ID that starts with the layer's prefix (``LAYER_PREFIXES``).
+Modules are found in the package, not listed by hand; a module whose name starts with ``_``
+(``_facts``, ``_unreadable``) holds pure helpers shared by the layer modules and registers nothing;
+``summary`` (what findings add up to) is a public helper marked ``HELPER = True``. A renamed check
+keeps its old ID in ``renamed_from``, so ``ascenv explain OLD-ID`` still answers.
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -20,8 +28,19 @@ CheckFunction = Callable[[Snapshot, Any], Iterable[Finding]]
 # Layers in the order a report walks the stack, bottom up.
 LAYERS = ("npu", "driver", "firmware", "devices", "cann", "kernels", "env", "vendors", "python", "torch_npu")
 
-# Modules holding checks; importing them fills the registry.
-_MODULES = ("npu", "devices", "cann", "env", "vendors", "python", "stack", "kernels", "torch", "custom_ops", "packages")
+# The ID prefix of each layer's checks (ASC-<prefix>-<name>).
+LAYER_PREFIXES = {
+    "npu": "ASC-NPU-",
+    "driver": "ASC-DRIVER-",
+    "firmware": "ASC-FW-",
+    "devices": "ASC-DEV-",
+    "cann": "ASC-CANN-",
+    "kernels": "ASC-KERNELS-",
+    "env": "ASC-ENV-",
+    "vendors": "ASC-VENDOR-",
+    "python": "ASC-PY-",
+    "torch_npu": "ASC-TORCH-",
+}
 
 
 @dataclass(frozen=True)
@@ -34,16 +53,27 @@ class CheckInfo:
 
 
 REGISTRY: dict[str, CheckInfo] = {}
+# Old ID -> current ID, for checks renamed since users quoted them (in issues, in scripts).
+RENAMED: dict[str, str] = {}
 
 
-def check(id: str, *, layer: str, title: str, explain: str) -> Callable[[CheckFunction], CheckFunction]:
+def check(
+    id: str, *, layer: str, title: str, explain: str, renamed_from: tuple[str, ...] = ()
+) -> Callable[[CheckFunction], CheckFunction]:
     if layer not in LAYERS:
         raise ValueError(f"{id}: unknown layer {layer!r}")
+    if not id.startswith(LAYER_PREFIXES[layer]):
+        raise ValueError(f"{id}: a check of layer {layer} has an ID starting with {LAYER_PREFIXES[layer]}")
 
     def register(function: CheckFunction) -> CheckFunction:
-        if id in REGISTRY:
-            raise ValueError(f"check id {id} registered twice")
+        home = f"{__name__}.{layer}"
+        if function.__module__ != home:
+            raise ValueError(f"{id}: a check of layer {layer} belongs in {home}, not {function.__module__}")
+        for known in (id, *renamed_from):
+            if known in REGISTRY or known in RENAMED:
+                raise ValueError(f"check id {known} registered twice")
         REGISTRY[id] = CheckInfo(id, layer, title, explain.strip(), function)
+        RENAMED.update(dict.fromkeys(renamed_from, id))
         return function
 
     return register
@@ -54,10 +84,25 @@ def finding(id: str, severity: Severity, title: str, **kwargs: Any) -> Finding:
     return Finding(id=id, severity=severity, layer=REGISTRY[id].layer, title=title, **kwargs)
 
 
+def check_modules() -> list[str]:
+    """The modules of this package that may hold checks (every name without a leading ``_``), the
+    layer modules in ``LAYERS`` order first: found on disk, so a new module cannot be forgotten."""
+    names = [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+    return sorted(names, key=lambda n: (LAYERS.index(n) if n in LAYERS else len(LAYERS), n))
+
+
 def load_checks() -> dict[str, CheckInfo]:
-    for name in _MODULES:
-        importlib.import_module(f"ascenv.checks.{name}")
+    """Every check, in layer order: importing the modules fills the registry."""
+    for name in check_modules():
+        importlib.import_module(f"{__name__}.{name}")
     return REGISTRY
+
+
+def resolve(id: str) -> Optional[CheckInfo]:
+    """The check an ID names, also by the ID it had before a rename (case-insensitive)."""
+    checks = load_checks()
+    wanted = id.upper()
+    return checks.get(wanted) or checks.get(RENAMED.get(wanted, ""))
 
 
 def run_checks(snapshot: Snapshot, matrix: Optional[Any] = None) -> list[Finding]:

@@ -1,4 +1,4 @@
-"""Device nodes and the loaded driver: what a process needs to open an NPU."""
+"""Device nodes: what a process needs to open an NPU, present and accessible."""
 
 from __future__ import annotations
 
@@ -6,10 +6,8 @@ import re
 from collections.abc import Iterator
 
 from ascenv.checks import check, finding
-from ascenv.checks.npu import has_npu_hardware
-from ascenv.checks.unreadable import unreadable_files, unreadable_finding
+from ascenv.checks._facts import has_npu_hardware
 from ascenv.model import Finding, Severity, Snapshot
-from ascenv.probe.devices import npu_functions
 
 # The nodes every NPU process opens besides its /dev/davinciN (cann-container-image README;
 # Ascend Docker Runtime adds the same three: research/operator-build-and-caches.md §5.2).
@@ -63,42 +61,3 @@ def device_nodes(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         )
     if chips and not missing and not denied:
         yield finding("ASC-DEV-NODES", Severity.OK, f"{len(chips)} NPU device node(s) accessible")
-
-
-@check(
-    "ASC-DRIVER-LOADED",
-    layer="driver",
-    title="driver installed and loaded",
-    explain="""
-The driver package installs files under /usr/local/Ascend/driver (version.info) and kernel
-modules; an installed but unloaded driver (after a kernel update, or before the reboot the
-installer asks for) leaves npu-smi and every ACL call failing.
-""",
-)
-def driver_loaded(snap: Snapshot, matrix: object) -> Iterator[Finding]:
-    driver = snap.driver
-    if driver.version is None:
-        unreadable = unreadable_files(driver.errors)
-        if unreadable:  # installed but hidden from this user: a reinstall would be the wrong fix
-            yield unreadable_finding("ASC-DRIVER-LOADED", "driver", unreadable[0])
-            return
-        cards = npu_functions(snap.devices.pci)
-        if cards and not snap.devices.in_container:
-            yield finding(
-                "ASC-DRIVER-LOADED",
-                Severity.ERROR,
-                "Ascend card present but no driver installed",
-                found=f"{len(cards)} Ascend PCI function(s), no driver version.info",
-                expected="/usr/local/Ascend/driver/version.info",
-                fix="install the Ascend-hdk driver and firmware .run packages for this card (driver first)",
-            )
-        return
-    if driver.loaded is False and not snap.devices.in_container:
-        yield finding(
-            "ASC-DRIVER-LOADED",
-            Severity.ERROR,
-            "driver installed but not loaded",
-            found=f"driver {driver.version} on disk, kernel module not loaded",
-            evidence=tuple(p for p in (driver.path,) if p),
-            fix="reboot, or load it: modprobe drv_davinci_intf (see dmesg for the reason it did not load)",
-        )

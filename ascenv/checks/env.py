@@ -6,24 +6,10 @@ from collections.abc import Iterator
 from typing import Optional
 
 from ascenv.checks import check, finding
-from ascenv.model import CannInstall, Finding, Severity, Snapshot
-from ascenv.probe.cann import NOT_SOURCED
+from ascenv.checks._facts import set_env_line
+from ascenv.model import NOT_SOURCED, CannInstall, Finding, Severity, Snapshot
 
 SEARCH_VARIABLES = ("LD_LIBRARY_PATH", "PATH", "PYTHONPATH")
-
-
-def set_env_line(install: CannInstall) -> str:
-    """The exact command that gives a shell the environment of ``install``."""
-    if install.set_env:
-        return f"source {install.set_env}"
-    parent, name = install.path.rsplit("/", 1)
-    if name.startswith("cann"):
-        # 8.5+: set_env.sh sits inside the version directory (cann-8.5.0/set_env.sh),
-        # research/formats-npu-smi.md §5.
-        return f"source {install.path}/set_env.sh"
-    # Legacy layout: the package directory's set_env.sh exports ASCEND_TOOLKIT_HOME=<dir>/latest
-    # (corpus version_files/set_env.sh_8.0.0_*), so it reaches this install only through `latest`.
-    return f"ln -sfn {install.path} {parent}/latest && source {parent}/set_env.sh"
 
 
 def _preferred(snap: Snapshot) -> Optional[CannInstall]:
@@ -92,7 +78,8 @@ def search_paths(snap: Snapshot, matrix: object) -> Iterator[Finding]:
                 f"{variable} mixes {len(cann_roots)} CANN installations",
                 found="; ".join(cann_roots),
                 expected=f"only {snap.cann.active or cann_roots[0]}",
-                fix="open a new shell and source one set_env.sh only (remove other `source …/set_env.sh` lines from ~/.bashrc)",
+                fix="open a new shell and source one set_env.sh only"
+                " (remove other `source …/set_env.sh` lines from ~/.bashrc)",
             )
         # Only entries into a CANN install: a PATH that repeats ~/.cargo/bin is common, harmless
         # and no sign of set_env.sh.

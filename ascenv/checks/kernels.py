@@ -1,4 +1,4 @@
-"""Built-in kernels for this SoC, the --soc_version for ATC, a stale `latest`, compiler vs opp."""
+"""Built-in operators: kernels installed for this SoC, the --soc_version to compile for, compiler vs opp."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ascenv.checks import check, finding
-from ascenv.checks.facts import (
+from ascenv.checks._facts import (
     accepted,
     describe_ranges,
     device_socs,
@@ -16,8 +16,8 @@ from ascenv.checks.facts import (
     opp_abi_ranges,
     parse,
 )
+from ascenv.layout import KERNEL_DIR
 from ascenv.model import CannInstall, Finding, Severity, Snapshot
-from ascenv.probe.cann import KERNEL_DIR
 from ascenv.versions import ProductLine
 
 
@@ -82,8 +82,9 @@ def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
 
 
 @check(
-    "ASC-SOC-VERSION",
+    "ASC-KERNELS-TARGET",
     layer="kernels",
+    renamed_from=("ASC-SOC-VERSION",),
     title="the --soc_version to compile for",
     explain="""
 ATC and the operator compilers take `--soc_version=Ascend<Name>`, the Name column of npu-smi info
@@ -100,7 +101,7 @@ def soc_version(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             if soc.source.startswith("/sys/"):
                 continue
             yield finding(
-                "ASC-SOC-VERSION",
+                "ASC-KERNELS-TARGET",
                 Severity.INFO,
                 f"SoC of npu-smi name {soc.name!r} unknown",
                 found=f"npu-smi prints {soc.name!r} without board details",
@@ -112,16 +113,17 @@ def soc_version(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         missing = [i for i in installs if i.socs and soc.soc_version not in i.socs]
         for install in missing:
             yield finding(
-                "ASC-SOC-VERSION",
+                "ASC-KERNELS-TARGET",
                 Severity.WARN,
                 f"CANN {install.version or '?'} cannot target {soc.soc_version}",
-                found=f"no {soc.soc_version}.ini in {install.path}/{install.arch or '<arch>'}-linux/data/platform_config",
+                found=f"no {soc.soc_version}.ini in "
+                f"{install.path}/{install.arch or '<arch>'}-linux/data/platform_config",
                 expected=f"a CANN release that supports {soc.soc_version}",
                 evidence=(install.path,),
                 fix="install a CANN release that lists this SoC (compat/cann.toml chips)",
             )
         yield finding(
-            "ASC-SOC-VERSION",
+            "ASC-KERNELS-TARGET",
             Severity.INFO,
             f"compile for --soc_version={soc.soc_version}",
             found=f"npu-smi name {soc.name} → {soc.soc_version}{unit}",
@@ -131,59 +133,9 @@ def soc_version(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
 
 
 @check(
-    "ASC-CANN-LATEST",
-    layer="cann",
-    title="latest points to the newest install",
-    explain="""
-`ascend-toolkit/latest` (and `/usr/local/Ascend/cann` from 8.5) decide which CANN set_env.sh
-activates. After installing a newer CANN beside an old one, a `latest` still pointing at the old
-version gives "version mismatch" surprises: the new install is on disk but never used
-(research/peers-and-pain-points.md §10 #13; Huawei case library topic_0000001574783333). This may
-be on purpose, so it is a warning.
-""",
-)
-def stale_latest(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
-    for install in snap.cann.installs:
-        for link in install.links:
-            family = posixpath.dirname(link)
-            peers = [
-                i
-                for i in snap.cann.installs
-                if i is not install
-                and i.kind == install.kind
-                and (posixpath.dirname(i.path) == family or install.kind == "cann")
-            ]
-            if not peers:
-                continue
-            mine = parse(install.version, ProductLine.CANN)
-            versions = [(parse(p.version, ProductLine.CANN), p) for p in peers]
-            if mine is None or mine.is_test_build or any(v is None or v.is_test_build for v, _ in versions):
-                yield finding(
-                    "ASC-CANN-LATEST",
-                    Severity.INFO,
-                    f"{link}: versions not comparable",
-                    found=", ".join(f"{i.version or '?'} ({i.path})" for i in (install, *peers)),
-                    expected="release version strings",
-                    evidence=(link,),
-                )
-                continue
-            newer = [(v, p) for v, p in versions if v > mine]
-            if newer:
-                _, newest = max(newer, key=lambda pair: pair[0])
-                yield finding(
-                    "ASC-CANN-LATEST",
-                    Severity.WARN,
-                    f"{link} points to CANN {install.version}, {newest.version} is installed",
-                    found=f"{link} -> {install.path}",
-                    expected=f"{link} -> {newest.path} (unless you keep the older one on purpose)",
-                    evidence=(link,),
-                    fix=f"ln -sfn {newest.path} {link}",
-                )
-
-
-@check(
-    "ASC-COMPILER-OPP",
+    "ASC-KERNELS-ABI",
     layer="kernels",
+    renamed_from=("ASC-COMPILER-OPP",),
     title="compiler and built-in operators belong together",
     explain="""
 compiler/version.info carries `required_opp_abi_version=">=6.3, <=7.7"`. CANN compares the
@@ -206,7 +158,7 @@ def compiler_opp(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         ranges, effective = opp_abi_ranges(required), effective_version(opp)
         if ranges is None or effective is None:
             yield finding(
-                "ASC-COMPILER-OPP",
+                "ASC-KERNELS-ABI",
                 Severity.WARN,
                 f"CANN {install.version or '?'}: opp version not comparable",
                 found=f"required_opp_abi_version={required!r}, opp Version={opp!r}",
@@ -216,17 +168,19 @@ def compiler_opp(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             )
         elif not accepted(effective, ranges):
             yield finding(
-                "ASC-COMPILER-OPP",
+                "ASC-KERNELS-ABI",
                 Severity.ERROR,
                 f"CANN {install.version or '?'}: built-in operators {opp} rejected by the compiler",
-                found=f"opp Version={opp} (effective {effective}) outside required_opp_abi_version {required} {describe_ranges(ranges)}",
+                found=f"opp Version={opp} (effective {effective}) outside required_opp_abi_version "
+                f"{required} {describe_ranges(ranges)}",
                 expected="opp and compiler of the same CANN release",
                 evidence=evidence,
-                fix=f"reinstall the opp/kernels package of CANN {install.version or '<the toolkit version>'} (or the toolkit matching opp {opp})",
+                fix=f"reinstall the opp/kernels package of CANN {install.version or '<the toolkit version>'} "
+                f"(or the toolkit matching opp {opp})",
             )
         else:
             yield finding(
-                "ASC-COMPILER-OPP",
+                "ASC-KERNELS-ABI",
                 Severity.OK,
                 f"CANN {install.version or '?'}: opp {opp} accepted by the compiler ({required})",
                 evidence=evidence,

@@ -5,20 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ascenv.checks import check, finding
-from ascenv.model import Finding, Severity, Snapshot
-from ascenv.probe.devices import npu_functions  # pure: Ascend card ids out of all 0x19e5 functions
-from ascenv.probe.npu_smi import processes_note  # pure: why the process list may be incomplete
+from ascenv.checks._facts import has_npu_hardware
+from ascenv.model import Finding, Severity, Snapshot, processes_note
 from ascenv.proc import last_line
-
-
-def has_npu_hardware(snap: Snapshot) -> bool:
-    """Any sign of an Ascend device: PCI function, device node, chip row or installed driver."""
-    return bool(
-        npu_functions(snap.devices.pci)
-        or any(n.exists and "davinci" in n.path for n in snap.devices.nodes)
-        or snap.npu.chips
-        or snap.driver.version
-    )
 
 
 @check(

@@ -1,4 +1,4 @@
-"""The target Python environment: duplicates, torch without torch_npu, CUDA torch on an NPU host."""
+"""The target Python environment: read, one copy of each distribution."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from ascenv.checks import check, finding
-from ascenv.checks.npu import has_npu_hardware
 from ascenv.model import Finding, Severity, Snapshot, normalize_name
 
 
@@ -56,46 +55,6 @@ def duplicates(snap: Snapshot, matrix: object) -> Iterator[Finding]:
                 f"{name} is installed {len(dists)} times",
                 found="; ".join(f"{d.version} in {d.location}" for d in dists),
                 expected="one copy",
-                fix=f"{snap.python.executable or 'python'} -m pip uninstall -y {name}  # repeat until none is left, then reinstall once",
+                fix=f"{snap.python.executable or 'python'} -m pip uninstall -y {name}"
+                "  # repeat until none is left, then reinstall once",
             )
-
-
-@check(
-    "ASC-PY-TORCH",
-    layer="torch_npu",
-    title="torch comes with torch_npu, and is not a CUDA build",
-    explain="""
-On Ascend, torch needs the torch_npu plugin; torch alone runs on the CPU only. On x86_64 a plain
-`pip install torch` brings a CUDA build (with nvidia-* wheels) that torch_npu does not support:
-the Ascend/pytorch README installs CPU torch (`torch==X.Y.Z+cpu` from the CPU index) there.
-""",
-)
-def torch_pairing(snap: Snapshot, matrix: object) -> Iterator[Finding]:
-    packages = snap.python.packages
-    torch = packages.get("torch")
-    if torch is None:
-        return
-    npu_host = has_npu_hardware(snap) or bool(snap.cann.installs)
-    nvidia = sorted(n for n in packages if n.startswith("nvidia-"))
-    cuda_label = "+cu" in torch
-    if npu_host and (cuda_label or nvidia):
-        found = f"torch {torch}" + (f" with {', '.join(nvidia[:3])}{' …' if len(nvidia) > 3 else ''}" if nvidia else "")
-        base = torch.split("+", 1)[0]
-        yield finding(
-            "ASC-PY-TORCH",
-            Severity.ERROR,
-            "a CUDA build of torch on an Ascend host",
-            found=found,
-            expected=f"the CPU build torch=={base}" + ("+cpu" if (snap.host.arch or "") == "x86_64" else ""),
-            fix=f"pip uninstall -y torch {' '.join(nvidia)}".rstrip()
-            + f" && pip install torch=={base} --index-url <your CPU wheel index>",
-        )
-    if "torch-npu" not in packages and npu_host:
-        yield finding(
-            "ASC-PY-TORCH",
-            Severity.WARN,
-            "torch without torch_npu",
-            found=f"torch {torch}, no torch_npu",
-            expected="torch_npu built for this torch",
-            fix="pip install torch_npu==<the release for your torch and CANN>  (see `ascenv doctor` torch_npu findings)",
-        )

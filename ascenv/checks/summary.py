@@ -1,5 +1,5 @@
 """What a list of findings adds up to: the counts by severity and the exit code of `doctor`
-(and of the report that records a doctor run)."""
+(and of the report that records a doctor run). A helper: it registers no check."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from typing import Any
 from ascenv import errors
 from ascenv.checks import run_checks
 from ascenv.model import Finding, Severity, Snapshot
+
+HELPER = True  # found by the check discovery, holds no check
 
 
 @dataclass(frozen=True)

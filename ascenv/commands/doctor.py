@@ -10,7 +10,6 @@ from typing import Callable, Optional, TypeVar
 from ascenv.checks import load_checks
 from ascenv.checks.summary import diagnose
 from ascenv.commands import _common as common
-from ascenv.probe import collect
 from ascenv.snapshot_io import load_snapshot
 
 T = TypeVar("T")
@@ -36,6 +35,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if args.from_file:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
+        from ascenv.probe import collect  # here: `doctor --from` re-checks offline and loads no probe
+
         snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         if args.root != "/" and args.python is None and snapshot.python.executable:
             # --root never executes anything under DIR: the Python judged is this shell's.

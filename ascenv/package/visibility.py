@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ascenv.checks import finding, load_checks
-from ascenv.checks.facts import accepted, describe_ranges, effective_version, opp_abi_ranges
+from ascenv.checks._facts import accepted, describe_ranges, effective_version, opp_abi_ranges
 from ascenv.model import Finding, Severity
 from ascenv.package import layout
 from ascenv.probe.fs import Root

@@ -27,7 +27,8 @@ import posixpath
 from collections.abc import Mapping
 from typing import Optional
 
-from ascenv.model import CannInfo, CannInstall, Link, ProbeError
+from ascenv.layout import KERNEL_DIR
+from ascenv.model import NOT_SOURCED, CannInfo, CannInstall, Link, ProbeError
 from ascenv.probe.fs import Root
 from ascenv.probe.install_files import parse_key_values
 
@@ -37,8 +38,6 @@ PACKAGE_DIRS = (("ascend-toolkit", "toolkit"), ("nnae", "nnae"), ("nnrt", "nnrt"
 ACTIVE_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")  # set_env.sh exports both
 # The 9.x images also export ASCEND_TOOLKIT_LATEST_HOME (research/operator-build-and-caches.md §5.1).
 CANDIDATE_VARIABLES = ACTIVE_VARIABLES + ("ASCEND_TOOLKIT_LATEST_HOME",)
-KERNEL_DIR = "opp/built-in/op_impl/ai_core/tbe/kernel"
-NOT_SOURCED = "set_env.sh not sourced"
 _MARKERS = ("version.cfg", "compiler/version.info", "runtime/version.info", "opp/version.info")
 _INFO_PREFERENCE = ("ascend_toolkit_install.info", "ascend_nnae_install.info", "ascend_nnrt_install.info")
 

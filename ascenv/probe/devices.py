@@ -14,16 +14,12 @@ import re
 from typing import Optional
 
 from ascenv.model import DeviceNode, Devices, PciDevice, ProbeError
+from ascenv.pci import HUAWEI
+from ascenv.pci import npu_functions as npu_functions  # re-exported: the tests and callers use it here
 from ascenv.probe.fs import Root
 
-HUAWEI = "0x19e5"
 PCI_DEVICES = "/sys/bus/pci/devices"
 CONTROL_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
-# PCI device ids of Ascend cards: ascend-deployer 26.0.0 module_utils/common_info.py ``card_map``
-# (310 d100, 200I A2 d105/d107, 310P d500, 910 d801, 910B/A2 d802, A3 d803, A5 d806; normalised in
-# ../shared/compat-sources/deployer_compat.json hardware.pci_id_to_card). Huawei's vendor id also
-# covers other functions (Kunpeng root ports, NICs, accelerators), hence the filter below.
-NPU_DEVICE_IDS = frozenset({"0xd100", "0xd105", "0xd107", "0xd500", "0xd801", "0xd802", "0xd803", "0xd806"})
 _DAVINCI = re.compile(r"davinci(\d+)")
 # Path segments that container engines give a process's cgroup: /docker/<id> and docker-<id>.scope
 # (Docker, cgroup v1 and v2 with the host cgroup namespace), /kubepods... (kubelet),
@@ -71,11 +67,6 @@ def pci_devices(root: Root) -> tuple[PciDevice, ...]:
             )
         )
     return tuple(found)
-
-
-def npu_functions(pci: tuple[PciDevice, ...]) -> tuple[PciDevice, ...]:
-    """The functions that are Ascend NPUs (by device id), out of every 0x19e5 function."""
-    return tuple(p for p in pci if p.device in NPU_DEVICE_IDS)
 
 
 def _sysfs(root: Root, device: str, attribute: str) -> Optional[str]:

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Optional
 
-from ascenv.model import Board, Chip, ChipMapEntry, NpuInfo, NpuProcess, ProbeError
+from ascenv.model import PROCESSES_UNKNOWN, Board, Chip, ChipMapEntry, NpuInfo, NpuProcess, ProbeError
+from ascenv.model import processes_note as processes_note  # re-exported: snapshot output and tests use it here
 
 PROBE = "npu-smi"
 
@@ -42,8 +43,6 @@ HEALTH_WORDS = ("OK", "Warning", "Alarm", "Critical", "UNKNOWN")
 # Only a health cell that is a health word once 0 is read as O is taken that way.
 _RETYPED_O = str.maketrans("0", "O")
 
-# The warning that says why ``NpuInfo.processes`` may be incomplete (see processes_note).
-PROCESSES_UNKNOWN = "processes unknown: "
 
 # --- errors npu-smi prints instead of a table ------------------------------------------------------
 # Message texts: npucli's printf formats (verylucky01/driver @e29d066fd6ee84cae705e2000a0387d721d3aaa0,
@@ -292,16 +291,6 @@ def _processes_unknown(table: _Table, layout: Optional[str]) -> Optional[str]:
     if table.processes_cut or not table.closed:
         return "the process table is cut"
     return None
-
-
-def processes_note(info: NpuInfo) -> Optional[str]:
-    """Why ``info.processes`` may miss processes (None when the list is whole)."""
-    if info.processes_complete:
-        return None
-    for warning in info.warnings:
-        if warning.startswith(PROCESSES_UNKNOWN):
-            return warning[len(PROCESSES_UNKNOWN) :]
-    return "no whole npu-smi process table was read"
 
 
 def _layout(table: _Table) -> Optional[str]:

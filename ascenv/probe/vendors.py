@@ -14,13 +14,12 @@ import posixpath
 from collections.abc import Mapping
 from typing import Optional
 
-from ascenv.model import Vendor, VendorConfig
+from ascenv.model import UNLISTED, Vendor, VendorConfig
 from ascenv.probe.fs import Root
 from ascenv.probe.install_files import parse_key_values
 
 MANIFEST = "ascenv-manifest.toml"  # written by `ascenv build` beside the files it installs
 _TBE = "op_impl/ai_core/tbe"
-UNLISTED = -1
 
 
 def parse_load_priority(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

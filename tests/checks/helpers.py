@@ -7,6 +7,8 @@ import functools
 
 from ascenv import model
 from ascenv.checks import run_checks
+from ascenv.probe.install_files import parse_key_values
+from tests.fixture_hosts import _800IA2, corpus_sections
 
 TOOLKIT = "/usr/local/Ascend/ascend-toolkit/8.0.0"
 
@@ -99,4 +101,26 @@ def with_packages(
     """The snapshot with these distributions on a Python of that version and architecture."""
     return replace(
         snap, python__distributions=dists, python__version=python, python__platform=f"linux-{arch}", host__arch=arch
+    )
+
+
+# The Atlas 800I A2 capture: driver 25.0.rc1.1 (compatible_version_fw=[7.0.0,7.7.99]) and
+# firmware 7.7.0.1.231 (compatible_version_drv=...,[25.0,25.0.]).
+DRIVER_FILE = model.VersionFile("/usr/local/Ascend/driver/version.info", parse_key_values(corpus_sections(_800IA2)[0]))
+FIRMWARE_FILE = model.VersionFile(
+    "/usr/local/Ascend/firmware/version.info", parse_key_values(corpus_sections(_800IA2)[1])
+)
+
+
+def hdk_host(driver="25.0.rc1.1", firmware="7.7.0.1.231", driver_fields=None, firmware_fields=None, **changes):
+    driver_file = model.VersionFile(
+        DRIVER_FILE.path, driver_fields if driver_fields is not None else DRIVER_FILE.fields
+    )
+    firmware_file = model.VersionFile(
+        FIRMWARE_FILE.path, firmware_fields if firmware_fields is not None else FIRMWARE_FILE.fields
+    )
+    return a2_host(
+        driver=model.DriverInfo(version=driver, path="/usr/local/Ascend/driver", version_file=driver_file, loaded=True),
+        firmware=model.FirmwareInfo(version=firmware, source=FIRMWARE_FILE.path, version_file=firmware_file),
+        **changes,
     )

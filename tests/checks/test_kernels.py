@@ -1,4 +1,4 @@
-"""ascenv.checks.kernels: kernels for the SoC, --soc_version, stale latest, compiler vs opp."""
+"""ascenv.checks.kernels: kernels for the SoC, the --soc_version to compile for, compiler vs opp."""
 
 from __future__ import annotations
 
@@ -67,60 +67,31 @@ def test_no_npu_or_no_matrix_no_kernels_finding():
     assert findings_of(a2_host(), "ASC-KERNELS-SOC") == []
 
 
-# --- ASC-SOC-VERSION ---------------------------------------------------------------------------------
+# --- ASC-KERNELS-TARGET ---------------------------------------------------------------------------------
 
 
 def test_soc_version_for_atc():
-    (f,) = findings_of(a2_host(), "ASC-SOC-VERSION", shipped_matrix())
+    (f,) = findings_of(a2_host(), "ASC-KERNELS-TARGET", shipped_matrix())
     assert f.severity is model.Severity.INFO and f.fix == "atc ... --soc_version=Ascend910B4"
     assert "compute unit ascend910b" in f.found
 
 
 def test_cann_without_platform_config_for_the_soc_warns():
     snap = with_install(a2_host(), socs=("Ascend310P3",))
-    assert severities(snap, "ASC-SOC-VERSION", shipped_matrix()) == ["warn", "info"]
-    assert severities(with_install(a2_host(), socs=("Ascend910B4",)), "ASC-SOC-VERSION", shipped_matrix()) == ["info"]
+    assert severities(snap, "ASC-KERNELS-TARGET", shipped_matrix()) == ["warn", "info"]
+    fits = with_install(a2_host(), socs=("Ascend910B4",))
+    assert severities(fits, "ASC-KERNELS-TARGET", shipped_matrix()) == ["info"]
 
 
 def test_a3_needs_the_board_info():
-    (f,) = findings_of(a3_host(), "ASC-SOC-VERSION", shipped_matrix())
+    (f,) = findings_of(a3_host(), "ASC-KERNELS-TARGET", shipped_matrix())
     assert "unknown" in f.title and f.fix.startswith("npu-smi info -t board -i 0")
     board = model.Board(npu=0, fields={"Chip Name": "Ascend910", "NPU Name": "9392"})
-    (f,) = findings_of(replace(a3_host(), npu__boards=(board,)), "ASC-SOC-VERSION", shipped_matrix())
+    (f,) = findings_of(replace(a3_host(), npu__boards=(board,)), "ASC-KERNELS-TARGET", shipped_matrix())
     assert f.fix == "atc ... --soc_version=Ascend910_9392" and "ascend910_93" in f.found
 
 
-# --- ASC-CANN-LATEST ---------------------------------------------------------------------------------
-
-
-def two_toolkits(latest_on: str, old="8.1.RC1", new="8.2.RC1") -> model.Snapshot:
-    base = "/usr/local/Ascend/ascend-toolkit"
-    installs = tuple(
-        model.CannInstall(
-            path=f"{base}/{v}", kind="toolkit", version=v, links=(f"{base}/latest",) if v == latest_on else ()
-        )
-        for v in (old, new)
-    )
-    return replace(a2_host(), cann__installs=installs, cann__active=f"{base}/{latest_on}")
-
-
-def test_latest_on_the_older_install_warns():
-    (f,) = findings_of(two_toolkits("8.1.RC1"), "ASC-CANN-LATEST")
-    assert f.severity is model.Severity.WARN
-    assert f.fix == "ln -sfn /usr/local/Ascend/ascend-toolkit/8.2.RC1 /usr/local/Ascend/ascend-toolkit/latest"
-
-
-def test_latest_on_the_newest_is_fine():
-    assert findings_of(two_toolkits("8.2.RC1"), "ASC-CANN-LATEST") == []
-    assert findings_of(a2_host(), "ASC-CANN-LATEST") == []  # one install
-
-
-def test_t_build_is_not_comparable():
-    (f,) = findings_of(two_toolkits("8.0.T63", old="8.0.T63"), "ASC-CANN-LATEST")
-    assert f.severity is model.Severity.INFO and "not comparable" in f.title
-
-
-# --- ASC-COMPILER-OPP ----------------------------------------------------------------------------------
+# --- ASC-KERNELS-ABI ----------------------------------------------------------------------------------
 
 # CANN 8.1.RC1 compiler/version.info (github:leideng/CANN-8.1.RC1@551ed27c:.../compiler/version.info):
 # required_opp_abi_version=">=6.3, <=7.7"; its opp/version.info Version=7.7.0.1.238.
@@ -139,16 +110,16 @@ REQUIRED_81 = ">=6.3, <=7.7"
 )
 def test_opp_against_the_compilers_abi_range(opp, severity):
     snap = with_install(a2_host(), required_opp_abi_version=REQUIRED_81, opp_version=opp)
-    assert severities(snap, "ASC-COMPILER-OPP") == [severity]
+    assert severities(snap, "ASC-KERNELS-ABI") == [severity]
 
 
 def test_no_range_no_finding():
-    assert findings_of(with_install(a2_host(), opp_version="7.7.0.1.238"), "ASC-COMPILER-OPP") == []
+    assert findings_of(with_install(a2_host(), opp_version="7.7.0.1.238"), "ASC-KERNELS-ABI") == []
 
 
 def test_every_check_survives_an_install_with_nothing_readable():
     bare = replace(
         a2_host(), cann__installs=(dataclasses.replace(a2_host().cann.installs[0], version=None, arch=None),)
     )
-    for check_id in ("ASC-KERNELS-SOC", "ASC-SOC-VERSION", "ASC-CANN-LATEST", "ASC-COMPILER-OPP"):
+    for check_id in ("ASC-KERNELS-SOC", "ASC-KERNELS-TARGET", "ASC-CANN-LATEST", "ASC-KERNELS-ABI"):
         findings_of(bare, check_id, shipped_matrix())

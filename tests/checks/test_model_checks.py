@@ -214,7 +214,7 @@ def test_cuda_torch_and_torch_without_npu():
         model.Distribution("nvidia-cublas-cu12", "12.1.3.1", "/s"),
     )
     snap = a2_host(python__distributions=dists, host=model.HostInfo(arch="x86_64"))
-    found = findings_of(snap, "ASC-PY-TORCH")
+    found = findings_of(snap, "ASC-TORCH-PLUGIN")
     assert [f.severity.value for f in found] == ["error", "warn"]
     assert "torch==2.1.0+cpu" in found[0].expected and "nvidia-cublas-cu12" in found[0].fix
 

@@ -111,7 +111,7 @@ def test_human_and_markdown_reports(tmp_path):
     assert out.startswith("### ascenv doctor") and "| ❌ | cann |" in out
 
 
-# --- compatibility checks end to end (ascenv.checks.stack/kernels/torch/custom_ops) ----------------
+# --- compatibility checks end to end (ascenv.checks.firmware/driver/cann/kernels/torch_npu/vendors) ----------------
 
 
 def fake_site(tmp_path, packages):
@@ -150,7 +150,7 @@ def test_a2_cann800_driver_newer_than_matched_and_validated_torch_npu(tmp_path):
     assert (
         ("ASC-KERNELS-SOC", "ok") in found and ("ASC-TORCH-CANN", "ok") in found and ("ASC-TORCH-PAIR", "ok") in found
     )
-    assert found[("ASC-SOC-VERSION", "info")]["fix"] == "atc ... --soc_version=Ascend910B4"
+    assert found[("ASC-KERNELS-TARGET", "info")]["fix"] == "atc ... --soc_version=Ascend910B4"
     assert "matched: 8.1.RC1" in found[("ASC-DRIVER-CANN", "info")]["found"]
     assert not any(key[0] == "ASC-DRIVER-REBOOT" for key in found)
 
@@ -171,7 +171,7 @@ def test_a3_cann850_with_a_torch_npu_of_the_8_0_line(tmp_path):
     assert (
         found[("ASC-KERNELS-SOC", "ok")]["title"] == "CANN 8.5.0 has kernels for ascend910_93"
     )  # unit from PCI 0xd803
-    assert "unknown" in found[("ASC-SOC-VERSION", "info")]["title"]  # A3 needs npu-smi board info
+    assert "unknown" in found[("ASC-KERNELS-TARGET", "info")]["title"]  # A3 needs npu-smi board info
     outside = found[("ASC-TORCH-CANN", "error")]
     assert outside["title"] == "torch_npu 2.1.0.post10 with CANN 8.5.0: outside" and "use CANN 8.0.0" in outside["fix"]
     assert found[("ASC-TORCH-SUGGEST", "warn")]["fix"].startswith("pip install torch==")

@@ -26,7 +26,7 @@ FAULTS = (
     "container",  # container without device nodes, npu-smi failing with -8020
     "no_device_nodes",  # the A2 host without /dev/davinci*: nodes missing, npu-smi still answers
     "torch_npu_cann",  # torch_npu 2.1.0.post3 on CANN 8.0.0 (outside its window: ASC-TORCH-CANN error)
-    "soc",  # CANN 8.0.0 without the platform_config of the host's Ascend910B4 (ASC-SOC-VERSION warning)
+    "soc",  # CANN 8.0.0 without the platform_config of the host's Ascend910B4 (ASC-KERNELS-TARGET warning)
     "vendor_units",  # a custom vendor with kernels for ascend310p only on a 910B4 host
     "numpy2",  # numpy 2.0.2 in the target Python
 )

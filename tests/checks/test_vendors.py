@@ -1,11 +1,11 @@
-"""ascenv.checks.custom_ops and the ABI gate in ascenv.checks.facts (CANN's IsVendorVersionValid)."""
+"""ascenv.checks.vendors (ABI gate, units) and the ABI gate in ascenv.checks._facts (CANN's IsVendorVersionValid)."""
 
 from __future__ import annotations
 
 import pytest
 
 from ascenv import model
-from ascenv.checks.facts import effective_version, opp_abi_ranges
+from ascenv.checks._facts import effective_version, opp_abi_ranges
 from tests.checks.helpers import a2_host, findings_of, replace, severities, shipped_matrix, with_install
 
 # CANN 8.1.RC1 compiler/version.info (github:leideng/CANN-8.1.RC1@551ed27c:.../compiler/version.info):

@@ -1,4 +1,5 @@
-"""torch ↔ torch_npu ↔ CANN ↔ Python, and which torch_npu to install (the fix suggester)."""
+"""torch ↔ torch_npu ↔ CANN ↔ Python: torch with its NPU plugin, the pairs, and which torch_npu to
+install (the fix suggester)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ascenv.checks import check, finding
-from ascenv.checks.facts import active_install, not_comparable
+from ascenv.checks._facts import active_install, has_npu_hardware, not_comparable
 from ascenv.compat import source_url
 from ascenv.errors import InvalidVersion
 from ascenv.model import Distribution, Finding, Severity, Snapshot, normalize_name
@@ -40,6 +41,49 @@ def _evidence(*dists: Optional[Distribution]) -> tuple[str, ...]:
 def _pip(requirements: tuple[str, ...]) -> str:
     command = "pip install " + " ".join(requirements)
     return command + (CPU_INDEX_NOTE if "+cpu" in command else "")
+
+
+@check(
+    "ASC-TORCH-PLUGIN",
+    layer="torch_npu",
+    renamed_from=("ASC-PY-TORCH",),
+    title="torch comes with torch_npu, and is not a CUDA build",
+    explain="""
+On Ascend, torch needs the torch_npu plugin; torch alone runs on the CPU only. On x86_64 a plain
+`pip install torch` brings a CUDA build (with nvidia-* wheels) that torch_npu does not support:
+the Ascend/pytorch README installs CPU torch (`torch==X.Y.Z+cpu` from the CPU index) there.
+""",
+)
+def torch_pairing(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    packages = snap.python.packages
+    torch = packages.get("torch")
+    if torch is None:
+        return
+    npu_host = has_npu_hardware(snap) or bool(snap.cann.installs)
+    nvidia = sorted(n for n in packages if n.startswith("nvidia-"))
+    cuda_label = "+cu" in torch
+    if npu_host and (cuda_label or nvidia):
+        found = f"torch {torch}" + (f" with {', '.join(nvidia[:3])}{' …' if len(nvidia) > 3 else ''}" if nvidia else "")
+        base = torch.split("+", 1)[0]
+        yield finding(
+            "ASC-TORCH-PLUGIN",
+            Severity.ERROR,
+            "a CUDA build of torch on an Ascend host",
+            found=found,
+            expected=f"the CPU build torch=={base}" + ("+cpu" if (snap.host.arch or "") == "x86_64" else ""),
+            fix=f"pip uninstall -y torch {' '.join(nvidia)}".rstrip()
+            + f" && pip install torch=={base} --index-url <your CPU wheel index>",
+        )
+    if "torch-npu" not in packages and npu_host:
+        yield finding(
+            "ASC-TORCH-PLUGIN",
+            Severity.WARN,
+            "torch without torch_npu",
+            found=f"torch {torch}, no torch_npu",
+            expected="torch_npu built for this torch",
+            fix="pip install torch_npu==<the release for your torch and CANN>"
+            "  (see `ascenv doctor` torch_npu findings)",
+        )
 
 
 @check(
@@ -309,7 +353,7 @@ _CP_TAG = re.compile(r"cp(\d)(\d+)")
 
 @check(
     "ASC-TORCH-PYTHON",
-    layer="python",
+    layer="torch_npu",
     title="the torch_npu wheel is for this Python",
     explain="""
 torch_npu wheels are built per CPython version (cp38 … cp312): read the supported Python from the

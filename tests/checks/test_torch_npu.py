@@ -1,4 +1,4 @@
-"""ascenv.checks.torch: torch_npu ↔ torch, ↔ CANN, ↔ Python, and the torch_npu suggester."""
+"""ascenv.checks.torch_npu: torch_npu ↔ torch, ↔ CANN, ↔ Python, and the torch_npu suggester."""
 
 from __future__ import annotations
 

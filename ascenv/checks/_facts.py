@@ -1,5 +1,9 @@
-"""Facts the compatibility checks share, derived from a snapshot (and the compat matrix).
+"""Pure helpers the layer modules share (this module registers no check): facts derived from a
+snapshot (and the compat matrix).
 
+* whether the machine has an Ascend NPU at all (``has_npu_hardware``);
+* the set_env.sh command that activates an install (``set_env_line``);
+* the driver version and the HDK rules that apply (npu-smi or version.info; compute units, cards);
 * which SoCs and compute units this machine's NPUs are (npu-smi names, A3 board info, PCI ids);
 * which CANN installs a check judges (the active one, else every one: any could be sourced);
 * versions parsed without raising (odd strings become "not comparable" findings, not tracebacks);
@@ -13,8 +17,43 @@ from typing import Any, Optional
 
 from ascenv.errors import InvalidVersion
 from ascenv.model import CannInstall, Snapshot, Vendor
-from ascenv.probe.devices import npu_functions
+from ascenv.pci import npu_functions
 from ascenv.versions import AscendVersion, ProductLine
+
+
+def has_npu_hardware(snap: Snapshot) -> bool:
+    """Any sign of an Ascend device: PCI function, device node, chip row or installed driver."""
+    return bool(
+        npu_functions(snap.devices.pci)
+        or any(n.exists and "davinci" in n.path for n in snap.devices.nodes)
+        or snap.npu.chips
+        or snap.driver.version
+    )
+
+
+def set_env_line(install: CannInstall) -> str:
+    """The exact command that gives a shell the environment of ``install``."""
+    if install.set_env:
+        return f"source {install.set_env}"
+    parent, name = install.path.rsplit("/", 1)
+    if name.startswith("cann"):
+        # 8.5+: set_env.sh sits inside the version directory (cann-8.5.0/set_env.sh),
+        # research/formats-npu-smi.md §5.
+        return f"source {install.path}/set_env.sh"
+    # Legacy layout: the package directory's set_env.sh exports ASCEND_TOOLKIT_HOME=<dir>/latest
+    # (corpus version_files/set_env.sh_8.0.0_*), so it reaches this install only through `latest`.
+    return f"ln -sfn {install.path} {parent}/latest && source {parent}/set_env.sh"
+
+
+def driver_version(snap: Snapshot) -> Optional[str]:
+    """The installed driver's version, else the one npu-smi reports running."""
+    return snap.driver.version or snap.npu.driver_version
+
+
+def driver_file(snap: Snapshot) -> tuple[str, ...]:
+    """Where the driver version was read: its version.info, else the npu-smi command."""
+    file = snap.driver.version_file
+    return (file.path,) if file else ((snap.npu.source,) if snap.npu.source else ())
 
 
 @dataclass(frozen=True)
@@ -61,6 +100,13 @@ def device_socs(snap: Snapshot, matrix: Any) -> tuple[DeviceSoc, ...]:
 
 def device_units(snap: Snapshot, matrix: Any) -> tuple[str, ...]:
     return tuple(sorted({s.compute_unit for s in device_socs(snap, matrix) if s.compute_unit}))
+
+
+def hdk_context(snap: Snapshot, matrix: Any) -> tuple[tuple[str, ...], Optional[str]]:
+    """What HDK rules apply here: compute units and card names, and the HDK numbering line."""
+    units = {s.compute_unit for s in device_socs(snap, matrix) if s.compute_unit}
+    cards = {b.product_name for b in snap.npu.boards if b.product_name}
+    return tuple(sorted(units | cards)), ("ascend950" if "ascend950" in units else None)
 
 
 def judged_installs(snap: Snapshot) -> tuple[CannInstall, ...]:

@@ -1,0 +1,77 @@
+"""ascenv.checks.cann: CANN ↔ driver (HDK), a stale `latest`."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascenv import model
+from tests.checks.helpers import a2_host, findings_of, replace, shipped_matrix, with_install
+from tests.checks.helpers import hdk_host as host
+
+# --- ASC-CANN-DRIVER ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cann, driver, severity, fit",
+    [
+        ("8.1.RC1", "25.0.rc1.1", "ok", "matched"),
+        ("8.2.RC1", "24.1.rc3", "ok", "compatible"),
+        ("8.0.0", "25.0.rc1.1", "info", "newer than matched"),  # a2-cann800 fixture host
+        ("8.0.0", "23.0.3", "warn", "older than matched"),
+        ("8.5.0", "24.1.0", "error", "below minimum"),  # 8.5.x needs HDK >= 25.0.X
+        ("9.1.0", "25.0.rc1.1", "error", "incompatible"),  # 9.1.X: 25.0.X explicitly N
+    ],
+)
+def test_cann_driver_grades(cann, driver, severity, fit):
+    snap = with_install(host(driver=driver), version=cann)
+    (f,) = findings_of(snap, "ASC-CANN-DRIVER", shipped_matrix())
+    assert (f.severity.value, f.title) == (severity, f"CANN {cann} with driver {driver}: {fit}")
+    assert any(e.startswith("compat: ") for e in f.evidence)
+
+
+def test_incompatible_driver_fix_names_the_hdk_and_the_cann_the_driver_allows():
+    (f,) = findings_of(with_install(host(), version="9.1.0"), "ASC-CANN-DRIVER", shipped_matrix())
+    assert "25.2.X" in f.expected
+    assert f.fix.startswith("install the HDK 26.0.RC1 (driver, then firmware) released with CANN 9.1.0")
+    assert "keep the driver and use CANN 9.0.1" in f.fix
+
+
+@pytest.mark.parametrize("cann, driver", [("8.0.T63", "25.0.rc1.1"), ("weird", "25.0.rc1.1"), ("8.0.0", "NA")])
+def test_odd_versions_give_not_comparable(cann, driver):
+    (f,) = findings_of(with_install(host(driver=driver), version=cann), "ASC-CANN-DRIVER", shipped_matrix())
+    assert f.severity is model.Severity.INFO and "not comparable" in f.title
+
+
+def test_without_matrix_compat_checks_yield_nothing():
+    snap = with_install(host(), version="9.1.0")
+    assert findings_of(snap, "ASC-CANN-DRIVER") == [] and findings_of(snap, "ASC-DRIVER-CANN") == []
+
+
+# --- ASC-CANN-LATEST ---------------------------------------------------------------------------------
+
+
+def two_toolkits(latest_on: str, old="8.1.RC1", new="8.2.RC1") -> model.Snapshot:
+    base = "/usr/local/Ascend/ascend-toolkit"
+    installs = tuple(
+        model.CannInstall(
+            path=f"{base}/{v}", kind="toolkit", version=v, links=(f"{base}/latest",) if v == latest_on else ()
+        )
+        for v in (old, new)
+    )
+    return replace(a2_host(), cann__installs=installs, cann__active=f"{base}/{latest_on}")
+
+
+def test_latest_on_the_older_install_warns():
+    (f,) = findings_of(two_toolkits("8.1.RC1"), "ASC-CANN-LATEST")
+    assert f.severity is model.Severity.WARN
+    assert f.fix == "ln -sfn /usr/local/Ascend/ascend-toolkit/8.2.RC1 /usr/local/Ascend/ascend-toolkit/latest"
+
+
+def test_latest_on_the_newest_is_fine():
+    assert findings_of(two_toolkits("8.2.RC1"), "ASC-CANN-LATEST") == []
+    assert findings_of(a2_host(), "ASC-CANN-LATEST") == []  # one install
+
+
+def test_t_build_is_not_comparable():
+    (f,) = findings_of(two_toolkits("8.0.T63", old="8.0.T63"), "ASC-CANN-LATEST")
+    assert f.severity is model.Severity.INFO and "not comparable" in f.title
