@@ -8,7 +8,7 @@ read-only sources, the caller's uid:gid, a timeout, ``ascenv.*`` labels, and the
 with ascenv and is removed on every exit path, ascenv's own SIGKILL included:
 
 - ``Container.__exit__`` removes it by name on return, exception, Ctrl-C and SIGTERM
-  (``sigterm_as_interrupt``);
+  (``ascenv.signals.termination_as_interrupt``);
 - ``AutoRemove``: the engine deletes it as soon as its main process exits;
 - a stdin tie (the ``docker run -i --rm`` idiom): its stdin is attached to ascenv with
   ``StdinOnce``; when ascenv dies the kernel closes the socket, the engine closes the container's
@@ -27,7 +27,6 @@ import errno
 import gc
 import os
 import shutil
-import signal
 import tempfile
 import threading
 import time
@@ -47,6 +46,7 @@ from ascenv.errors import (
     EngineUnreachable,
     ImageNotAvailable,
 )
+from ascenv.signals import termination_as_interrupt
 
 # API 1.41 = Docker 20.10, the oldest engine cibuildwheel accepts too
 # (pypa/cibuildwheel@8832cf6b cibuildwheel/oci_container.py::_check_engine_version).
@@ -196,24 +196,6 @@ def connect(environ: Mapping[str, str], *, timeout: float = 120) -> Engine:
     return Engine(client, host=host, server_version=str(info.get("Version", "?")), arch=str(info.get("Arch", "?")))
 
 
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt while inside, so ``finally`` clean-up runs for it as for
-    Ctrl-C (Python's default SIGTERM kills without unwinding). Only the main thread can do this."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def _image_info(image: Any) -> ImageInfo:
     attrs = image.attrs
     return ImageInfo(
@@ -352,7 +334,7 @@ class Engine:
             on_log=on_log,
             meta=meta,
         )
-        with sigterm_as_interrupt(), container:
+        with termination_as_interrupt(), container:
             code = container.wait(timeout)
         return RunResult(code, container.timed_out, container.logs, time.monotonic() - start, container.name)
 

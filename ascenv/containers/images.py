@@ -14,11 +14,12 @@ from typing import Callable, Optional
 
 from ascenv import proc
 from ascenv.containers import RECIPE_LABEL, bootstrap
-from ascenv.containers.engine import Engine, ImageInfo, sigterm_as_interrupt
+from ascenv.containers.engine import Engine, ImageInfo
 from ascenv.containers.pins import PackageChange, Pin, package_changes
 from ascenv.containers.recipe import Recipe
 from ascenv.errors import BootstrapFailed, ImageNotAvailable, NotReproducible, PinMismatch, Unpinned, UsageError
 from ascenv.fsutil import atomic_path
+from ascenv.signals import termination_as_interrupt
 
 OK = "ok"  # pinned, and exactly the pinned image is present
 DRIFTED = "drifted"  # pinned, and an image of this recipe is present, but not the pinned one
@@ -210,7 +211,7 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
     source = bootstrap.mirror_for(bootstrap.read_host_sources(host.etc_apt), boot.suite, host.etc_apt)
     images_dir = host.cache / "images"
     images_dir.mkdir(parents=True, exist_ok=True)
-    with sigterm_as_interrupt():
+    with termination_as_interrupt():
         work = Path(tempfile.mkdtemp(prefix=f"build-{recipe.name}-", dir=images_dir))
         try:
             rootfs = work / "rootfs"
