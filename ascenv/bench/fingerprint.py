@@ -41,7 +41,9 @@ class Difference:
     b: object
 
     def __str__(self) -> str:
-        return f"{self.field}: {self.a if self.a is not None else 'unknown'} vs {self.b if self.b is not None else 'unknown'}"
+        a = self.a if self.a is not None else "unknown"
+        b = self.b if self.b is not None else "unknown"
+        return f"{self.field}: {a} vs {b}"
 
 
 def differences(a: Fingerprint, b: Fingerprint) -> tuple[Difference, ...]:

@@ -278,7 +278,9 @@ class _Acc:
             tool=self.tool_of[key],
         )
 
-    def key(self, op: str, shapes: Optional[str], dtypes: Optional[str], formats: Optional[str], task: Optional[str]) -> Key:
+    def key(
+        self, op: str, shapes: Optional[str], dtypes: Optional[str], formats: Optional[str], task: Optional[str]
+    ) -> Key:
         if shapes is None and self.shape_label is not None:
             shapes = self.shape_label
         return (op, shapes, dtypes, formats, task)
@@ -425,6 +427,7 @@ def _read_opprof(acc: _Acc, directory: Path, basic: Path, shown_of: Callable[[Pa
         name = row[idx["Op Name"]].strip()
         suffix = _MIX_SUFFIX.search(name)
         op = _MIX_SUFFIX.sub("", name)
+        task: Optional[str]
         if suffix:
             task = f"MIX_{suffix.group(1).upper()}"
         else:
@@ -434,12 +437,16 @@ def _read_opprof(acc: _Acc, directory: Path, basic: Path, shown_of: Callable[[Pa
         mix = next((idx[n] for n in _ALIASES["mix_block_dim"] if n in idx), None)
         dims = (_int(row[block]) if block is not None else None, _int(row[mix]) if mix is not None else None)
 
-        def rest(_row: object, dims=dims) -> tuple[dict[str, float], Optional[int], Optional[int], str]:  # type: ignore[no-untyped-def]
+        def rest(
+            _row: object, dims: tuple[Optional[int], Optional[int]] = dims
+        ) -> tuple[dict[str, float], Optional[int], Optional[int], str]:
             return dict(metrics), dims[0], dims[1], group
 
         clock = Clock(_int(row[idx["Current Freq"]]), _int(row[idx["Rated Freq"]]))
         key = acc.key(op, None, None, None, task)
-        acc.launches.setdefault(key, []).append((_number(row[idx[duration_col]], shown, duration_col), row, rest, clock))
+        acc.launches.setdefault(key, []).append(
+            (_number(row[idx[duration_col]], shown, duration_col), row, rest, clock)
+        )
         acc.tool_of[key] = "msprof op"
     acc.used("msprof op", shown)
 
@@ -523,9 +530,11 @@ def _read_tree(acc: _Acc, root: Path) -> None:
                 if re.fullmatch(r"OpBasicInfo(_\d+)?\.csv", n):
                     _read_opprof(acc, d, d / n, shown_of)
             continue
-        if d.name == "summary" and d.parent.name.startswith("device") and (
-            d.parent.parent / "mindstudio_profiler_output"
-        ).is_dir():
+        if (
+            d.name == "summary"
+            and d.parent.name.startswith("device")
+            and (d.parent.parent / "mindstudio_profiler_output").is_dir()
+        ):
             continue  # the same run's newer export is read instead
         csvs = [n for n in names if n.endswith(".csv")]
         for prefix in ("op_summary", "kernel_details", "task_time", "op_statistic"):

@@ -86,5 +86,9 @@ def record_json(r: Record) -> dict[str, Any]:
         "mix_block_dim": r.mix_block_dim,
         "metrics": dict(r.metrics),
         "metric_set": r.metric_set,
-        "clock": {"current_mhz": r.clock.current_mhz, "rated_mhz": r.clock.rated_mhz, "downclocked": r.clock.downclocked},
+        "clock": {
+            "current_mhz": r.clock.current_mhz,
+            "rated_mhz": r.clock.rated_mhz,
+            "downclocked": r.clock.downclocked,
+        },
     }

@@ -47,7 +47,7 @@ def loads_run(text: str, source: str) -> Run:
         found = data.get("schema") if isinstance(data, dict) else None
         raise InputError(f"{source}: schema: this ascenv reads bench runs of schema {SCHEMA}, found {found!r}")
     try:
-        return serde.from_data(Run, data.get("run"), "run")  # type: ignore[no-any-return]
+        return serde.from_data(Run, data.get("run"), "run")
     except SchemaError as exc:
         raise InputError(f"{source}: {exc}") from None
 
@@ -129,12 +129,17 @@ class BenchStore:
         if name == "baseline":
             ops = {s.run.op for s in runs}
             if len(ops) != 1:
-                raise UsageError("say which operator's baseline: --op OP", hint=f"operators with runs: {', '.join(sorted(ops)) or 'none'}")
+                raise UsageError(
+                    "say which operator's baseline: --op OP",
+                    hint=f"operators with runs: {', '.join(sorted(ops)) or 'none'}",
+                )
             chosen = self.baselines(ops.pop())
             wanted = {chosen[t] for t in ([target] if target else chosen) if t in chosen}
             matches = [s for s in runs if s.run.id in wanted]
             if not matches:
-                raise UsageError(f"no baseline set for {where}", hint="accept a run with: ascenv bench baseline set RUN")
+                raise UsageError(
+                    f"no baseline set for {where}", hint="accept a run with: ascenv bench baseline set RUN"
+                )
             return matches[0]
         if len(name) < 6:
             raise UsageError(f"a run id or build key prefix needs at least 6 characters, found {name!r}")
@@ -142,7 +147,10 @@ class BenchStore:
         if not matches:
             matches = [s for s in runs if (s.run.fingerprint.build_key or "").startswith(name)][:1]
         if not matches:
-            raise UsageError(f"no bench run or build key starting with {name!r} in {where}", hint="list them with: ascenv bench history OP")
+            raise UsageError(
+                f"no bench run or build key starting with {name!r} in {where}",
+                hint="list them with: ascenv bench history OP",
+            )
         if len({s.run.id for s in matches}) > 1:
             raise UsageError(f"{len(matches)} runs start with {name!r}", hint="give more characters")
         return matches[0]
@@ -161,6 +169,4 @@ def new_run(
     records: tuple[Record, ...],
 ) -> Run:
     payload = json.dumps([serde.to_data(r) for r in records], sort_keys=True) + source + created
-    return Run(
-        run_id(created, payload), op, target, tool, created, source, files, skipped_rows, fingerprint, records
-    )
+    return Run(run_id(created, payload), op, target, tool, created, source, files, skipped_rows, fingerprint, records)

@@ -9,9 +9,14 @@ import datetime
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ascenv import errors
 from ascenv.commands import _common as common
+
+if TYPE_CHECKING:
+    from ascenv.bench.store import BenchStore
+    from ascenv.store import Store
 
 NAME = "bench"
 ORDER = 64
@@ -20,7 +25,9 @@ HELP = "import profiler output as per-shape baselines and compare runs with a no
 
 def _store_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--store", metavar="DIR", help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)"
+        "--store",
+        metavar="DIR",
+        help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)",
     )
 
 
@@ -30,9 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument("path", metavar="PATH", help="PROF_*, OPPROF_*, *_ascend_pt directory or one of their CSVs")
     imp.add_argument("--op", required=True, metavar="OP", help="the operator project the run belongs to")
     imp.add_argument("--shape", metavar="LABEL", help="name the shape where the source records none (msprof op)")
-    imp.add_argument("--build", metavar="KEY", help="the stored build that was measured (key or its first 6+ characters)")
     imp.add_argument(
-        "--root", default="/", metavar="DIR", help="probe the machine's stack under DIR (default: /); nothing is run there"
+        "--build", metavar="KEY", help="the stored build that was measured (key or its first 6+ characters)"
+    )
+    imp.add_argument(
+        "--root",
+        default="/",
+        metavar="DIR",
+        help="probe the machine's stack under DIR (default: /); nothing is run there",
     )
     imp.add_argument(
         "--no-probe", action="store_true", help="record no facts of this machine (the profile was taken elsewhere)"
@@ -67,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_format_option(hist)
 
 
-def _stores(args: argparse.Namespace, ctx: common.Context):  # type: ignore[no-untyped-def]
+def _stores(args: argparse.Namespace, ctx: common.Context) -> tuple[Store, BenchStore]:
     from ascenv.bench.store import BenchStore
     from ascenv.store import Store
 
@@ -110,7 +122,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     return errors.EXIT_OK
 
 
-def _import(args, ctx, store, bench, render) -> int:  # type: ignore[no-untyped-def]
+def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: BenchStore, render: Any) -> int:
     from ascenv.bench import fingerprint, readers
     from ascenv.bench.store import new_run
 

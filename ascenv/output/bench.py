@@ -101,7 +101,16 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
     else:
         span = max([abs(x) for s in result.shapes for x in (s.change.low, s.change.high)] + [result.threshold * 2])
         table = Table(box=None, pad_edge=False)
-        for title in ("OP", "INPUT SHAPES", "A us", "B us", "CHANGE", "95% INTERVAL", f"-{span:.0%} .. +{span:.0%}", "VERDICT"):
+        for title in (
+            "OP",
+            "INPUT SHAPES",
+            "A us",
+            "B us",
+            "CHANGE",
+            "95% INTERVAL",
+            f"-{span:.0%} .. +{span:.0%}",
+            "VERDICT",
+        ):
             table.add_column(title, no_wrap=title != "INPUT SHAPES")
         for s in result.shapes:
             c = s.change
