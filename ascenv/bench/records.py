@@ -1,0 +1,94 @@
+"""One record per (op, input shapes, dtypes, formats, task type) of an imported or measured run,
+and a run: its records, where they came from and the stack they ran on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ascenv.bench.fingerprint import Fingerprint
+
+
+@dataclass(frozen=True)
+class Clock:
+    """The AI Core clock msprof op records (``Current Freq`` vs ``Rated Freq``, MHz); None where the
+    source has no clock. A down-clocked run measured a slower chip, not a slower kernel."""
+
+    current_mhz: Optional[int] = None
+    rated_mhz: Optional[int] = None
+
+    @property
+    def downclocked(self) -> Optional[bool]:
+        if self.current_mhz is None or self.rated_mhz is None:
+            return None
+        return self.current_mhz < self.rated_mhz
+
+
+@dataclass(frozen=True)
+class Record:
+    op: str
+    input_shapes: Optional[str]  # the profiler's form without its quotes: "4096,1024;4096,1024"
+    input_dtypes: Optional[str]  # "DT_BF16;DT_BF16"
+    input_formats: Optional[str]  # "ND;ND"
+    task_type: Optional[str]  # AI_CORE, AI_VECTOR_CORE, MIX_AIC, ... (None at torch_npu Level0)
+    samples: int
+    durations: tuple[float, ...]  # every launch, microseconds; empty when the source has only a summary
+    duration_us: float  # the median (the mean when duration_stat is "mean")
+    duration_min_us: float
+    duration_max_us: float
+    duration_stat: str = "median"  # "mean" for op_statistic, which keeps no launches
+    block_dim: Optional[int] = None
+    mix_block_dim: Optional[int] = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    metric_set: str = "none"
+    clock: Clock = Clock()
+    tool: str = ""
+    tiling: dict[str, Any] = field(default_factory=dict)  # what the project's tiling code chose
+
+    @property
+    def key(self) -> tuple[Optional[str], ...]:
+        return (self.op, self.input_shapes, self.input_dtypes, self.input_formats, self.task_type)
+
+    @property
+    def spread(self) -> float:
+        """(max - min) / median: how far apart the launches of one shape landed."""
+        return (self.duration_max_us - self.duration_min_us) / self.duration_us if self.duration_us else 0.0
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    op: str  # the operator project the run belongs to (a store entry's op)
+    target: str  # npu for profiler imports, cpu for the CPU logic checker
+    tool: str  # "msprof", "msprof op", "torch_npu" (joined with "+" when a tree holds several)
+    created: str  # ISO 8601 UTC
+    source: str  # the path imported, as given
+    files: tuple[str, ...]  # the files read, relative to source
+    skipped_rows: int  # rows without a duration (communication rows, N/A)
+    fingerprint: Fingerprint
+    records: tuple[Record, ...]
+
+
+def record_json(r: Record) -> dict[str, Any]:
+    return {
+        "op": r.op,
+        "input_shapes": r.input_shapes,
+        "input_dtypes": r.input_dtypes,
+        "input_formats": r.input_formats,
+        "task_type": r.task_type,
+        "samples": r.samples,
+        "duration_us": r.duration_us,
+        "duration_min_us": r.duration_min_us,
+        "duration_max_us": r.duration_max_us,
+        "duration_stat": r.duration_stat,
+        "spread": round(r.spread, 6),
+        "block_dim": r.block_dim,
+        "mix_block_dim": r.mix_block_dim,
+        "metrics": dict(r.metrics),
+        "metric_set": r.metric_set,
+        "clock": {
+            "current_mhz": r.clock.current_mhz,
+            "rated_mhz": r.clock.rated_mhz,
+            "downclocked": r.clock.downclocked,
+        },
+    }

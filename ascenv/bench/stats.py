@@ -1,0 +1,131 @@
+"""Is B faster or slower than A, given the spread of their launches?
+
+The change is ``median(B) / median(A) - 1``. Its interval is a percentile bootstrap (Efron &
+Tibshirani, *An Introduction to the Bootstrap*, 1993, ch. 13): both sides are resampled with
+replacement ``ROUNDS`` times, the change is computed for each pair of resamples, and the
+2.5th and 97.5th percentiles bound it. The median, not the mean, because a launch that meets
+a cold cache or a preempted core is an outlier, not a trend; the bootstrap, because launch
+times are not normal (they have a floor and a long right tail). The random generator is seeded
+from the data, so the same two runs always give the same verdict.
+
+Verdicts:
+
+- ``inconclusive``: fewer than ``MIN_SAMPLES`` launches on a side (one msprof launch proves
+  nothing: two single-launch collections of one unchanged kernel came out 7 to 15 % apart),
+  or an interval that holds zero but reaches beyond the threshold (too noisy to call same);
+- ``faster`` / ``slower``: the whole interval is below / above zero;
+- ``same``: the interval holds zero and lies within ``±threshold``.
+
+A regression (exit 1) is ``slower`` with a change above the threshold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ascenv.bench.fingerprint import Difference, differences
+from ascenv.bench.records import Record, Run
+
+MIN_SAMPLES = 3
+ROUNDS = 1000
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Change:
+    verdict: str  # faster | slower | same | inconclusive
+    change: float  # median(B) / median(A) - 1 (None-free: 0.0 when a side has no launches)
+    low: float
+    high: float
+    regression: bool  # slower by more than the threshold, outside the noise
+    reason: str = ""
+
+
+def _seed(a: Sequence[float], b: Sequence[float]) -> int:
+    text = repr((tuple(a), tuple(b))).encode()
+    return int.from_bytes(hashlib.sha256(text).digest()[:8], "big")
+
+
+def _median(values: list[float]) -> float:
+    values.sort()
+    n = len(values)
+    mid = n // 2
+    return values[mid] if n % 2 else (values[mid - 1] + values[mid]) / 2
+
+
+def bootstrap(a: Sequence[float], b: Sequence[float], rounds: int = ROUNDS) -> tuple[float, float]:
+    rng = random.Random(_seed(a, b))
+    na, nb = len(a), len(b)
+    changes = []
+    for _ in range(rounds):
+        ma = _median([a[rng.randrange(na)] for _ in range(na)])
+        mb = _median([b[rng.randrange(nb)] for _ in range(nb)])
+        changes.append(mb / ma - 1 if ma else 0.0)
+    changes.sort()
+    tail = (1 - LEVEL) / 2
+    return changes[int(tail * rounds)], changes[min(rounds - 1, int((1 - tail) * rounds))]
+
+
+def compare(a: Sequence[float], b: Sequence[float], threshold: float) -> Change:
+    """The verdict on B against A for one shape (durations in any one unit)."""
+    if not a or not b:
+        return Change("inconclusive", 0.0, 0.0, 0.0, False, "no launches kept on one side (a summary only)")
+    point = statistics.median(b) / statistics.median(a) - 1 if statistics.median(a) else 0.0
+    if min(len(a), len(b)) < MIN_SAMPLES:
+        return Change(
+            "inconclusive", point, point, point, False, f"{min(len(a), len(b))} launch(es); {MIN_SAMPLES} needed"
+        )
+    low, high = bootstrap(a, b)
+    if low > 0:
+        return Change("slower", point, low, high, point > threshold)
+    if high < 0:
+        return Change("faster", point, low, high, False)
+    if -threshold <= low and high <= threshold:
+        return Change("same", point, low, high, False)
+    return Change("inconclusive", point, low, high, False, "the noise is wider than the threshold")
+
+
+@dataclass(frozen=True)
+class ShapeChange:
+    a: Record
+    b: Record
+    change: Change
+
+
+@dataclass(frozen=True)
+class Comparison:
+    a: Run
+    b: Run
+    threshold: float
+    shapes: tuple[ShapeChange, ...]
+    differences: tuple[Difference, ...]  # fingerprint fields that make the timings incomparable
+    only_a: tuple[Record, ...]
+    only_b: tuple[Record, ...]
+
+    @property
+    def regressions(self) -> tuple[ShapeChange, ...]:
+        return tuple(s for s in self.shapes if s.change.regression)
+
+
+def compare_runs(a: Run, b: Run, threshold: float) -> Comparison:
+    """Every shape both runs measured, matched on (op, shapes, dtypes, formats, task type)."""
+    by_key = {r.key: r for r in a.records}
+    b_keys = {r.key for r in b.records}
+    shapes = tuple(
+        ShapeChange(by_key[r.key], r, compare(by_key[r.key].durations, r.durations, threshold))
+        for r in b.records
+        if r.key in by_key
+    )
+    return Comparison(
+        a,
+        b,
+        threshold,
+        shapes,
+        differences(a.fingerprint, b.fingerprint),
+        tuple(r for r in a.records if r.key not in b_keys),
+        tuple(r for r in b.records if r.key not in by_key),
+    )

@@ -1,0 +1,168 @@
+"""Per-shape performance baselines beside the builds: import what msprof, msprof op or the
+torch_npu profiler wrote, keep it in the store with the stack it ran on, and compare two runs
+with a verdict that knows the noise (exit 1 on a regression, exit 2 when the stacks differ)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ascenv import errors
+from ascenv.commands import _common as common
+
+if TYPE_CHECKING:
+    from ascenv.bench.store import BenchStore
+    from ascenv.store import Store
+
+NAME = "bench"
+ORDER = 64
+HELP = "import profiler output as per-shape baselines and compare runs with a noise-aware verdict"
+
+
+def _store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    imp = sub.add_parser("import", help="read a profiler's output (directory or CSV) and store it as a run")
+    imp.add_argument("path", metavar="PATH", help="PROF_*, OPPROF_*, *_ascend_pt directory or one of their CSVs")
+    imp.add_argument("--op", required=True, metavar="OP", help="the operator project the run belongs to")
+    imp.add_argument("--shape", metavar="LABEL", help="name the shape where the source records none (msprof op)")
+    imp.add_argument(
+        "--build", metavar="KEY", help="the stored build that was measured (key or its first 6+ characters)"
+    )
+    imp.add_argument(
+        "--root",
+        default="/",
+        metavar="DIR",
+        help="probe the machine's stack under DIR (default: /); nothing is run there",
+    )
+    imp.add_argument(
+        "--no-probe", action="store_true", help="record no facts of this machine (the profile was taken elsewhere)"
+    )
+    _store_option(imp)
+    common.add_format_option(imp)
+
+    cmp = sub.add_parser("compare", help="per shape: faster, slower, same or inconclusive (default: baseline latest)")
+    cmp.add_argument("a", nargs="?", default="baseline", metavar="A", help="run id, build key, baseline or latest")
+    cmp.add_argument("b", nargs="?", default="latest", metavar="B", help="run id, build key, baseline or latest")
+    cmp.add_argument("--op", metavar="OP", help="the operator whose baseline and latest run are meant")
+    cmp.add_argument(
+        "--fail-over", default="5%", metavar="PCT", help="exit 1 when a shape is slower by more than PCT (default: 5%%)"
+    )
+    cmp.add_argument(
+        "--allow-env-change", action="store_true", help="compare runs of different stacks anyway, with a warning"
+    )
+    _store_option(cmp)
+    common.add_format_option(cmp)
+
+    base = sub.add_parser("baseline", help="baseline set RUN: accept a run as its operator's baseline")
+    base.add_argument("verb", choices=["set"], help="set")
+    base.add_argument("run", metavar="RUN", help="run id (or its first 6+ characters) or latest")
+    base.add_argument("--op", metavar="OP", help="the operator, when RUN is latest")
+    _store_option(base)
+    common.add_format_option(base)
+
+    hist = sub.add_parser("history", help="an operator's runs, newest first, with the verdict against the previous one")
+    hist.add_argument("op", metavar="OP")
+    hist.add_argument("--shape", metavar="SHAPES", help="only records with these input shapes")
+    _store_option(hist)
+    common.add_format_option(hist)
+
+
+def _stores(args: argparse.Namespace, ctx: common.Context) -> tuple[Store, BenchStore]:
+    from ascenv.bench.store import BenchStore
+    from ascenv.store import Store
+
+    chosen = args.store or ctx.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store")
+    store = Store(Path(ctx.cwd, chosen).resolve())
+    return store, BenchStore(store)
+
+
+def threshold(text: str) -> float:
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", text)
+    if not found:
+        raise errors.UsageError(f"--fail-over {text!r} is not a percentage", hint="for example: --fail-over 5%")
+    return float(found.group(1)) / 100
+
+
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    from ascenv.output import bench as render
+
+    store, bench = _stores(args, ctx)
+    if args.action == "import":
+        return _import(args, ctx, store, bench, render)
+    if args.action == "compare":
+        from ascenv.bench.stats import compare_runs
+
+        limit = threshold(args.fail_over)
+        a = bench.resolve(args.a, args.op)
+        b = bench.resolve(args.b, args.op or a.run.op)
+        result = compare_runs(a.run, b.run, limit)
+        render.comparison(ctx.out, result, args.format, args.allow_env_change)
+        if result.differences and not args.allow_env_change:
+            return errors.EXIT_USAGE
+        return errors.EXIT_FINDINGS if result.regressions else errors.EXIT_OK
+    if args.action == "baseline":
+        chosen = bench.resolve(args.run, args.op)
+        bench.set_baseline(chosen)
+        render.baseline(ctx.out, chosen, args.format)
+        return errors.EXIT_OK
+    runs = [s.run for s in bench.runs(args.op)]
+    render.history(ctx.out, args.op, runs, args.shape, args.format)
+    return errors.EXIT_OK
+
+
+def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: BenchStore, render: Any) -> int:
+    from ascenv.bench import fingerprint, readers
+    from ascenv.bench.store import new_run
+
+    manifest = None
+    if args.build:
+        entry = store.find(args.build)
+        if entry.op != args.op:
+            raise errors.UsageError(f"build {entry.key[:12]} is of {entry.op}, not {args.op}")
+        if entry.manifest is None:
+            raise errors.InputError(f"build {entry.key[:12]}: {entry.error}")
+        manifest = entry.manifest
+    path = Path(ctx.cwd, args.path)
+    imported = readers.read_path(path, args.shape, shown=args.path)
+    snapshot = None
+    if not args.no_probe:
+        from ascenv.probe import collect
+
+        snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run)
+    sets = sorted({r.metric_set for r in imported.records})
+    downclocked = [r.clock.downclocked for r in imported.records if r.clock.downclocked is not None]
+    print_ = fingerprint.gather(
+        target="npu",
+        manifest=manifest,
+        snapshot=snapshot,
+        profiler_info=imported.profiler_info,
+        metric_set="+".join(sets),
+        downclocked=any(downclocked) if downclocked else None,
+    )
+    created = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    new = new_run(
+        op=args.op,
+        target="npu",
+        tool=imported.tool,
+        created=created,
+        source=args.path,
+        files=imported.files,
+        skipped_rows=imported.skipped_rows,
+        fingerprint=print_,
+        records=imported.records,
+    )
+    stored = bench.write(new)
+    render.imported(ctx.out, new, stored, args.format)
+    return errors.EXIT_OK

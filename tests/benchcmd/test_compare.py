@@ -1,0 +1,145 @@
+"""Stored runs, baselines and the noise-aware comparison, through the command line."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+from ascenv.bench.fingerprint import Fingerprint, differences
+from ascenv.bench.records import Record, Run
+from ascenv.bench.stats import compare
+from ascenv.bench.store import BenchStore, loads_run, new_run
+from ascenv.store import Store
+from tests.benchcmd.test_readers import DATA, KD_EDITED, sample
+from tests.cli_helpers import run_cli
+
+ENV = {"PATH": "/usr/bin:/bin"}
+NPU = Fingerprint(soc="910B4")
+
+
+def record(durations: list[float], op: str = "add_custom", shapes: str = "n=1024001") -> Record:
+    s = sorted(durations)
+    return Record(op, shapes, None, None, "AI_VECTOR_CORE", len(s), tuple(durations), s[len(s) // 2], s[0], s[-1])
+
+
+def stored_run(store: Path, durations: list[float], created: str, fp: Fingerprint = NPU) -> Run:
+    run = new_run(
+        op="add_custom", target="npu", tool="msprof op", created=created, source="x", files=(), skipped_rows=0,
+        fingerprint=fp, records=(record(durations),),
+    )  # fmt: skip
+    BenchStore(Store(store)).write(run)
+    return run
+
+
+def noisy(rng: random.Random, centre: float, n: int = 10) -> list[float]:
+    return [centre * (1 + rng.gauss(0, 0.02)) for _ in range(n)]
+
+
+def test_verdicts() -> None:
+    rng = random.Random(1)
+    base = noisy(rng, 100)
+    assert compare(base, base, 0.05).verdict == "same"
+    slow = compare(base, [x * 1.2 for x in base], 0.05)
+    assert slow.verdict == "slower" and slow.regression and 0.15 < slow.low <= slow.change <= slow.high < 0.25
+    fast = compare(base, [x * 0.8 for x in base], 0.05)
+    assert fast.verdict == "faster" and not fast.regression
+    one = compare([100.0], [150.0], 0.05)
+    assert one.verdict == "inconclusive" and not one.regression  # one launch proves nothing
+    assert compare([], base, 0.05).verdict == "inconclusive"
+    wild = compare(noisy(rng, 100, 4), [x * (1 + rng.uniform(-0.5, 0.5)) for x in noisy(rng, 100, 4)], 0.05)
+    assert wild.verdict in ("inconclusive", "faster", "slower")
+
+
+def test_unchanged_runs_compared_20_times_never_regress() -> None:
+    """False-regression rate of two draws of one unchanged kernel (2 % launch noise, 10 launches)."""
+    rng = random.Random(20261201)
+    verdicts = [compare(noisy(rng, 100), noisy(rng, 100), 0.05) for _ in range(20)]
+    assert sum(v.regression for v in verdicts) == 0
+    assert all(v.verdict in ("same", "inconclusive", "faster", "slower") for v in verdicts)
+    assert sum(v.verdict == "same" for v in verdicts) >= 18
+
+
+def test_fingerprint_differences() -> None:
+    a = Fingerprint(soc="910B4", cann="8.3.RC1", metric_set="PipeUtilization", target="npu", host_cpu="Kunpeng")
+    assert differences(a, replace(a, host_cpu="Xeon", build_key="other")) == ()  # an NPU run ignores the host CPU
+    found = differences(a, replace(a, cann="8.5.0", metric_set="Memory"))
+    assert [str(d) for d in found] == ["cann: 8.3.RC1 vs 8.5.0", "metric_set: PipeUtilization vs Memory"]
+    cpu = replace(a, target="cpu")
+    assert [d.field for d in differences(cpu, replace(cpu, host_cpu="Xeon"))] == ["host_cpu"]
+    assert [d.field for d in differences(a, replace(a, downclocked=True))] == ["downclocked"]
+    assert differences(a, replace(a, torch_npu=None)) == ()  # unknown on one side is no difference
+
+
+def test_runs_are_stored_beside_their_build_or_under_the_op(tmp_path: Path) -> None:
+    bench = BenchStore(Store(tmp_path))
+    loose = stored_run(tmp_path, [1.0, 2.0, 3.0], "2026-12-01T09:00:00.000000Z")
+    built = stored_run(tmp_path, [1.0, 2.0, 3.0], "2026-12-01T10:00:00.000000Z", Fingerprint(build_key="abcdef123456"))
+    assert (tmp_path / "add_custom" / ".bench" / "runs" / f"{loose.id}.json").is_file()
+    path = tmp_path / "add_custom" / "abcdef123456" / "bench" / f"{built.id}.json"
+    assert loads_run(path.read_text(), str(path)) == built
+    assert [s.run.id for s in bench.runs("add_custom")] == [built.id, loose.id]  # newest first
+    assert bench.resolve("abcdef", None).run == built  # a build key prefix: its newest run
+    assert not list(tmp_path.glob("**/.ascenv-*.tmp"))  # written atomically, no temp file left
+
+
+def test_compare_cli_same_slower_and_refused(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    base = noisy(rng, 100)
+    a = stored_run(tmp_path, base, "2026-12-01T09:00:00.000000Z")
+    code, out, err = run_cli(["bench", "baseline", "set", a.id[:10], "--store", str(tmp_path)], ENV)
+    assert code == 0 and a.id in out
+    same = stored_run(tmp_path, list(base), "2026-12-01T09:10:00.000000Z")
+    code, out, _ = run_cli(
+        ["bench", "compare", "--op", "add_custom", "--store", str(tmp_path), "--format", "json"], ENV
+    )
+    doc = json.loads(out)
+    assert code == 0 and (doc["a"], doc["b"]) == (a.id, same.id) and doc["shapes"][0]["verdict"] == "same"
+
+    slow = stored_run(tmp_path, [x * 1.3 for x in base], "2026-12-01T09:20:00.000000Z")
+    code, out, _ = run_cli(["bench", "compare", "--op", "add_custom", "--store", str(tmp_path)], ENV)
+    assert code == 1 and "slower" in out
+    code, out, _ = run_cli(["bench", "compare", a.id, slow.id, "--fail-over", "40%", "--store", str(tmp_path)], ENV)
+    assert code == 0 and "slower" in out  # slower, but within the threshold
+
+    other = stored_run(tmp_path, list(base), "2026-12-01T09:30:00.000000Z", Fingerprint(soc="310P3"))
+    code, out, err = run_cli(["bench", "compare", a.id, other.id, "--store", str(tmp_path)], ENV)
+    assert code == 2 and "soc: 910B4 vs 310P3" in err
+    code, out, err = run_cli(["bench", "compare", a.id, other.id, "--allow-env-change", "--store", str(tmp_path)], ENV)
+    assert code == 0 and "warning" in err and "soc: 910B4 vs 310P3" in err
+
+
+def test_a_downclocked_run_never_becomes_the_baseline(tmp_path: Path) -> None:
+    run = stored_run(tmp_path, [1.0, 2.0, 3.0], "2026-12-01T09:00:00.000000Z", Fingerprint(downclocked=True))
+    code, _, err = run_cli(["bench", "baseline", "set", run.id, "--store", str(tmp_path)], ENV)
+    assert code == 2 and "down-clocked" in err
+    assert BenchStore(Store(tmp_path)).baselines("add_custom") == {}
+
+
+def test_import_cli_json_and_history(tmp_path: Path) -> None:
+    path = sample(tmp_path, KD_EDITED, "kernel_details.csv")
+    store = tmp_path / "store"
+    argv = ["bench", "import", str(path), "--op", "mm", "--store", str(store), "--no-probe", "--format", "json"]
+    code, out, err = run_cli(argv, ENV)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["schema"] == 1 and doc["tool"] == "torch_npu" and Path(doc["path"]).is_file()
+    fa = next(r for r in doc["records"] if r["op"] == "MatMulV2")
+    assert (fa["samples"], fa["duration_min_us"], fa["duration_max_us"], fa["block_dim"]) == (4, 185.504, 190.544, 16)
+    assert fa["clock"] == {"current_mhz": None, "rated_mhz": None, "downclocked": None}
+    assert fa["metric_set"] == "PipeUtilization" and fa["metrics"]["aic_cube_ratio"] > 0
+    stored = loads_run(Path(doc["path"]).read_text(), doc["path"])
+    assert stored.fingerprint.metric_set == "PipeUtilization" and stored.id == doc["run"]
+    code, out, _ = run_cli(["bench", "history", "mm", "--store", str(store), "--format", "json"], ENV)
+    assert code == 0 and len(json.loads(out)["history"]) == len(doc["records"])
+
+
+def test_import_cli_errors_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "api_statistic.csv"
+    bad.write_text("Device_id,API Name,Count\n0,aclnnAdd,3\n")
+    code, _, err = run_cli(["bench", "import", str(bad), "--op", "x", "--store", str(tmp_path), "--no-probe"], ENV)
+    assert code == 2 and "api_statistic.csv" in err and "Device_id,API Name,Count" in err
+    code, _, err = run_cli(["bench", "compare", "--fail-over", "lots", "--store", str(tmp_path)], ENV)
+    assert code == 2 and "not a percentage" in err
+    assert DATA.is_dir()
