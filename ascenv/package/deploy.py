@@ -21,7 +21,6 @@ from what is on disk.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -117,12 +116,8 @@ def _exchange(a: Path, b: Path) -> bool:
     except (OSError, AttributeError):
         return False
     at_fdcwd, rename_exchange = -100, 2  # <fcntl.h>, <linux/fs.h>
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EPERM):
-        return False
-    raise OSError(err, os.strerror(err), str(a))
+    # any failure falls back to plain renames, which raise the error again if it is real
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
 def keep_previous(root: Path, vendors: Sequence[str], step: Step = _no_step) -> list[Path]:
