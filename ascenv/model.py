@@ -311,6 +311,14 @@ UNLISTED = -1
 
 
 @dataclass(frozen=True)
+class VendorLibrary:
+    kind: str  # proto, tiling, opapi
+    path: str  # relative to the vendor directory
+    dir_arch: Optional[str] = None  # from lib/linux/<arch>/
+    elf_arch: Optional[str] = None  # from the ELF header; None when not an ELF file
+
+
+@dataclass(frozen=True)
 class Vendor:
     name: str
     path: str
@@ -321,6 +329,16 @@ class Vendor:
     compute_units: tuple[str, ...] = ()  # op_impl/ai_core/tbe/kernel/<unit> directories
     manifest: Optional[str] = None  # path of an ascenv build manifest beside it
     manifest_digest: Optional[str] = None
+    # what ATC, the runtime and aclnn need of the tree (ascenv.package.layout); False in older
+    # snapshots, whose vendor trees were not read
+    layout_read: bool = False
+    ops_info: dict[str, tuple[str, ...]] = field(default_factory=dict)  # unit -> aic-<unit>-ops-info.json OpTypes
+    kernel_ops: dict[str, tuple[str, ...]] = field(default_factory=dict)  # unit -> kernel/config/<unit> OpTypes
+    kernel_binaries: dict[str, int] = field(default_factory=dict)  # unit -> number of kernel .o files
+    libraries: tuple[VendorLibrary, ...] = ()  # op proto, tiling and op_api libraries
+    aclnn_headers: tuple[str, ...] = ()  # op_api/include/aclnn_*.h
+    # an ASCEND_CUSTOM_OPP_PATH entry that is an install root: the vendors below its vendors/
+    install_root_of: Optional[tuple[str, ...]] = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ ABI gate, built for this chip; and the ids of what `ascenv op check` reports abo
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 from ascenv.checks import check, finding
@@ -218,14 +218,18 @@ def vendor_units(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         )
 
 
-# --- found by `ascenv op check` -------------------------------------------------------------
-# These findings need the vendor trees read file by file, which a snapshot does not hold: `ascenv op
-# check` produces them (ascenv.package.visibility), `ascenv doctor` does not. They are registered
-# here so that the ids are stable and `ascenv explain` has their text.
+# --- what `ascenv op check` reports -------------------------------------------------------------
+# The vendor probe records each tree's layout in the snapshot and ascenv.package.visibility judges
+# it, for op check and doctor alike. Snapshots older than those records give no finding here.
 
 
-def _none(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
-    return iter(())
+def _judged(check_id: str) -> Callable[[Snapshot, Any], Iterator[Finding]]:
+    def run(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+        from ascenv.package.visibility import doctor_findings
+
+        return iter(doctor_findings(snap, matrix, check_id))
+
+    return run
 
 
 check(
@@ -240,9 +244,9 @@ runtime needs the tiling library (op_impl/ai_core/tbe/op_tiling/lib/linux/<arch>
 libcust_opmaster_rt2.0.so) and kernel binaries under op_impl/ai_core/tbe/kernel/<unit>/ with their
 kernel/config/<unit>/ entry. Missing one gives "op not found" in ATC or EZ3002/EZ3003 at run time.
 Layout: the CANN operator project template (scripts/install.sh, cmake/func.cmake). Reported by
-`ascenv op check`.
+`ascenv op check` and `ascenv doctor`.
 """,
-)(_none)
+)(_judged("ASC-VENDOR-OPTYPE"))
 
 check(
     "ASC-VENDOR-ACLNN",
@@ -252,9 +256,9 @@ check(
 Single-operator calls (aclnnXxx) and the torch_npu bindings built on them need
 op_api/include/aclnn_<op_file>.h and op_api/lib/libcust_opapi.so in the vendor, with op_api/lib on
 LD_LIBRARY_PATH (the set_env.bash an --install-path install writes adds it). Reported by
-`ascenv op check`.
+`ascenv op check` and `ascenv doctor`.
 """,
-)(_none)
+)(_judged("ASC-VENDOR-ACLNN"))
 
 check(
     "ASC-VENDOR-SHADOWED",
@@ -266,9 +270,9 @@ vendors/config.ini's load_priority, and uses the first vendor that provides an O
 (github:hicann/metadef base/common/plugin/plugin_manager.cc). A second vendor with the same
 OpType is never used: a rebuilt package installed under another vendor name, or in the default
 location while an older --install-path vendor stays on ASCEND_CUSTOM_OPP_PATH, silently runs the
-old operator. Reported by `ascenv op check`.
+old operator. Reported by `ascenv op check` and `ascenv doctor`.
 """,
-)(_none)
+)(_judged("ASC-VENDOR-SHADOWED"))
 
 check(
     "ASC-VENDOR-PKGROOT",
@@ -278,6 +282,6 @@ check(
 ASCEND_CUSTOM_OPP_PATH is a list of vendor directories (<install-path>/vendors/<vendor>), not of
 install roots (CANN environment variable reference, ASCEND_CUSTOM_OPP_PATH). An entry naming the
 --install-path itself has no op_impl/ or op_proto/ below it, so CANN finds nothing there and
-says nothing. Reported by `ascenv op check`.
+says nothing. Reported by `ascenv op check` and `ascenv doctor`.
 """,
-)(_none)
+)(_judged("ASC-VENDOR-PKGROOT"))

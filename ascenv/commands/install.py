@@ -27,7 +27,7 @@ _VENDOR_IN_LISTING = re.compile(r"(?:^|\s)(?:\./)?packages/vendors/([^/\s]+)/")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("op", metavar="OP", help="the operator project name (add_custom)")
+    parser.add_argument("op", nargs="?", metavar="OP", help="the operator project name (add_custom)")
     parser.add_argument(
         "--install-path",
         required=True,
@@ -39,22 +39,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY",
         help="install this build (key or its first 6+ characters); default: the newest npu build of OP",
     )
+    parser.add_argument(
+        "--rollback",
+        metavar="VENDOR",
+        help="put back the VENDOR directory the last install replaced (kept in DIR/.ascenv-previous)",
+    )
     add_store_option(parser)
     common.add_format_option(parser)
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    if args.rollback:
+        return _rollback(args, ctx)
+    if not args.op:
+        raise errors.UsageError("ascenv install needs OP (or --rollback VENDOR)")
     st = Store(store_dir(args, ctx))
     entry = pick_build(st, args.op, args.key)
     package = run_file(entry)
     root = Path(ctx.cwd, args.install_path).resolve()
     root.mkdir(parents=True, exist_ok=True)  # install.sh creates it with a plain mkdir (no -p)
     vendors = package_vendors(package, ctx.run, ctx.environ)
+    from ascenv.package import deploy
+
+    kept = deploy.keep_previous(root, vendors)
     done = ctx.run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(ctx.environ))
     if not done.ok:
+        undo = "".join(
+            f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
+        )
         raise errors.InstallFailed(
             f"the installer of {package.name} failed:\n{done.describe()}",
-            hint="nothing was recorded; see the installer's output above",
+            hint="nothing was recorded; see the installer's output above" + undo,
         )
     written = record_manifest(entry, root, vendors)
     if args.format == "json":
@@ -65,12 +80,27 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
                 "package": str(package),
                 "install_path": str(root),
                 "manifests": [str(p) for p in written],
+                "kept": [str(p) for p in kept],
             }
         )
     else:
         from ascenv.output.build import render_install
+        from ascenv.output.install import render_kept
 
         render_install(ctx.out, str(package), str(root), [str(p) for p in written])
+        render_kept(ctx.out, kept, root)
+    return errors.EXIT_OK
+
+
+def _rollback(args: argparse.Namespace, ctx: common.Context) -> int:
+    from ascenv.output import install as render
+    from ascenv.package import deploy
+
+    result = deploy.rollback(Path(ctx.cwd, args.install_path).resolve(), args.rollback)
+    if args.format == "json":
+        ctx.out.json(render.rollback_json(result))
+    else:
+        render.render_rollback(ctx.out, result)
     return errors.EXIT_OK
 
 

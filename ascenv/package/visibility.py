@@ -17,19 +17,17 @@ What each consumer needs of a vendor tree (the layout in ``ascenv.package.layout
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ascenv.checks import finding, load_checks
 from ascenv.checks._facts import accepted, describe_ranges, effective_version, opp_abi_ranges
-from ascenv.model import Finding, Severity
+from ascenv.model import UNLISTED, Finding, Severity, Snapshot, Vendor
 from ascenv.package import layout
-from ascenv.probe.fs import Root
-from ascenv.probe.install_files import parse_key_values
-from ascenv.probe.vendors import UNLISTED, probe_vendors
 
-WALK_LIMIT = 100_000  # files read per vendor tree
+if TYPE_CHECKING:
+    from ascenv.probe.fs import Root
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,13 @@ class VendorStatus:
 
 
 @dataclass(frozen=True)
+class Judgement:
+    vendors: tuple[VendorStatus, ...]
+    ops: tuple[OpStatus, ...]
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
 class OpCheck:
     arch: str
     compute_unit: Optional[str]
@@ -61,59 +66,37 @@ class OpCheck:
     notes: tuple[str, ...]
 
 
-def walk(root: Root, top: str) -> list[str]:
-    """Files (and symlinks) below ``top``, relative to it."""
-    found: list[str] = []
-    pending = [""]
-    while pending and len(found) < WALK_LIMIT:
-        rel = pending.pop()
-        for name in sorted(root.listdir(posixpath.join(top, rel) if rel else top)):
-            child = posixpath.join(rel, name) if rel else name
-            full = posixpath.join(top, child)
-            if root.is_dir(full) and not root.is_symlink(full):
-                pending.append(child)
-            else:
-                found.append(child)
-    return found
+def layout_of(vendor: Vendor) -> Optional[layout.VendorLayout]:
+    """The probe's record of a vendor tree (a snapshot holds it), as ``layout`` describes trees."""
+    if not vendor.exists or not vendor.layout_read:
+        return None
+    op_types = set().union(*vendor.ops_info.values(), *vendor.kernel_ops.values())
+    return layout.VendorLayout(
+        name=vendor.name,
+        op_types=tuple(sorted(op_types)),
+        ops_info=dict(vendor.ops_info),
+        kernel_ops=dict(vendor.kernel_ops),
+        kernel_binaries=dict(vendor.kernel_binaries),
+        libraries=tuple(layout.Library(x.kind, x.path, x.dir_arch, x.elf_arch) for x in vendor.libraries),
+        aclnn_headers=vendor.aclnn_headers,
+        compiler_version=vendor.version_info.get("custom_opp_compiler_version"),
+    )
 
 
-def read_vendor(root: Root, name: str, path: str) -> layout.VendorLayout:
-    def read(rel: str) -> Optional[bytes]:
-        # libraries: their ELF header is enough; JSON and version.info: whole
-        limit = layout.ELF_HEAD if ".so" in posixpath.basename(rel) else 16 << 20
-        return root.read_bytes(posixpath.join(path, rel), limit=limit)
-
-    return layout.describe(name, walk(root, path), read)
-
-
-def check_ops(
-    root: Root,
-    environ: Mapping[str, str],
-    *,
-    opp_path: Optional[str],
-    arch: str,
-    compute_unit: Optional[str],
-    wanted: Optional[str] = None,
-) -> OpCheck:
+def judge(
+    vendors: Sequence[Vendor], *, arch: str, compute_unit: Optional[str], wanted: Optional[str] = None
+) -> Judgement:
+    """Everything op check and doctor say about the searched vendors, from the probe's records
+    alone (a snapshot is enough)."""
     load_checks()
-    vendors, _ = probe_vendors(root, environ, opp_path)
     searched = [v for v in vendors if v.priority != UNLISTED]
-    findings: list[Finding] = list(_package_roots(root, environ))
-    statuses = []
-    for v in searched:
-        statuses.append(
-            VendorStatus(v.name, v.path, v.origin, v.priority, read_vendor(root, v.name, v.path) if v.exists else None)
-        )
-    findings += _abi(root, opp_path, statuses)
+    findings: list[Finding] = list(_package_roots(searched))
+    statuses = [VendorStatus(v.name, v.path, v.origin, v.priority, layout_of(v)) for v in searched]
     ops: list[OpStatus] = []
     providers: dict[str, list[VendorStatus]] = {}
     for status in statuses:
         for op in status.layout.op_types if status.layout else ():
             providers.setdefault(op, []).append(status)
-    notes = []
-    if compute_unit is None:
-        notes.append("no --soc given: the per-compute-unit parts (ops-info, kernels) were not judged")
-    notes.append("kernel caches older than a vendor install are not checked here: see ascenv clean-cache --dry-run")
     for op, where in sorted(providers.items()):
         winner = where[0]
         if wanted and wanted not in (op, winner.name) and wanted not in (w.name for w in where):
@@ -147,7 +130,46 @@ def check_ops(
                 fix="install the package that provides it, and add its vendor directory to ASCEND_CUSTOM_OPP_PATH",
             )
         )
-    return OpCheck(arch, compute_unit, tuple(statuses), tuple(ops), tuple(findings), tuple(notes))
+    return Judgement(tuple(statuses), tuple(ops), tuple(findings))
+
+
+def doctor_findings(snap: Snapshot, matrix: Any, check_id: str) -> list[Finding]:
+    """The findings of one check id for doctor: judged for each compute unit of the NPUs the
+    snapshot lists (none listed: the unit-free parts only), the same finding once."""
+    from ascenv.checks._facts import device_socs
+
+    if not any(v.layout_read for v in snap.vendors):
+        return []  # an older snapshot: the trees were not recorded
+    if check_id == "ASC-VENDOR-OPTYPE" and not snap.host.arch:
+        return []  # the libraries' arch cannot be judged
+    units: list[Optional[str]] = [*sorted({s.compute_unit for s in device_socs(snap, matrix) if s.compute_unit})]
+    seen: dict[tuple[str, str], Finding] = {}
+    for unit in units or [None]:
+        for found in judge(snap.vendors, arch=snap.host.arch or "", compute_unit=unit).findings:
+            if found.id == check_id:
+                seen.setdefault((found.title, found.found), found)
+    return list(seen.values())
+
+
+def check_ops(
+    root: Root,
+    environ: Mapping[str, str],
+    *,
+    opp_path: Optional[str],
+    arch: str,
+    compute_unit: Optional[str],
+    wanted: Optional[str] = None,
+) -> OpCheck:
+    from ascenv.probe.vendors import probe_vendors  # op check reads the trees; doctor reads the snapshot
+
+    vendors, _ = probe_vendors(root, environ, opp_path)
+    judged = judge(vendors, arch=arch, compute_unit=compute_unit, wanted=wanted)
+    findings = [*judged.findings, *_abi(root, opp_path, list(judged.vendors))]
+    notes = []
+    if compute_unit is None:
+        notes.append("no --soc given: the per-compute-unit parts (ops-info, kernels) were not judged")
+    notes.append("kernel caches older than a vendor install are not checked here: see ascenv clean-cache --dry-run")
+    return OpCheck(arch, compute_unit, judged.vendors, judged.ops, tuple(findings), tuple(notes))
 
 
 def _path_of(status: VendorStatus) -> str:
@@ -237,30 +259,29 @@ def _judge(op: str, vendor: VendorStatus, arch: str, unit: Optional[str]) -> tup
     return not atc_missing, not rt_missing, not aclnn_missing, problems
 
 
-def _package_roots(root: Root, environ: Mapping[str, str]) -> list[Finding]:
+def _package_roots(vendors: Sequence[Vendor]) -> list[Finding]:
     """An entry naming an install root (``DIR`` holding ``vendors/``) instead of ``DIR/vendors/<v>``:
     CANN looks for op_impl/ op_proto/ right below the entry, finds none, and skips it."""
     found = []
-    for entry in environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":"):
-        if not entry:
+    for vendor in vendors:
+        names = vendor.install_root_of
+        if names is None:
             continue
-        path = posixpath.normpath(entry)
-        vendors_dir = posixpath.join(path, "vendors")
-        if root.is_dir(vendors_dir) and not root.is_dir(posixpath.join(path, "op_impl")):
-            names = sorted(n for n in root.listdir(vendors_dir) if root.is_dir(posixpath.join(vendors_dir, n)))
-            proper = ":".join(posixpath.join(vendors_dir, n) for n in names) or f"{vendors_dir}/<vendor>"
-            found.append(
-                finding(
-                    "ASC-VENDOR-PKGROOT",
-                    Severity.ERROR,
-                    f"ASCEND_CUSTOM_OPP_PATH entry {entry} is an install root, not a vendor directory",
-                    found=f"{entry} holds vendors/ ({', '.join(names) or 'empty'}), no op_impl/ or op_proto/",
-                    expected="<install-path>/vendors/<vendor> entries",
-                    evidence=(vendors_dir,),
-                    fix=f"replace {entry} with {proper} in ASCEND_CUSTOM_OPP_PATH "
-                    f"(or source {vendors_dir}/<vendor>/bin/set_env.bash)",
-                )
+        entry = vendor.path
+        vendors_dir = posixpath.join(posixpath.normpath(entry), "vendors")
+        proper = ":".join(posixpath.join(vendors_dir, n) for n in names) or f"{vendors_dir}/<vendor>"
+        found.append(
+            finding(
+                "ASC-VENDOR-PKGROOT",
+                Severity.ERROR,
+                f"ASCEND_CUSTOM_OPP_PATH entry {entry} is an install root, not a vendor directory",
+                found=f"{entry} holds vendors/ ({', '.join(names) or 'empty'}), no op_impl/ or op_proto/",
+                expected="<install-path>/vendors/<vendor> entries",
+                evidence=(vendors_dir,),
+                fix=f"replace {entry} with {proper} in ASCEND_CUSTOM_OPP_PATH "
+                f"(or source {vendors_dir}/<vendor>/bin/set_env.bash)",
             )
+        )
     return found
 
 
@@ -270,6 +291,8 @@ def _abi(root: Root, opp_path: Optional[str], statuses: list[VendorStatus]) -> l
         return []
     compiler_file = posixpath.join(posixpath.dirname(posixpath.normpath(opp_path)), "compiler", "version.info")
     text = root.read_text(compiler_file)
+    from ascenv.probe.install_files import parse_key_values
+
     required = parse_key_values(text).get("required_opp_abi_version", "").strip('"') if text else ""
     ranges = opp_abi_ranges(required) if required else None
     if ranges is None:

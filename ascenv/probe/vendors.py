@@ -14,7 +14,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import Optional
 
-from ascenv.model import UNLISTED, Vendor, VendorConfig
+from ascenv.model import UNLISTED, Vendor, VendorConfig, VendorLibrary
 from ascenv.probe.fs import Root
 from ascenv.probe.install_files import parse_key_values
 
@@ -93,9 +93,12 @@ def _vendor_name(entry: str) -> str:
 def _vendor(root: Root, name: str, path: str, origin: str, priority: int) -> Vendor:
     if not root.is_dir(path):
         return Vendor(name=name, path=path, origin=origin, priority=priority, exists=False)
+    from ascenv.package.tree import read_vendor  # imported on use: start-up time counts
+
     text = root.read_text(posixpath.join(path, "version.info"))
     manifest = posixpath.join(path, MANIFEST)
     data = root.read_bytes(manifest)
+    lay = read_vendor(root, name, path)
     return Vendor(
         name=name,
         path=path,
@@ -107,7 +110,23 @@ def _vendor(root: Root, name: str, path: str, origin: str, priority: int) -> Ven
         compute_units=compute_units(root, path),
         manifest=manifest if data is not None else None,
         manifest_digest=_sha256(data) if data is not None else None,
+        layout_read=True,
+        ops_info=lay.ops_info,
+        kernel_ops=lay.kernel_ops,
+        kernel_binaries=lay.kernel_binaries,
+        libraries=tuple(VendorLibrary(x.kind, x.path, x.dir_arch, x.elf_arch) for x in lay.libraries),
+        aclnn_headers=lay.aclnn_headers,
+        install_root_of=_install_root_of(root, path) if origin == "ASCEND_CUSTOM_OPP_PATH" else None,
     )
+
+
+def _install_root_of(root: Root, path: str) -> Optional[tuple[str, ...]]:
+    """The vendors below ``path/vendors`` when ``path`` is an install root, not a vendor: CANN
+    looks for op_impl/ and op_proto/ right below an ASCEND_CUSTOM_OPP_PATH entry and finds none."""
+    vendors_dir = posixpath.join(posixpath.normpath(path), "vendors")
+    if not root.is_dir(vendors_dir) or root.is_dir(posixpath.join(path, "op_impl")):
+        return None
+    return tuple(sorted(n for n in root.listdir(vendors_dir) if root.is_dir(posixpath.join(vendors_dir, n))))
 
 
 def _sha256(data: bytes) -> str:

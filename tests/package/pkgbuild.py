@@ -158,3 +158,31 @@ def make_package(
         capture_output=True,
     )
     return out
+
+
+DEBIAN_UNKNOWN_FLAG = """    -*)
+\techo Unrecognized flag : "$1" >&2
+\tMS_Help
+\texit 1
+\t;;
+"""
+# Huawei's modified makeself header (2022.3.19, "Modified the MS_Help function and some
+# options"; a copy: github:mindspore-ai/mindspore .../custom_compiler/cmake/util/makeself/
+# makeself-header.sh) appends every option it does not know to the script's arguments, which is
+# how `pkg.run --install-path=DIR` reaches install.sh. Debian's header refuses them unless they
+# come after "--". The same number of lines keeps the header's line count (skip) right.
+CANN_UNKNOWN_FLAG = """    -*)
+\tscriptargs="$scriptargs '$1'"
+\tshift
+\t: unknown options go to the script, as in CANN packages
+\t;;
+"""
+
+
+def cann_header(package: Path) -> Path:
+    """Give a Debian-made package CANN's handling of unknown options (in place)."""
+    data = package.read_bytes()
+    head, sep, payload = data.partition(b"\n" + DEBIAN_UNKNOWN_FLAG.encode())
+    assert sep, "the makeself header has no Unrecognized flag case"
+    package.write_bytes(head + b"\n" + CANN_UNKNOWN_FLAG.encode() + payload)
+    return package
