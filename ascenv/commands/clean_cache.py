@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-y", "--yes", action="store_true", help="delete without asking (required when not interactive)"
     )
     add_scan_options(parser)
-    sub = parser.add_subparsers(dest="action", metavar="ls")
+    sub = parser.add_subparsers(dest="action", metavar="[ls]")
     text = "list the caches with their size, age and state, and stop (deletes nothing)"
     ls = sub.add_parser("ls", help=text, description=text)
     add_scan_options(ls)

@@ -26,7 +26,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     action("ls", "list the builds and check every output against its sha256 (exit 1 when one is damaged)")
     show = action("show", "print a build's manifest.toml and check its outputs")
     show.add_argument("key", nargs="?", metavar="KEY", help="the build key, or its first 6+ characters")
-    gc = action("gc", "delete all but the N newest builds of each operator and target, and the builds no lock keeps")
+    gc = action(
+        "gc", "keep the N newest builds of each operator and target and every build a lock references; delete the rest"
+    )
     gc.add_argument("--keep", type=int, metavar="N", help="keep the N newest builds of each operator and target")
     common.add_lock_option(gc)
 
