@@ -555,3 +555,33 @@ def _require_identical(first: Path, second: Path, run: proc.Runner = proc.run) -
         "\n".join(lines),
         hint="something in the build depends on the time, the path or the machine; see the differing files",
     )
+
+
+def host_summary(environ: Mapping[str, str], run: proc.Runner) -> dict[str, str]:
+    """The host stack in one table of strings for the manifest: ascenv.probe.collect (about
+    0.15 s) when it works, the platform basics otherwise. Asked only for a real build, never for
+    a store hit."""
+    import platform
+
+    basics = {"platform": platform.platform(), "python": platform.python_version()}
+    try:
+        from ascenv.probe import collect
+        from ascenv.probe.fs import Root
+
+        snap = collect(Root("/"), environ, run)
+    except Exception as exc:  # noqa: BLE001 - the summary is informative, a failed probe must not stop a build
+        return {**basics, "probe-error": f"{type(exc).__name__}: {exc}"}
+    active = next((c for c in snap.cann.installs if c.path == snap.cann.active), None)
+    chips = sorted({c.name for c in snap.npu.chips if c.name})
+    found = {
+        "os": snap.host.os_name,
+        "kernel": snap.host.kernel,
+        "arch": snap.host.arch,
+        "glibc": snap.host.glibc,
+        "driver": snap.driver.version,
+        "firmware": snap.firmware.version,
+        "cann": active.version if active else None,
+        "cann-compiler": active.compiler_version if active else None,
+        "npu": f"{len(snap.npu.chips)} x {', '.join(chips)}" if chips else None,
+    }
+    return {**basics, **{k: v for k, v in found.items() if v}}

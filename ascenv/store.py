@@ -145,6 +145,37 @@ class GcResult:
     freed: int
 
 
+@dataclass(frozen=True)
+class CheckedEntry:
+    """A build and what ``Store.verify`` found wrong with it (nothing: its outputs match)."""
+
+    entry: Entry
+    problems: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """`ascenv store ls`: every build, newest first, each checked against its hashes."""
+
+    root: Path
+    builds: tuple[CheckedEntry, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not any(b.problems for b in self.builds)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """`ascenv store show KEY`: one checked build and its manifest.toml as stored."""
+
+    build: CheckedEntry
+    manifest_text: str
+
+
+DEFAULT_LOCK = "ascenv.lock"
+
+
 # hashing -------------------------------------------------------------------------------------
 def sha256_file(path: Path, buffer: Optional[bytearray] = None) -> tuple[int, str]:
     """(size, hex sha256), read in 1 MiB blocks into one reused buffer (as fast as sha256sum)."""
@@ -467,3 +498,31 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def list_builds(store: Store) -> Listing:
+    return Listing(store.root, tuple(CheckedEntry(e, tuple(store.verify(e))) for e in store.entries()))
+
+
+def show_build(store: Store, prefix: str) -> Shown:
+    entry = store.find(prefix)
+    text = (entry.path / MANIFEST).read_text(encoding="utf-8", errors="replace")
+    return Shown(CheckedEntry(entry, tuple(store.verify(entry))), text)
+
+
+def referenced_builds(locks: Iterable[str], cwd: str) -> set[str]:
+    """Manifest digests of the vendors the locks list (``vendors[].manifest_digest``: the sha256 of
+    the ascenv-manifest.toml that `ascenv install` copies, byte for byte, from the store). Without
+    a lock named, ``ascenv.lock`` in ``cwd`` is read when it exists."""
+    from ascenv.lockfile import read_lock
+
+    named = list(locks)
+    paths = [os.path.join(cwd, p) for p in named]
+    default = os.path.join(cwd, DEFAULT_LOCK)
+    if not named and os.path.exists(default):
+        paths.append(default)
+    found: set[str] = set()
+    for path in paths:
+        lock, _ = read_lock(path, str(Path(path)))
+        found |= {v.manifest_digest for v in lock.vendors if v.manifest_digest}
+    return found

@@ -1,5 +1,8 @@
+import argparse
 import re
 from pathlib import Path
+
+import pytest
 
 from ascenv import cli, errors
 
@@ -62,3 +65,56 @@ def test_ctrl_c_is_exit_130(monkeypatch):
 
 def test_bad_usage_is_exit_2(capsys):
     assert cli.main(["doctor", "--format", "yaml"]) == errors.EXIT_USAGE
+
+
+# one option name for one meaning ---------------------------------------------------------------
+def _parse(*argv: str):
+    return cli.build_parser(list(argv)).parse_args(list(argv))
+
+
+@pytest.mark.parametrize("spelling", ["--include-lock", "--lock"])
+def test_report_takes_the_lock_to_bundle_as_include_lock_and_still_as_lock(spelling):
+    assert _parse("report", spelling, "prod.lock").lock == "prod.lock"
+
+
+def test_lock_means_locks_whose_builds_are_kept_in_store_gc_and_clean_cache():
+    assert _parse("store", "gc", "--keep", "1", "--lock", "a.lock", "--lock", "b.lock").lock == ["a.lock", "b.lock"]
+    assert _parse("clean-cache", "--lock", "a.lock", "--dry-run").lock == ["a.lock"]
+    help_texts = {
+        command: next(a.help for a in parser._actions if "--lock" in a.option_strings)
+        for command, parser in (
+            ("store", _subparser(_subparser(cli.build_parser(["store"]), "store"), "gc")),
+            ("clean-cache", _subparser(cli.build_parser(["clean-cache"]), "clean-cache")),
+        )
+    }
+    assert len(set(help_texts.values())) == 1 and "never delete a build this lock references" in help_texts["store"]
+
+
+def _subparser(parser, name):
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]
+
+
+@pytest.mark.parametrize("argv", [["store"], ["store", "prune"], ["image"], ["clean-cache", "lss"]])
+def test_sub_actions_are_argparse_sub_commands(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        _parse(*argv)
+    assert exit_.value.code == errors.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "invalid choice" in err or "required" in err
+
+
+def test_store_sub_commands_take_their_own_options():
+    args = _parse("store", "show", "abcdef", "--store", "s", "--format", "json")
+    assert (args.store_command, args.key, args.store, args.format) == ("show", "abcdef", "s", "json")
+    with pytest.raises(SystemExit):
+        _parse("store", "ls", "--keep", "3")  # --keep belongs to gc
+
+
+def test_clean_cache_ls_is_a_sub_command_and_options_before_it_are_kept():
+    before = _parse("clean-cache", "--kind", "log", "--recent", "0s", "ls")
+    after = _parse("clean-cache", "ls", "--kind", "log", "--format", "json")
+    assert (before.action, before.kind, before.recent, before.format) == ("ls", ["log"], "0s", "human")
+    assert (after.action, after.kind, after.recent, after.format) == ("ls", ["log"], "10m", "json")
+    plain = _parse("clean-cache", "--dry-run")
+    assert (plain.action, plain.dry_run, plain.kind) == (None, True, None)

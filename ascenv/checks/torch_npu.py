@@ -86,6 +86,17 @@ def torch_pairing(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         )
 
 
+def _rows(matrix: Any, torch_npu: str) -> tuple[Any, ...]:
+    """The matrix rows of an installed torch_npu; none without the data, or for a version that is
+    not PEP 440 (pip cannot have installed it: the findings say "not comparable" instead)."""
+    if matrix is None:
+        return ()
+    try:
+        return matrix.torch_npu(torch_npu)
+    except InvalidVersion:
+        return ()
+
+
 @check(
     "ASC-TORCH-PAIR",
     layer="torch_npu",
@@ -106,7 +117,7 @@ def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         return
     evidence = _evidence(_dist(snap, "torch"), _dist(snap, "torch-npu"))
     if not torch:
-        rows = matrix.torch_npu(npu) if matrix is not None else ()
+        rows = _rows(matrix, npu)
         yield finding(
             "ASC-TORCH-PAIR",
             Severity.ERROR,
@@ -132,7 +143,7 @@ def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         )
         return
     arch = _arch(snap)
-    rows = matrix.torch_npu(npu) if matrix is not None else ()
+    rows = _rows(matrix, npu)
     requirement = rows[0].torch_requirement(arch) if rows else f"torch=={wanted}"
     if wanted != have:
         yield finding(
@@ -370,7 +381,7 @@ def torch_python(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     tagged = sorted(
         {f"{m.group(1)}.{m.group(2)}" for tag in dist.wheel_tags for m in _CP_TAG.finditer(tag.split("-")[0])}
     )
-    rows = matrix.torch_npu(dist.version) if matrix is not None and not tagged else ()
+    rows = _rows(matrix, dist.version) if not tagged else ()
     supported = tagged or (list(rows[0].python_for(_arch(snap))) if rows else [])
     source = "its wheel tags" if tagged else "the PyPI wheel list (compat/torch_npu.toml)"
     if not supported:

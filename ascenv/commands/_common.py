@@ -9,12 +9,14 @@ import argparse
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ascenv import errors, proc
 from ascenv.output import Output
 
 if TYPE_CHECKING:
+    from ascenv.containers import images
     from ascenv.probe.fs import Root
 
 
@@ -54,3 +56,43 @@ def add_machine_options(parser: argparse.ArgumentParser) -> None:
 
 def add_format_option(parser: argparse.ArgumentParser, choices: Sequence[str] = ("human", "json")) -> None:
     parser.add_argument("--format", choices=list(choices), default="human", help="output format (default: human)")
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """``--store DIR``: the build store (build, store, install, clean-cache). Pair with ``store_dir``."""
+    parser.add_argument(
+        "--store",
+        metavar="DIR",
+        help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)",
+    )
+
+
+def store_dir(ctx: Context, value: Optional[str]) -> Path:
+    """Where the build store is: ``--store DIR``, else ``$ASCENV_STORE``, else ``.ascenv/store``,
+    relative to the command's cwd. Only a path: the store module is not imported (clean-cache
+    without the store kind must stay light)."""
+    chosen = value or ctx.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store")
+    return Path(ctx.cwd, chosen).resolve()
+
+
+def add_lock_option(parser: argparse.ArgumentParser) -> None:
+    """``--lock FILE`` (repeatable): locks whose builds are kept (store gc, clean-cache). Pair with
+    ``ascenv.store.referenced_builds``."""
+    parser.add_argument(
+        "--lock",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="never delete a build this lock references (repeatable; ascenv.lock is read when present)",
+    )
+
+
+def image_host(ctx: Context) -> images.Host:
+    """Where an absent pinned image is bootstrapped (ascenv's cache) and how progress is told
+    (image build/pin, build)."""
+    from ascenv.cache.roots import ascenv_cache_dir
+    from ascenv.containers import images
+
+    home = ctx.environ.get("HOME") or os.path.expanduser("~")
+    cache = ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)
+    return images.Host(environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import os
 import posixpath
 import time
@@ -22,10 +21,11 @@ from pathlib import Path
 from typing import Optional
 
 from ascenv import errors, paths
-from ascenv.cache.entry import KINDS, CacheEntry, EntryOwner, display_path
-from ascenv.cache.execute import Outcome, exclusive, execute
+from ascenv.cache.entry import KINDS, EntryOwner
+from ascenv.cache.execute import exclusive, execute
 from ascenv.cache.machine import MachineFacts, gather_machine_facts, other_homes
-from ascenv.cache.plan import Filters, Plan, make_plan, matches, parse_age
+from ascenv.cache.plan import Filters, make_plan, matches, parse_age
+from ascenv.cache.result import DELETE, DRY_RUN, LS, CleanCache
 from ascenv.cache.roots import ascenv_state_dir
 from ascenv.cache.survey import survey
 from ascenv.commands import _common as common
@@ -42,11 +42,23 @@ ENGINE_TIMEOUT = 10  # seconds: an engine that does not answer must not hold up 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("action", nargs="?", choices=["ls"], help="ls: list the caches and stop")
+    """``clean-cache [--dry-run | --yes]`` plans and deletes; ``clean-cache ls`` only lists. The
+    scan options are accepted before and after ``ls``."""
     parser.add_argument("--dry-run", action="store_true", help="show what would be deleted, delete nothing")
     parser.add_argument(
         "-y", "--yes", action="store_true", help="delete without asking (required when not interactive)"
     )
+    add_scan_options(parser)
+    sub = parser.add_subparsers(dest="action", metavar="[ls]")
+    text = "list the caches with their size, age and state, and stop (deletes nothing)"
+    ls = sub.add_parser("ls", help=text, description=text)
+    add_scan_options(ls)
+    for action in ls._actions:  # argparse has no public way to list a parser's options
+        action.default = argparse.SUPPRESS  # an option not given after `ls` keeps its value from before it
+
+
+def add_scan_options(parser: argparse.ArgumentParser) -> None:
+    """Which caches are scanned and chosen, and the output format."""
     parser.add_argument(
         "--kind",
         action="append",
@@ -98,32 +110,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ascenv-store: keep the N newest builds of each operator and target (default 3), "
         "as `ascenv store gc --keep N`",
     )
-    parser.add_argument(
-        "--lock",
-        action="append",
-        default=[],
-        metavar="FILE",
-        help="ascenv-store: never delete a build this lock references (repeatable; ascenv.lock is read when present)",
-    )
+    common.add_lock_option(parser)
     parser.add_argument(
         "--pins",
         action="append",
         default=[],
         metavar="FILE",
-        help="container: also keep every image built from a recipe this pins file pins by ID (repeatable; "
-        "containers/pins.toml here and the one shipped with ascenv are always read)",
+        help="container: an extra pins file (only read) whose pinned images are kept, as are those built from a "
+        "recipe it pins (repeatable; containers/pins.toml here and the one shipped with ascenv are always read)",
     )
-    parser.add_argument(
-        "--store",
-        metavar="DIR",
-        help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)",
-    )
+    common.add_store_option(parser)
     common.add_format_option(parser)
-
-
-def _store_dir(args: argparse.Namespace, ctx: common.Context) -> Path:
-    chosen = args.store or ctx.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store")
-    return Path(ctx.cwd, chosen).resolve()
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
@@ -172,40 +169,28 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         ctx.out.warn(note)
     for warning in report.warnings:
         ctx.out.warn(warning)
-    listed = [e for e in report.entries if matches(e, filters, now, listing=True)]
+    listed = tuple(e for e in report.entries if matches(e, filters, now, listing=True))
+    from ascenv.output import clean_cache as render
 
     if args.action == "ls":
-        if args.format == "json":
-            ctx.out.json(_payload("ls", listed, report.warnings, seconds, now))
-        else:
-            from ascenv.output.clean_cache import render_listing
-
-            render_listing(ctx.out, listed, now)
+        render.render(ctx.out, CleanCache(LS, listed, report.warnings, seconds, now), args.format)
         return errors.EXIT_OK
 
     plan = make_plan(report, filters, now)
     dry = args.dry_run
-    if not dry and plan.entries and not args.yes:
-        if not ctx.out.interactive or args.format == "json":
-            raise errors.UsageError(
-                "refusing to delete without confirmation: this is not an interactive terminal",
-                hint="review with --dry-run, then rerun with --yes",
-            )
-    from ascenv.output.clean_cache import render_plan, size
-
+    if not dry and plan.entries and not args.yes and not render.can_confirm(ctx.out, args.format):
+        raise errors.UsageError(
+            "refusing to delete without confirmation: this is not an interactive terminal",
+            hint="review with --dry-run, then rerun with --yes",
+        )
     pins_files = getattr(owners.get(ENGINE_OWNER), "pins_files", None)  # None: no image was listed
-    if args.format != "json":
-        render_plan(ctx.out, plan, dry, pins_files)
+    result = CleanCache(DRY_RUN if dry else DELETE, listed, report.warnings, seconds, now, plan, pins_files)
+    render.render_plan(ctx.out, result, args.format)
     if dry or not plan.entries:
-        if args.format == "json":
-            ctx.out.json(
-                _payload(
-                    "dry-run" if dry else "delete", listed, report.warnings, seconds, now, plan, pins_files=pins_files
-                )
-            )
+        render.render(ctx.out, result, args.format)
         return errors.EXIT_OK
     count = len(plan.entries)
-    question = f"Delete {count} entr{'y' if count == 1 else 'ies'} and free {size(plan.bytes)}?"
+    question = f"Delete {count} entr{'y' if count == 1 else 'ies'} and free {render.size(plan.bytes)}?"
     if not args.yes and not ctx.out.confirm(question):
         ctx.out.message("Nothing was deleted.")
         return errors.EXIT_OK
@@ -219,12 +204,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             journal=journal,
             remove_other=lambda e: owners[e.owner or ""].remove(e),
         )
-    if args.format == "json":
-        ctx.out.json(_payload("delete", listed, report.warnings, seconds, now, plan, outcome, journal, pins_files))
-    else:
-        from ascenv.output.clean_cache import render_outcome
-
-        render_outcome(ctx.out, outcome, journal)
+    render.render(ctx.out, result.with_outcome(outcome, journal), args.format)
     return errors.EXIT_OK
 
 
@@ -264,12 +244,12 @@ def _owners(
     say what could not be asked."""
     owners: dict[str, EntryOwner] = {}
     notes: list[str] = []
-    if (filters.kinds is None or "ascenv-store" in filters.kinds) and _store_dir(args, ctx).is_dir():
+    store_dir = common.store_dir(ctx, args.store)
+    if (filters.kinds is None or "ascenv-store" in filters.kinds) and store_dir.is_dir():
         from ascenv.cache import build_store
-        from ascenv.commands.store import referenced_builds
-        from ascenv.store import Store
+        from ascenv.store import Store, referenced_builds
 
-        st = Store(_store_dir(args, ctx))
+        st = Store(store_dir)
         if st.root.is_dir():
             owners[STORE_OWNER] = build_store.StoreDebris(
                 st,
@@ -304,73 +284,3 @@ def _owners(
                 pins_files=tuple(str(p) for p in read),
             )
     return owners, tuple(notes)
-
-
-def _iso(ts: Optional[float]) -> Optional[str]:
-    return (
-        None if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).isoformat(timespec="seconds")
-    )
-
-
-def entry_json(e: CacheEntry, now: float) -> dict:
-    return {
-        "kind": e.kind,
-        "path": display_path(e.path),
-        "root": display_path(e.root),
-        "source": display_path(e.source),
-        "size": e.allocated,
-        "apparent_size": e.apparent,
-        "files": e.files,
-        "dirs": e.dirs,
-        "newest": _iso(e.newest),
-        "oldest": _iso(e.oldest),
-        "age_seconds": None if e.newest is None else round(now - e.newest, 1),
-        "soc": None if e.soc is None else display_path(e.soc),
-        "cann_version": e.cann_version,
-        "stale": e.stale,
-        "stale_reasons": list(e.stale_reasons),
-        "protected": e.protected,
-        "in_use": e.in_use,
-        "kept_files": e.kept_files,
-        "kept_size": e.kept_bytes,
-        "errors": [display_path(x) for x in e.errors],
-    }
-
-
-def _payload(
-    mode: str,
-    listed,
-    warnings,
-    seconds: float,
-    now: float,
-    plan: Optional[Plan] = None,
-    outcome: Optional[Outcome] = None,
-    journal: Optional[str] = None,
-    pins_files: Optional[tuple[str, ...]] = None,
-) -> dict:
-    data: dict = {  # Output.json adds the schema version
-        "mode": mode,
-        "size_unit": "bytes allocated on disk (du -B1)",
-        "scan_seconds": round(seconds, 3),
-        "entries": [entry_json(e, now) for e in listed],
-        "warnings": [display_path(w) for w in warnings],
-    }
-    if plan is not None:
-        data["plan"] = {
-            "entries": [display_path(e.path) for e in plan.entries],
-            "size": plan.bytes,
-            "files": plan.files,
-            "skipped": [{"path": display_path(s.entry.path), "reason": display_path(s.reason)} for s in plan.skipped],
-        }
-        if pins_files is not None:  # images were listed: the pins files that said which to keep
-            data["plan"]["pins_files"] = list(pins_files)
-    if outcome is not None:
-        data["result"] = {
-            "freed": outcome.freed,
-            "files": outcome.files,
-            "kept_recent": outcome.kept_recent,
-            "kept_foreign": outcome.kept_foreign,
-            "errors": [display_path(x) for x in outcome.errors],
-            "journal": None if journal is None else display_path(journal),
-        }
-    return data

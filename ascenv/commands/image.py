@@ -9,11 +9,9 @@ building, `pin` is the only way a pin changes.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from ascenv import errors, paths, serde
-from ascenv.cache.roots import ascenv_cache_dir
+from ascenv import errors, paths
 from ascenv.commands import _common as common
 from ascenv.containers import engine as engine_mod
 from ascenv.containers import images
@@ -44,24 +42,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                 help="also keep the image archive (docker load -i FILE on an air-gapped machine)",
             )
         p.add_argument("--containers", metavar="DIR", help="the recipes directory (default: ascenv's containers/)")
-        p.add_argument("--pins", metavar="FILE", help="the pins file (default: pins.toml in the recipes directory)")
+        p.add_argument(
+            "--pins",
+            metavar="FILE",
+            help="the pins file this image's pin is read from (and `pin` writes to); "
+            "default: pins.toml in the recipes directory",
+        )
         common.add_format_option(p)
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    from ascenv.output import image as render
+
     directory = Path(ctx.cwd, args.containers) if args.containers else paths.data_dir("containers")
     pins_path = Path(ctx.cwd, args.pins) if args.pins else directory / PINS_FILE
     pins = load_pins(pins_path)
-    from ascenv.output import image as render
 
     if args.image_command == "ls":
         recipes = [load_recipe(directory, n) for n in recipe_names(directory)]
         engine = engine_mod.connect(ctx.environ)
-        statuses = [images.status(r, pins.get(r.name), engine) for r in recipes]
-        if args.format == "json":
-            ctx.out.json({"images": serde.to_data(statuses)})
-        else:
-            render.status_table(ctx.out, statuses)
+        statuses = tuple(images.status(r, pins.get(r.name), engine) for r in recipes)
+        render.render_ls(ctx.out, statuses, args.format)
         return errors.EXIT_OK
 
     recipe = load_recipe(directory, args.name)
@@ -69,13 +70,6 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if args.image_command == "build":
         images.require_pin(recipe, pin)  # refuse before asking anything of the engine
     engine = engine_mod.connect(ctx.environ)
-    home = ctx.environ.get("HOME") or os.path.expanduser("~")
-    host = images.Host(
-        environ=ctx.environ,
-        cache=Path(ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)),
-        run=ctx.run,
-        on_event=ctx.out.message,
-    )
 
     if args.image_command == "verify":
         if pin is not None and pin.architecture != engine.arch:
@@ -83,28 +77,19 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
                 f"{recipe.name} is pinned for {pin.architecture}; this engine runs {engine.arch}"
             )
         state = images.status(recipe, pin, engine)
-        if args.format == "json":
-            ctx.out.json({**serde.to_data(state)})
-        else:
-            render.verify(ctx.out, state)
+        render.render_verify(ctx.out, state, args.format)
         return errors.EXIT_OK if state.state == images.OK else errors.EXIT_FINDINGS
 
+    host = common.image_host(ctx)
     if args.image_command == "build":
-        outcome = images.build(
-            recipe, pin, engine, host, force=args.force, save=Path(ctx.cwd, args.save) if args.save else None
-        )
-        if args.format == "json":
-            ctx.out.json({**serde.to_data(outcome)})
-        else:
-            render.build(ctx.out, outcome)
+        save = Path(ctx.cwd, args.save) if args.save else None
+        outcome = images.build(recipe, pin, engine, host, force=args.force, save=save)
+        render.render_build(ctx.out, outcome, args.format)
         images.check_against_pin(recipe, pin, outcome)
         return errors.EXIT_OK
 
     new_pin = images.make_pin(recipe, engine, host)
     pins[recipe.name] = new_pin
     save_pins(pins_path, pins)
-    if args.format == "json":
-        ctx.out.json({"name": recipe.name, "pin": serde.to_data(new_pin)})
-    else:
-        render.pinned(ctx.out, recipe.name, new_pin, pins_path)
+    render.render_pinned(ctx.out, recipe.name, new_pin, pins_path, args.format)
     return errors.EXIT_OK

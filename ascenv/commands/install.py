@@ -1,29 +1,20 @@
 """Install an NPU operator package built by `ascenv build OP --target npu` into DIR, through the
 package's own --install-path option, then record the build's manifest in the installed vendor
-directory (DIR/vendors/<vendor>/ascenv-manifest.toml, a byte-for-byte copy of the store's
-manifest.toml), so `ascenv doctor` and `ascenv lock` tie the vendor to its build and its CANN.
-The package's --check option is never used: it runs the installer (see the README)."""
+directory (DIR/vendors/<vendor>/ascenv-manifest.toml), so `ascenv doctor` and `ascenv lock` tie
+the vendor to its build and its CANN (ascenv.installer)."""
 
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Optional
 
-from ascenv import errors, proc
+from ascenv import errors, installer
 from ascenv.commands import _common as common
-from ascenv.commands.build import add_store_option, store_dir
-from ascenv.fsutil import write_atomic
-from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
-from ascenv.store import MANIFEST, Entry, Store
+from ascenv.store import Store
 
 NAME = "install"
 ORDER = 64
 HELP = "install a stored NPU operator package with --install-path and record its build manifest"
-INSTALL_TIMEOUT = 600.0
-_VENDOR_IN_LISTING = re.compile(r"(?:^|\s)(?:\./)?packages/vendors/([^/\s]+)/")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,130 +35,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VENDOR",
         help="put back the VENDOR directory the last install replaced (kept in DIR/.ascenv-previous)",
     )
-    add_store_option(parser)
+    common.add_store_option(parser)
     common.add_format_option(parser)
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    from ascenv.output import install as render
+
+    root = Path(ctx.cwd, args.install_path).resolve()
     if args.rollback:
-        return _rollback(args, ctx)
+        from ascenv.package import deploy
+
+        render.render_rollback(ctx.out, deploy.rollback(root, args.rollback), args.format)
+        return errors.EXIT_OK
     if not args.op:
         raise errors.UsageError("ascenv install needs OP (or --rollback VENDOR)")
-    st = Store(store_dir(args, ctx))
-    entry = pick_build(st, args.op, args.key)
-    package = run_file(entry)
-    root = Path(ctx.cwd, args.install_path).resolve()
-    root.mkdir(parents=True, exist_ok=True)  # install.sh creates it with a plain mkdir (no -p)
-    vendors = package_vendors(package, ctx.run, ctx.environ)
-    from ascenv.package import deploy
-
-    kept = deploy.keep_previous(root, vendors)
-    done = ctx.run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(ctx.environ))
-    if not done.ok:
-        undo = "".join(
-            f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
-        )
-        raise errors.InstallFailed(
-            f"the installer of {package.name} failed:\n{done.describe()}",
-            hint="nothing was recorded; see the installer's output above" + undo,
-        )
-    written = record_manifest(entry, root, vendors)
-    if args.format == "json":
-        ctx.out.json(
-            {
-                "op": entry.op,
-                "key": entry.key,
-                "package": str(package),
-                "install_path": str(root),
-                "manifests": [str(p) for p in written],
-                "kept": [str(p) for p in kept],
-            }
-        )
-    else:
-        from ascenv.output.build import render_install
-        from ascenv.output.install import render_kept
-
-        render_install(ctx.out, str(package), str(root), [str(p) for p in written])
-        render_kept(ctx.out, kept, root)
+    st = Store(common.store_dir(ctx, args.store))
+    result = installer.install(st, args.op, args.key, root, ctx.run, ctx.environ)
+    render.render(ctx.out, result, args.format)
     return errors.EXIT_OK
-
-
-def _rollback(args: argparse.Namespace, ctx: common.Context) -> int:
-    from ascenv.output import install as render
-    from ascenv.package import deploy
-
-    result = deploy.rollback(Path(ctx.cwd, args.install_path).resolve(), args.rollback)
-    if args.format == "json":
-        ctx.out.json(render.rollback_json(result))
-    else:
-        render.render_rollback(ctx.out, result)
-    return errors.EXIT_OK
-
-
-def pick_build(st: Store, op: str, key: Optional[str]) -> Entry:
-    """The named build, or the newest npu build of ``op``; refused when its outputs changed."""
-    if key:
-        entry = st.find(key)
-        if entry.op != op:
-            raise errors.UsageError(f"build {key} is of {entry.op!r}, not {op!r}")
-    else:
-        builds = [e for e in st.entries() if e.op == op and e.manifest and e.manifest.target == "npu"]
-        if not builds:
-            raise errors.UsageError(
-                f"the store {st.root} has no npu build of {op!r}",
-                hint=f"build it first: ascenv build {op} --target npu",
-            )
-        entry = builds[0]
-    problems = st.verify(entry)
-    if problems:
-        raise errors.InputError(
-            f"the stored build {entry.key[:12]} is damaged: {'; '.join(problems)}",
-            hint=f"rebuild it: ascenv build {op} --target npu",
-        )
-    return entry
-
-
-def run_file(entry: Entry) -> Path:
-    assert entry.manifest is not None
-    packages = [o.path for o in entry.manifest.outputs if o.path.endswith(".run")]
-    if len(packages) != 1:
-        raise errors.UsageError(
-            f"build {entry.key[:12]} has {len(packages)} .run packages among its outputs, expected one",
-            hint="ascenv install takes the npu target's custom_opp_*.run",
-        )
-    return entry.outputs / packages[0]
-
-
-def install_argv(package: Path, root: Path) -> list[str]:
-    """``bash pkg.run --install-path=<absolute dir>``: the documented custom-package install
-    (install.sh: the path must be absolute; github:leideng/CANN-8.1.RC1
-    tools/op_project_templates/ascendc/customize/scripts/install.sh). Run through bash because
-    store outputs are read-only and need not be executable."""
-    return ["bash", str(package), f"--install-path={root}"]
-
-
-def package_vendors(package: Path, run: proc.Runner, environ: Mapping[str, str]) -> list[str]:
-    """Vendor names from the archive listing (``--list`` only lists; ``--check`` would install)."""
-    done = run(["bash", str(package), "--list"], timeout=120, env=dict(environ))
-    return sorted(set(_VENDOR_IN_LISTING.findall(done.stdout))) if done.ok else []
-
-
-def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
-    """Copy manifest.toml into each installed vendor directory, atomically."""
-    vendors_dir = root / "vendors"
-    if not vendors:  # no listing: the one vendor directory the installer made
-        vendors = sorted(p.name for p in vendors_dir.iterdir() if p.is_dir()) if vendors_dir.is_dir() else []
-        if len(vendors) != 1:
-            raise errors.InstallFailed(
-                f"cannot tell which vendor {entry.op} installed under {vendors_dir} "
-                f"(found: {', '.join(vendors) or 'none'})"
-            )
-    data = (entry.path / MANIFEST).read_bytes()
-    written = []
-    for vendor in vendors:
-        directory = vendors_dir / vendor
-        if not directory.is_dir():
-            raise errors.InstallFailed(f"the installer reported success but {directory} does not exist")
-        write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
-        written.append(directory / VENDOR_MANIFEST)
-    return written

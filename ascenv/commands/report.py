@@ -44,7 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="bundle a saved snapshot (ascenv snapshot -o FILE) instead of this machine",
     )
     parser.add_argument(
-        "--lock", metavar="LOCK", help="put this lock in the bundle (default: one generated from the snapshot)"
+        "--include-lock",
+        "--lock",  # the old spelling, still accepted: --lock elsewhere names locks whose builds are kept
+        dest="lock",
+        metavar="LOCK",
+        help="put this lock in the bundle (default: one generated from the snapshot); formerly --lock",
     )
     parser.add_argument(
         "--log",

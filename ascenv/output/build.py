@@ -1,14 +1,14 @@
-"""Human rendering of `ascenv build`, `ascenv store` and `ascenv install`."""
+"""Rendering of `ascenv build`, human and JSON; the log streamed while it runs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-from rich.table import Table
-
+from ascenv import serde
 from ascenv.output import Output, safe
-from ascenv.store import Entry, GcResult
+
+if TYPE_CHECKING:
+    from ascenv.builder import Outcome
 
 
 def size(n: int) -> str:
@@ -30,8 +30,28 @@ def log_writer(out: Output) -> Callable[[str], None]:
     return write
 
 
-def render_build(out: Output, outcome, store_root: str) -> None:  # outcome: builder.Outcome
-    entry: Entry = outcome.entry
+def json_payload(outcome: Outcome) -> dict:
+    m = outcome.entry.manifest
+    assert m is not None  # a committed or reused entry always has one
+    return {
+        "op": m.op,
+        "target": m.target,
+        "key": m.key,
+        "reused": outcome.reused,
+        "raced": outcome.raced,
+        "verified": outcome.verified,
+        "replaced": list(outcome.replaced),
+        "seconds": round(outcome.seconds, 3),
+        "path": str(outcome.entry.path),
+        "outputs": serde.to_data(list(m.outputs)),
+    }
+
+
+def render(out: Output, outcome: Outcome, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(json_payload(outcome))
+        return
+    entry = outcome.entry
     m = entry.manifest
     assert m is not None
     if outcome.reused:
@@ -60,51 +80,3 @@ def render_build(out: Output, outcome, store_root: str) -> None:  # outcome: bui
     for o in m.outputs:
         out.console.print(f"  {safe(str(entry.outputs / o.path))}  {size(o.size)}  sha256:{safe(o.sha256)}")
     out.console.print(f"manifest {safe(str(entry.path / 'manifest.toml'))}")
-
-
-def render_ls(out: Output, entries: Iterable[Entry], problems: dict) -> None:
-    entries = list(entries)
-    table = Table(box=None, pad_edge=False)
-    for title in ("OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "STATE"):
-        table.add_column(title, no_wrap=True)
-    for e in entries:
-        m = e.manifest
-        state = "[green]ok[/]" if not problems[e.key] else f"[red]{safe(problems[e.key][0])}[/]"
-        table.add_row(
-            safe(e.op),
-            safe(m.target if m else "?"),
-            safe(e.key[:12]),
-            safe(m.timings.finished if m else "?"),
-            str(len(m.outputs)) if m else "?",
-            size(sum(o.size for o in m.outputs)) if m else "?",
-            safe(m.toolchain.image if m else "?"),
-            state,
-        )
-    if entries:
-        out.console.print(table)
-    out.console.print(f"{len(entries)} build{'s' if len(entries) != 1 else ''} in the store.")
-
-
-def render_show(out: Output, entry: Entry, text: str, problems: list) -> None:
-    out.console.print(f"[bold]{safe(str(entry.path))}[/]")
-    out.text(text)
-    for problem in problems:
-        out.warn(problem)
-
-
-def render_gc(out: Output, result: GcResult) -> None:
-    for e in result.removed:
-        out.message(f"removed {e.op}/{e.key[:12]}")
-    for e in result.kept_referenced:
-        out.message(f"kept {e.op}/{e.key[:12]}: a lock references it")
-    if result.swept_tmp:
-        out.message(
-            f"removed {len(result.swept_tmp)} leftover staging director{'y' if len(result.swept_tmp) == 1 else 'ies'}"
-        )
-    out.console.print(f"{len(result.removed)} build(s) removed, {size(result.freed)} freed.")
-
-
-def render_install(out: Output, run_file: str, install_path: str, manifests: list) -> None:
-    out.console.print(f"[green]installed[/] {safe(run_file)} into {safe(install_path)}")
-    for path in manifests:
-        out.console.print(f"  manifest recorded: {safe(path)}")

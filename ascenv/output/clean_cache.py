@@ -1,7 +1,8 @@
-"""Human rendering of clean-cache: the listing, the plan, the result."""
+"""Rendering of clean-cache, human (the listing, the plan, the result) and JSON (one document)."""
 
 from __future__ import annotations
 
+import datetime
 import time
 from typing import Optional
 
@@ -9,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ascenv.cache.entry import CacheEntry, display_path
+from ascenv.cache.result import LS, CleanCache
 from ascenv.output import Output
 
 
@@ -39,7 +41,7 @@ def _state(entry: CacheEntry) -> str:
     return "[red]stale[/]" if entry.stale else ""
 
 
-def render_listing(out: Output, entries: list[CacheEntry], now: Optional[float] = None) -> None:
+def render_listing(out: Output, entries: tuple[CacheEntry, ...], now: Optional[float] = None) -> None:
     now = time.time() if now is None else now
     table = Table(box=None, pad_edge=False)
     for title in ("KIND", "SIZE", "FILES", "AGE", "SOC", "CANN", "STATE"):
@@ -68,8 +70,11 @@ def render_listing(out: Output, entries: list[CacheEntry], now: Optional[float] 
             out.console.print(f"  stale {escape(display_path(e.path))}: {escape(reason)}")
 
 
-def render_plan(out: Output, plan, dry_run: bool, pins_files: Optional[tuple[str, ...]] = None) -> None:
-    """``pins_files``: the pins files read to keep images (None when no image was listed)."""
+def render_plan(out: Output, result: CleanCache, fmt: str = "human") -> None:
+    """The plan, before it is confirmed and carried out (JSON: nothing yet, one document at the end)."""
+    if fmt == "json" or result.plan is None:
+        return
+    plan, dry_run, pins_files = result.plan, result.mode != "delete", result.pins_files
     if pins_files is not None:
         out.message(f"images: pins files read: {', '.join(pins_files) or 'none'}")
     for item in plan.skipped:
@@ -106,3 +111,80 @@ def render_outcome(out: Output, outcome, journal: Optional[str]) -> None:
     )
     if journal:
         out.message(f"Journal: {journal}")
+
+
+def can_confirm(out: Output, fmt: str) -> bool:
+    """Whether a question can be asked: a terminal, and no JSON document on stdout to keep clean."""
+    return out.interactive and fmt != "json"
+
+
+def render(out: Output, result: CleanCache, fmt: str = "human") -> None:
+    """The listing (ls), or the result of the delete; JSON: the whole run in one document."""
+    if fmt == "json":
+        out.json(json_payload(result))
+    elif result.mode == LS:
+        render_listing(out, result.listed, result.now)
+    elif result.outcome is not None:
+        render_outcome(out, result.outcome, result.journal)
+
+
+def _iso(ts: Optional[float]) -> Optional[str]:
+    return (
+        None if ts is None else datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).isoformat(timespec="seconds")
+    )
+
+
+def entry_json(e: CacheEntry, now: float) -> dict:
+    return {
+        "kind": e.kind,
+        "path": display_path(e.path),
+        "root": display_path(e.root),
+        "source": display_path(e.source),
+        "size": e.allocated,
+        "apparent_size": e.apparent,
+        "files": e.files,
+        "dirs": e.dirs,
+        "newest": _iso(e.newest),
+        "oldest": _iso(e.oldest),
+        "age_seconds": None if e.newest is None else round(now - e.newest, 1),
+        "soc": None if e.soc is None else display_path(e.soc),
+        "cann_version": e.cann_version,
+        "stale": e.stale,
+        "stale_reasons": list(e.stale_reasons),
+        "protected": e.protected,
+        "in_use": e.in_use,
+        "kept_files": e.kept_files,
+        "kept_size": e.kept_bytes,
+        "errors": [display_path(x) for x in e.errors],
+    }
+
+
+def json_payload(result: CleanCache) -> dict:
+    data: dict = {
+        "mode": result.mode,
+        "size_unit": "bytes allocated on disk (du -B1)",
+        "scan_seconds": round(result.scan_seconds, 3),
+        "entries": [entry_json(e, result.now) for e in result.listed],
+        "warnings": [display_path(w) for w in result.warnings],
+    }
+    plan = result.plan
+    if plan is not None:
+        data["plan"] = {
+            "entries": [display_path(e.path) for e in plan.entries],
+            "size": plan.bytes,
+            "files": plan.files,
+            "skipped": [{"path": display_path(s.entry.path), "reason": display_path(s.reason)} for s in plan.skipped],
+        }
+        if result.pins_files is not None:  # images were listed: the pins files that said which to keep
+            data["plan"]["pins_files"] = list(result.pins_files)
+    outcome = result.outcome
+    if outcome is not None:
+        data["result"] = {
+            "freed": outcome.freed,
+            "files": outcome.files,
+            "kept_recent": outcome.kept_recent,
+            "kept_foreign": outcome.kept_foreign,
+            "errors": [display_path(x) for x in outcome.errors],
+            "journal": None if result.journal is None else display_path(result.journal),
+        }
+    return data

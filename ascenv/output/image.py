@@ -1,4 +1,4 @@
-"""Human rendering of `ascenv image`."""
+"""Rendering of `ascenv image ls | verify | build | pin`, human and JSON."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rich.table import Column, Table
 
+from ascenv import serde
 from ascenv.containers.images import OK, BuildOutcome, ImageStatus
 from ascenv.containers.pins import Pin
 from ascenv.output import Output, safe
@@ -20,7 +21,10 @@ def _short(digest: str | None) -> str:
     return f"{head}sha256:{tail[:12]}" if tail else digest
 
 
-def status_table(out: Output, statuses: list[ImageStatus]) -> None:
+def render_ls(out: Output, statuses: tuple[ImageStatus, ...], fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json({"images": serde.to_data(list(statuses))})
+        return
     table = Table("Kind", "State", "Pinned", "Present", "Size MB")
     table.columns.insert(0, Column("Image", no_wrap=True))
     for s in statuses:
@@ -30,7 +34,10 @@ def status_table(out: Output, statuses: list[ImageStatus]) -> None:
     out.console.print(table)
 
 
-def verify(out: Output, s: ImageStatus) -> None:
+def render_verify(out: Output, s: ImageStatus, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(serde.to_data(s))
+        return
     if s.state == OK:
         out.console.print(f"[green]ok[/] {safe(s.name)}: the present image is the pinned {safe(s.pinned or '')}")
     elif s.state == "unpinned":
@@ -55,7 +62,10 @@ def verify(out: Output, s: ImageStatus) -> None:
         out.console.print(f"  the recipe changed since it was pinned; re-pin with `ascenv image pin {safe(s.name)}`")
 
 
-def build(out: Output, o: BuildOutcome) -> None:
+def render_build(out: Output, o: BuildOutcome, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(serde.to_data(o))
+        return
     if o.reused:
         out.console.print(
             f"[green]present[/] {safe(o.name)} {safe(o.image_id)} equals its pin ({o.seconds:.2f} s, nothing built)"
@@ -71,5 +81,8 @@ def build(out: Output, o: BuildOutcome) -> None:
         out.console.print("  [green]equals its pin[/]")
 
 
-def pinned(out: Output, name: str, pin: Pin, path: Path) -> None:
+def render_pinned(out: Output, name: str, pin: Pin, path: Path, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json({"name": name, "pin": serde.to_data(pin)})
+        return
     out.console.print(f"[bold]pinned[/] {safe(name)} = {safe(pin.image_id or pin.ref or '')} in {safe(str(path))}")

@@ -1,24 +1,50 @@
-"""Render `ascenv install`'s kept vendors and `ascenv install --rollback`."""
+"""Rendering of `ascenv install` and `ascenv install --rollback`, human and JSON."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
-
+from ascenv.installer import Installed
 from ascenv.output import Output, safe
 from ascenv.package.deploy import Rollback, cache_command
 
 
-def render_kept(out: Output, kept: Sequence[Path], root: Path) -> None:
-    for path in kept:
+def render(out: Output, result: Installed, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(
+            {
+                "op": result.entry.op,
+                "key": result.entry.key,
+                "package": str(result.package),
+                "install_path": str(result.install_path),
+                "manifests": [str(p) for p in result.manifests],
+                "kept": [str(p) for p in result.kept],
+            }
+        )
+        return
+    out.console.print(f"[green]installed[/] {safe(str(result.package))} into {safe(str(result.install_path))}")
+    for path in result.manifests:
+        out.console.print(f"  manifest recorded: {safe(str(path))}")
+    root = safe(str(result.install_path))
+    for path in result.kept:
         out.console.print(
             f"  previous {safe(path.name)} kept in {safe(str(path))} "
-            f"(ascenv install --rollback {safe(path.name)} --install-path {safe(str(root))} puts it back)"
+            f"(ascenv install --rollback {safe(path.name)} --install-path {root} puts it back)"
         )
 
 
-def render_rollback(out: Output, result: Rollback) -> None:
+def render_rollback(out: Output, result: Rollback, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(
+            {
+                "vendor": result.vendor,
+                "install_path": result.install_path,
+                "live": result.live,
+                "kept": result.kept,
+                "finished_interrupted": result.finished_interrupted,
+                "compute_units": list(result.compute_units),
+                "clean_kernel_caches": cache_command(result.compute_units),
+            }
+        )
+        return
     if result.finished_interrupted:
         out.console.print(f"[yellow]an interrupted rollback of {safe(result.vendor)} was completed[/]")
     out.console.print(f"[green]rolled back[/] {safe(result.live)}: it holds the vendor the last install replaced")
@@ -27,15 +53,3 @@ def render_rollback(out: Output, result: Rollback) -> None:
         "  kernel caches compiled from the other version may still be served: "
         f"{safe(cache_command(result.compute_units))}"
     )
-
-
-def rollback_json(result: Rollback) -> dict[str, Any]:
-    return {
-        "vendor": result.vendor,
-        "install_path": result.install_path,
-        "live": result.live,
-        "kept": result.kept,
-        "finished_interrupted": result.finished_interrupted,
-        "compute_units": list(result.compute_units),
-        "clean_kernel_caches": cache_command(result.compute_units),
-    }

@@ -385,3 +385,17 @@ def test_a_named_pins_file_that_is_missing_is_a_usage_error(home, team_pins):
     code, out, err = run(home, "--dry-run", "--kind", "container", "--pins", "typo.toml")
     assert code == errors.EXIT_USAGE and out == ""
     assert f"--pins {home / 'proj' / 'typo.toml'}: no such file" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--kind", "log", "ls", "--format", "json"),
+        ("ls", "--kind", "log", "--format", "json"),
+        ("--format", "json", "--kind", "log", "ls"),
+    ],
+)
+def test_ls_is_a_sub_command_whose_options_may_come_before_or_after_it(home, argv):
+    code, out, _ = run(home, *argv)
+    data = json.loads(out)
+    assert code == 0 and data["mode"] == "ls" and {e["kind"] for e in data["entries"]} == {"log"}

@@ -396,7 +396,9 @@ def test_the_soc_field_is_escaped_in_json():
     from ascenv.cache.entry import CacheEntry
 
     entry = CacheEntry("kernel-cache", "/c/" + os.fsdecode(b"A\xff"), "/c", "t", soc=os.fsdecode(b"A\xff"))
-    data = clean_cache.entry_json(entry, now=0)
+    from ascenv.output.clean_cache import entry_json
+
+    data = entry_json(entry, now=0)
     assert data["soc"] == "A\\xff" and data["path"] == "/c/A\\xff"
     json.dumps(data).encode("utf-8")
 

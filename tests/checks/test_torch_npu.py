@@ -60,6 +60,12 @@ def test_odd_versions_are_not_comparable():
     assert f.severity is model.Severity.INFO and "not comparable" in f.title
 
 
+@pytest.mark.parametrize("npu", ["", "xxxx", "2.1.0.post10!!"])
+def test_an_unparsable_torch_npu_version_never_crashes_the_python_check(npu):
+    # found by the snapshot fuzzer: the wheel list lookup raised InvalidVersion (exit 3)
+    assert findings_of(torch_host(npu=npu), "ASC-TORCH-PYTHON", shipped_matrix()) == []
+
+
 # --- ASC-TORCH-CANN ------------------------------------------------------------------------------
 
 

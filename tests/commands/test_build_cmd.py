@@ -306,3 +306,10 @@ def test_an_absent_registry_image_is_pulled_by_its_pinned_digest(tmp_path: Path)
     assert events == [f"the pinned image {name} ({ref}) is not in the engine: pulling it", f"pulling {ref}"]
     with pytest.raises(errors.ImageNotAvailable, match="fetching is off"):
         builder.resolve_image(containers, name, Registry(), None)  # type: ignore[arg-type]
+
+
+def test_store_sub_commands_need_what_they_act_on(tmp_path: Path) -> None:
+    code, _, err = ascenv(tmp_path, "store", "show")
+    assert code == errors.EXIT_USAGE and "ascenv store show needs a KEY" in err
+    code, out, err = ascenv(tmp_path, "store", "ls", "--format", "json")
+    assert code == 0 and json.loads(out) == {"schema": 1, "store": str(tmp_path / ".ascenv" / "store"), "builds": []}

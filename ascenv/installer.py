@@ -1,0 +1,122 @@
+"""Install an NPU operator package from the build store into DIR, through the package's own
+--install-path option, then record the build's manifest in the installed vendor directory
+(DIR/vendors/<vendor>/ascenv-manifest.toml, a byte-for-byte copy of the store's manifest.toml), so
+`ascenv doctor` and `ascenv lock` tie the vendor to its build and its CANN. The package's --check
+option is never used: it runs the installer (see the README)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from ascenv import errors, proc
+from ascenv.fsutil import write_atomic
+from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
+from ascenv.store import MANIFEST, Entry, Store
+
+INSTALL_TIMEOUT = 600.0
+_VENDOR_IN_LISTING = re.compile(r"(?:^|\s)(?:\./)?packages/vendors/([^/\s]+)/")
+
+
+@dataclass(frozen=True)
+class Installed:
+    entry: Entry
+    package: Path  # the .run file that was installed
+    install_path: Path
+    manifests: tuple[Path, ...]  # the ascenv-manifest.toml written, one per vendor
+    kept: tuple[Path, ...] = ()  # the vendor directories this install replaced, kept for --rollback
+
+
+def install(
+    st: Store, op: str, key: Optional[str], root: Path, run: proc.Runner, environ: Mapping[str, str]
+) -> Installed:
+    """Install the chosen build of ``op`` into ``root`` (created when absent) and record its manifest."""
+    entry = pick_build(st, op, key)
+    package = run_file(entry)
+    root.mkdir(parents=True, exist_ok=True)  # install.sh creates it with a plain mkdir (no -p)
+    vendors = package_vendors(package, run, environ)
+    from ascenv.package import deploy
+
+    kept = deploy.keep_previous(root, vendors)
+    done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ))
+    if not done.ok:
+        undo = "".join(
+            f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
+        )
+        raise errors.InstallFailed(
+            f"the installer of {package.name} failed:\n{done.describe()}",
+            hint="nothing was recorded; see the installer's output above" + undo,
+        )
+    return Installed(entry, package, root, tuple(record_manifest(entry, root, vendors)), tuple(kept))
+
+
+def pick_build(st: Store, op: str, key: Optional[str]) -> Entry:
+    """The named build, or the newest npu build of ``op``; refused when its outputs changed."""
+    if key:
+        entry = st.find(key)
+        if entry.op != op:
+            raise errors.UsageError(f"build {key} is of {entry.op!r}, not {op!r}")
+    else:
+        builds = [e for e in st.entries() if e.op == op and e.manifest and e.manifest.target == "npu"]
+        if not builds:
+            raise errors.UsageError(
+                f"the store {st.root} has no npu build of {op!r}",
+                hint=f"build it first: ascenv build {op} --target npu",
+            )
+        entry = builds[0]
+    problems = st.verify(entry)
+    if problems:
+        raise errors.InputError(
+            f"the stored build {entry.key[:12]} is damaged: {'; '.join(problems)}",
+            hint=f"rebuild it: ascenv build {op} --target npu",
+        )
+    return entry
+
+
+def run_file(entry: Entry) -> Path:
+    assert entry.manifest is not None
+    packages = [o.path for o in entry.manifest.outputs if o.path.endswith(".run")]
+    if len(packages) != 1:
+        raise errors.UsageError(
+            f"build {entry.key[:12]} has {len(packages)} .run packages among its outputs, expected one",
+            hint="ascenv install takes the npu target's custom_opp_*.run",
+        )
+    return entry.outputs / packages[0]
+
+
+def install_argv(package: Path, root: Path) -> list[str]:
+    """``bash pkg.run --install-path=<absolute dir>``: the documented custom-package install
+    (install.sh: the path must be absolute; github:leideng/CANN-8.1.RC1
+    tools/op_project_templates/ascendc/customize/scripts/install.sh). Run through bash because
+    store outputs are read-only and need not be executable."""
+    return ["bash", str(package), f"--install-path={root}"]
+
+
+def package_vendors(package: Path, run: proc.Runner, environ: Mapping[str, str]) -> list[str]:
+    """Vendor names from the archive listing (``--list`` only lists; ``--check`` would install)."""
+    done = run(["bash", str(package), "--list"], timeout=120, env=dict(environ))
+    return sorted(set(_VENDOR_IN_LISTING.findall(done.stdout))) if done.ok else []
+
+
+def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
+    """Copy manifest.toml into each installed vendor directory, atomically."""
+    vendors_dir = root / "vendors"
+    if not vendors:  # no listing: the one vendor directory the installer made
+        vendors = sorted(p.name for p in vendors_dir.iterdir() if p.is_dir()) if vendors_dir.is_dir() else []
+        if len(vendors) != 1:
+            raise errors.InstallFailed(
+                f"cannot tell which vendor {entry.op} installed under {vendors_dir} "
+                f"(found: {', '.join(vendors) or 'none'})"
+            )
+    data = (entry.path / MANIFEST).read_bytes()
+    written = []
+    for vendor in vendors:
+        directory = vendors_dir / vendor
+        if not directory.is_dir():
+            raise errors.InstallFailed(f"the installer reported success but {directory} does not exist")
+        write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
+        written.append(directory / VENDOR_MANIFEST)
+    return written

@@ -1,0 +1,85 @@
+"""Rendering of `ascenv store ls | show | gc`, human and JSON."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ascenv import serde
+from ascenv.output import Output, safe
+from ascenv.output.build import size
+from ascenv.store import CheckedEntry, GcResult, Listing, Shown
+
+
+def entry_data(build: CheckedEntry) -> dict:
+    e, m = build.entry, build.entry.manifest
+    return {
+        "op": e.op,
+        "key": e.key,
+        "path": str(e.path),
+        "ok": not build.problems,
+        "problems": list(build.problems),
+        "target": m.target if m else None,
+        "finished": m.timings.finished if m else None,
+        "image_id": m.toolchain.image_id if m else None,
+        "manifest_sha256": e.manifest_sha256,
+        "outputs": serde.to_data(list(m.outputs)) if m else [],
+    }
+
+
+def render_ls(out: Output, listing: Listing, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json({"store": str(listing.root), "builds": [entry_data(b) for b in listing.builds]})
+        return
+    table = Table(box=None, pad_edge=False)
+    for title in ("OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "STATE"):
+        table.add_column(title, no_wrap=True)
+    for b in listing.builds:
+        e, m = b.entry, b.entry.manifest
+        state = "[green]ok[/]" if not b.problems else f"[red]{safe(b.problems[0])}[/]"
+        table.add_row(
+            safe(e.op),
+            safe(m.target if m else "?"),
+            safe(e.key[:12]),
+            safe(m.timings.finished if m else "?"),
+            str(len(m.outputs)) if m else "?",
+            size(sum(o.size for o in m.outputs)) if m else "?",
+            safe(m.toolchain.image if m else "?"),
+            state,
+        )
+    count = len(listing.builds)
+    if count:
+        out.console.print(table)
+    out.console.print(f"{count} build{'s' if count != 1 else ''} in the store.")
+
+
+def render_show(out: Output, shown: Shown, fmt: str = "human") -> None:
+    entry = shown.build.entry
+    if fmt == "json":
+        manifest = serde.to_data(entry.manifest) if entry.manifest else None
+        out.json({**entry_data(shown.build), "manifest": manifest})
+        return
+    out.console.print(f"[bold]{safe(str(entry.path))}[/]")
+    out.text(shown.manifest_text)
+    for problem in shown.build.problems:
+        out.warn(problem)
+
+
+def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(
+            {
+                "removed": [f"{e.op}/{e.key}" for e in result.removed],
+                "kept_referenced": [f"{e.op}/{e.key}" for e in result.kept_referenced],
+                "swept_tmp": list(result.swept_tmp),
+                "freed": result.freed,
+            }
+        )
+        return
+    for e in result.removed:
+        out.message(f"removed {e.op}/{e.key[:12]}")
+    for e in result.kept_referenced:
+        out.message(f"kept {e.op}/{e.key[:12]}: a lock references it")
+    if result.swept_tmp:
+        n = len(result.swept_tmp)
+        out.message(f"removed {n} leftover staging director{'y' if n == 1 else 'ies'}")
+    out.console.print(f"{len(result.removed)} build(s) removed, {size(result.freed)} freed.")

@@ -1,0 +1,127 @@
+"""The layering rules of the package, checked on its source (README: "Development").
+
+- only ``ascenv.cli`` imports a command; a command imports no other command, only
+  ``ascenv.commands._common``;
+- only ``cli`` and the commands import ``ascenv.output`` (the core never renders);
+- the core never imports ``ascenv.commands``;
+- no import cycle between modules (imports under ``if TYPE_CHECKING:`` are not run and do not count).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "ascenv"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(path: Path, module: str) -> set[str]:
+    """Every ascenv module ``module`` imports at run time (at the top or inside functions)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for other in child.orelse:
+                    visit(other)
+                continue
+            if isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names if alias.name.split(".")[0] == "ascenv")
+            elif isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    source = ".".join(base + ([child.module] if child.module else []))
+                else:
+                    source = child.module or ""
+                if source.split(".")[0] == "ascenv":
+                    found.add(source)
+                    # `from ascenv import cli` / `from ascenv.commands import _common` import modules
+                    found.update(
+                        f"{source}.{alias.name}" for alias in child.names if _is_module(f"{source}.{alias.name}")
+                    )
+            visit(child)
+
+    visit(tree)
+    found.discard(module)
+    return found
+
+
+def _is_module(name: str) -> bool:
+    relative = Path(*name.split(".")[1:])
+    return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
+
+
+def _graph() -> dict[str, set[str]]:
+    return {_module_name(p): _imports(p, _module_name(p)) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+GRAPH = _graph()
+
+# Being rewritten to the new shape on another branch: expected to fail until that lands (strict, so
+# the first passing run says to empty this set).
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_only_cli_imports_commands(module):
+    targets = {t for t in GRAPH[module] if _within(t, "ascenv.commands") and t != "ascenv.commands"}
+    if module == "ascenv.cli":
+        return
+    if _within(module, "ascenv.commands"):
+        targets.discard("ascenv.commands._common")
+    assert not targets, f"{module} imports {sorted(targets)}: only ascenv.cli imports commands"
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_only_commands_import_output(module):
+    if module == "ascenv.cli" or _within(module, "ascenv.commands") or _within(module, "ascenv.output"):
+        return
+    targets = {t for t in GRAPH[module] if _within(t, "ascenv.output")}
+    assert not targets, f"{module} imports {sorted(targets)}: the core never renders"
+
+
+def _cycles() -> list[list[str]]:
+    # Packages import their parents implicitly; an edge to a parent package is not a cycle.
+    edges = {m: {t for t in ts if t in GRAPH and not _within(m, t)} for m, ts in GRAPH.items()}
+    seen: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles = []
+
+    def walk(node: str, path: list[str]) -> None:
+        seen[node] = 1
+        for target in sorted(edges[node]):
+            if seen.get(target) == 1:
+                cycles.append(path[path.index(target) :] + [target] if target in path else [node, target])
+            elif target not in seen:
+                walk(target, path + [target])
+        seen[node] = 2
+
+    for module in sorted(edges):
+        if module not in seen:
+            walk(module, [module])
+    return cycles
+
+
+def _describe(cycles: list[list[str]]) -> str:
+    return "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_import_cycles():
+    cycles = _cycles()
+    assert not cycles, _describe(cycles)
