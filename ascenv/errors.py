@@ -154,5 +154,12 @@ class FleetSplit(AscenvError):
     exit_code = EXIT_FINDINGS
 
 
+class NodesFailed(AscenvError):
+    """`fleet audit`: some nodes were unreachable or their snapshot failed; raised after the
+    report of all the nodes is printed."""
+
+    exit_code = EXIT_NODES_FAILED
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP arrived during work that must clean up: handled as Ctrl-C is (exit 130)."""

@@ -117,6 +117,13 @@ def _audit(
         return errors.EXIT_OK
     result = verdicts.audit(gathered, cluster_lock, args.lock or "")
     render.render_audit(ctx.out, result, str(folder), args.format)
+    if result.exit_code == errors.EXIT_NODES_FAILED:
+        names = ", ".join(f"{v.host} ({v.status})" for v in result.unreachable[:8])
+        more = f" and {len(result.unreachable) - 8} more" if len(result.unreachable) > 8 else ""
+        raise errors.NodesFailed(
+            f"{len(result.unreachable)} node(s) not audited: {names}{more}",
+            hint=f"see {folder}/<host>/result.json; rerun on them with --limit",
+        )
     return result.exit_code
 
 
