@@ -20,6 +20,7 @@ EXIT_ENGINE_TOO_OLD = 7  # the engine answers but its API is older than ascenv n
 EXIT_BUILD_FAILED = 8  # a build command failed in its container; an image bootstrap or a package install failed
 EXIT_NOT_REPRODUCIBLE = 9  # two builds of the same inputs (operator or image) gave different bytes
 EXIT_IMAGE_UNAVAILABLE = 10  # a pinned image is absent and not fetched (--no-fetch, registry down)
+EXIT_NODES_FAILED = 11  # fleet audit: some nodes were unreachable or their snapshot failed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
 
 
@@ -145,6 +146,19 @@ class PinMismatch(AscenvError):
 class PackageError(InputError):
     """An operator package (a makeself ``.run``) that cannot be read as one: truncated, a
     checksum that does not match its payload, a tar stream that ends early, or past the limits."""
+
+
+class FleetSplit(AscenvError):
+    """`fleet lock`: no stack is shared by more than half of the reachable nodes (the fleet drifts)."""
+
+    exit_code = EXIT_FINDINGS
+
+
+class NodesFailed(AscenvError):
+    """`fleet audit`: some nodes were unreachable or their snapshot failed; raised after the
+    report of all the nodes is printed."""
+
+    exit_code = EXIT_NODES_FAILED
 
 
 class Terminated(KeyboardInterrupt):

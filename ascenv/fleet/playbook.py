@@ -1,0 +1,117 @@
+"""Run the shipped playbook with ansible-core's own ``ansible-playbook`` (a subprocess through
+ascenv.proc): Ansible does the fan-out, the SSH, forks, serial and --limit as its users expect."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from ascenv import errors, paths, proc
+from ascenv.fleet.bundle import build_bundle
+
+PLAYBOOK = "audit.yml"
+RESULT = "result.json"
+# ansible-playbook's own exit codes (ansible/cli/playbook.py, TaskQueueManager.RUN_*): 0 ok,
+# 2 some host failed, 4 some host unreachable; the playbook ignores both, so others are its errors.
+_HOST_CODES = (0, 2, 4)
+
+
+@dataclass(frozen=True)
+class PlaybookRun:
+    results: Path  # one folder per inventory host, each with result.json
+    completed: proc.Completed
+
+
+def ansible_playbook(environ: Mapping[str, str]) -> str:
+    """ansible-playbook on PATH, else beside this Python (a venv not activated)."""
+    found = proc.which("ansible-playbook", environ.get("PATH"))
+    beside = Path(sys.executable).parent / "ansible-playbook"
+    if found:
+        return found
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    raise errors.ToolMissing(
+        "ansible-playbook is not installed", hint="install ansible-core on the controller: pip install ansible-core"
+    )
+
+
+def run_audit(
+    inventory: str,
+    results: Path,
+    environ: Mapping[str, str],
+    *,
+    run: proc.Runner = proc.run,
+    cluster_lock: Optional[str] = None,
+    limit: Optional[str] = None,
+    forks: Optional[int] = None,
+    serial: Optional[int] = None,
+    timeout: float = 24 * 3600,
+    on_node: Optional[Callable[[str], None]] = None,
+) -> PlaybookRun:
+    """The playbook over ``inventory``; each node's outcome lands in ``results/<host>/result.json``.
+    ``on_node(host)`` is called as each node's result arrives (from a watching thread)."""
+    results.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="ascenv-fleet-"))
+    try:
+        bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock)
+        argv = [ansible_playbook(environ), "-i", inventory, str(paths.data_dir("ansible") / PLAYBOOK)]
+        argv += ["-e", f"ascenv_bundle={bundle}", "-e", f"ascenv_results={results}"]
+        # a name of this run's own, so two audits at once never remove each other's files
+        argv += ["-e", f"ascenv_run={uuid.uuid4().hex[:12]}"]
+        if serial:
+            argv += ["-e", f"ascenv_serial={serial}"]
+        if limit:
+            argv += ["--limit", limit]
+        if forks:
+            argv += ["--forks", str(forks)]
+        env = {**environ, "ANSIBLE_LOCAL_TEMP": str(work / "local"), "ANSIBLE_RETRY_FILES_ENABLED": "false"}
+        env.setdefault("ANSIBLE_HOST_KEY_CHECKING", environ.get("ANSIBLE_HOST_KEY_CHECKING", "true"))
+        done = threading.Event()
+        watcher = threading.Thread(target=_watch, args=(results, done, on_node), daemon=True)
+        if on_node is not None:
+            watcher.start()
+        try:
+            completed = run(argv, timeout=timeout, env=env)
+        finally:
+            done.set()
+            if on_node is not None:
+                watcher.join()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    why = proc.last_line(completed.stderr or completed.stdout)
+    if completed.status == proc.NOT_FOUND:
+        raise errors.ToolMissing(f"ansible-playbook could not be run: {why}", hint="pip install ansible-core")
+    if not completed.ok and completed.returncode not in _HOST_CODES:
+        raise errors.InputError(
+            f"ansible-playbook failed ({completed.result}): {why}",
+            hint="check the inventory (-i) and the --limit pattern; ansible-playbook -i INVENTORY --list-hosts",
+        )
+    return PlaybookRun(results, completed)
+
+
+def last_words(completed: proc.Completed) -> str:
+    """ansible-playbook's own reason: its last ERROR or WARNING line, else its last line."""
+    lines = (completed.stderr + "\n" + completed.stdout).splitlines()
+    flagged = [line.strip() for line in lines if line.lstrip().startswith(("ERROR", "[ERROR", "[WARNING", "skipping"))]
+    return flagged[-1] if flagged else proc.last_line(completed.stdout) or completed.result
+
+
+def _watch(results: Path, done: threading.Event, on_node: Optional[Callable[[str], None]]) -> None:
+    seen: set[str] = set()
+    while True:
+        finished = done.wait(0.2)
+        for entry in sorted(results.iterdir()) if results.is_dir() else ():
+            if entry.name not in seen and (entry / RESULT).is_file():
+                seen.add(entry.name)
+                if on_node is not None:
+                    on_node(entry.name)
+        if finished:
+            return

@@ -1,0 +1,125 @@
+"""`ascenv fleet audit` and `fleet lock` over real sshd nodes (tests/fleet/conftest.py): four
+identical A2 nodes, one A2 on other CANNs, one whose sshd is not there."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ascenv import errors
+from tests.cli_helpers import run_cli
+
+pytestmark = pytest.mark.slow
+
+SAME = ["a2-1", "a2-2", "a2-3", "a2-4"]
+
+
+def _left_on(node) -> list[str]:
+    """What the audit left in the node's HOME and TMPDIR (both empty before it)."""
+    return sorted(str(p) for d in (node.home, node.tmp) for p in d.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def audited(fleet, tmp_path_factory):
+    out = tmp_path_factory.mktemp("audit") / "results"
+    code, stdout, stderr = run_cli(
+        ["fleet", "audit", "-i", str(fleet.inventory), "-o", str(out), "--format", "json"], fleet.controller_env
+    )
+    assert stdout.strip(), stderr
+    return code, json.loads(stdout), stderr, out
+
+
+def test_the_drifted_node_is_named_with_its_layers_and_the_unreachable_reported(audited):
+    code, doc, stderr, out = audited
+    nodes = {n["host"]: n for n in doc["nodes"]}
+    assert code == errors.EXIT_NODES_FAILED == 11, stderr
+    assert sorted(nodes) == sorted([*SAME, "a2-oldcann", "down"])
+    assert all(nodes[h]["status"] == "ok" and nodes[h]["differs_in"] == [] for h in SAME)
+    assert nodes["a2-oldcann"]["status"] == "drift"
+    assert "cann" in nodes["a2-oldcann"]["differs_in"]
+    assert nodes["down"]["status"] == "unreachable" and nodes["down"]["message"]
+    assert doc["schema"] == 1
+    reference = [g for g in doc["groups"] if g["reference"]]
+    assert [sorted(g["nodes"]) for g in reference] == [SAME]
+    assert [g["nodes"] for g in doc["groups"] if not g["reference"]] == [["a2-oldcann"]]
+    # one folder per inventory host; the snapshot of each reached one, readable by ascenv diff
+    assert sorted(p.name for p in out.iterdir()) == sorted([*SAME, "a2-oldcann", "down"])
+    assert json.loads((out / "a2-1" / "snapshot.json").read_text())["root"].endswith("root")
+    assert not (out / "down" / "snapshot.json").exists()
+    for host in SAME:
+        assert f"{host}: done" in stderr
+
+
+def test_nothing_is_left_on_any_node(fleet, audited):
+    for name in [*SAME, "a2-oldcann"]:
+        assert _left_on(fleet.nodes[name]) == [], name
+
+
+def test_with_a_cluster_lock_each_node_gets_its_verdict(fleet, tmp_path):
+    lock = tmp_path / "cluster.lock"
+    code, _, stderr = run_cli(
+        ["fleet", "lock", "-i", str(fleet.inventory), "--limit", "a2-*", "-o", str(lock)], fleet.controller_env
+    )
+    assert code == 0, stderr
+    assert "input-hash" in lock.read_text()
+    out = tmp_path / "results"
+    code, stdout, stderr = run_cli(
+        ["fleet", "audit", "-i", str(fleet.inventory), "--lock", str(lock), "-o", str(out), "--format", "json"],
+        fleet.controller_env,
+    )
+    nodes = {n["host"]: n for n in json.loads(stdout)["nodes"]}
+    assert code == errors.EXIT_NODES_FAILED, stderr
+    assert {h: nodes[h]["status"] for h in SAME} == dict.fromkeys(SAME, "ok")
+    assert nodes["a2-oldcann"]["status"] == "drift" and "cann" in nodes["a2-oldcann"]["differs_in"]
+    assert nodes["a2-oldcann"]["message"].startswith("cann")
+    # the node ran `lock --check` itself too: its result is kept beside its snapshot
+    assert json.loads((out / "a2-oldcann" / "check.json").read_text())["in_sync"] is False
+    assert json.loads((out / "a2-1" / "check.json").read_text())["in_sync"] is True
+
+
+def test_only_reachable_matching_nodes_exit_0_and_one_drift_exits_1(fleet, tmp_path):
+    limit = ["--limit", "a2-1,a2-2"]
+    code, stdout, stderr = run_cli(
+        ["fleet", "audit", "-i", str(fleet.inventory), *limit, "-o", str(tmp_path / "a"), "--forks", "1"],
+        fleet.controller_env,
+    )
+    assert code == 0, stdout + stderr
+    assert "all 2 nodes have the identical stack" in stdout
+    code, stdout, stderr = run_cli(
+        ["fleet", "audit", "-i", str(fleet.inventory), "--limit", "a2-1,a2-2,a2-oldcann", "-o", str(tmp_path / "b")],
+        fleet.controller_env,
+    )
+    assert code == errors.EXIT_FINDINGS, stdout + stderr
+    assert "outlier (1 node(s)): a2-oldcann" in stdout
+    assert "drift       a2-oldcann in" in stdout
+
+
+def test_fleet_lock_refuses_a_split_fleet_naming_the_groups(fleet, tmp_path):
+    lock = tmp_path / "cluster.lock"
+    code, _, stderr = run_cli(
+        ["fleet", "lock", "-i", str(fleet.inventory), "--limit", "a2-1,a2-oldcann", "-o", str(lock)],
+        fleet.controller_env,
+    )
+    assert code == errors.EXIT_FINDINGS
+    assert "no stack is shared by more than half" in stderr and "a2-1" in stderr and "a2-oldcann" in stderr
+    assert not lock.exists()
+
+
+def test_a_node_whose_only_python_is_3_7_is_reported_failed_with_the_reason(fleet, tmp_path):
+    if "py37" not in fleet.nodes:
+        pytest.skip("no Python 3.7 at /root/.pyenv/versions/3.7.16")
+    code, stdout, stderr = run_cli(
+        ["fleet", "audit", "-i", str(fleet.base / "py37.ini"), "-o", str(tmp_path / "r"), "--format", "json"],
+        fleet.controller_env,
+    )
+    (node,) = json.loads(stdout)["nodes"]
+    assert code == errors.EXIT_NODES_FAILED, stderr
+    assert node["status"] == "failed"
+    assert "node Python 3.7.16" in node["message"] and "older than 3.9" in node["message"]
+    assert _left_on(fleet.nodes["py37"]) == []
+
+
+def test_a_missing_inventory_is_exit_2(fleet, tmp_path):
+    code, _, stderr = run_cli(["fleet", "audit", "-i", str(tmp_path / "nope.ini")], fleet.controller_env)
+    assert code == errors.EXIT_USAGE and "does not exist" in stderr
