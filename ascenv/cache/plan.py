@@ -3,14 +3,14 @@ everything about the machine (installed CANNs, vendors, processes) is passed in.
 
 from __future__ import annotations
 
+import bisect
 import datetime
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Callable, Optional
 
 from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CannRecord, VendorRecord
-from ascenv.cache.roots import is_within
 from ascenv.errors import UsageError
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -55,7 +55,7 @@ def assess(
     caches at any time, so those are in use while any runs.
     """
     installs = sorted((c for c in canns if c.installed_at is not None), key=lambda c: c.installed_at)
-    busy = list(busy)
+    users_of = _users_index(busy)
     entries = []
     for entry in report.entries:
         reasons: list[str] = []
@@ -80,7 +80,7 @@ def assess(
                         f"({_date(vendor.installed_at)})"
                     )
         in_use = entry.in_use  # what its owner already knows (a running container, ...)
-        users = sorted({pid for path, pid in busy if is_within(path, entry.path)})
+        users = users_of(entry.path)
         if in_use:
             pass
         elif users:
@@ -93,6 +93,25 @@ def assess(
             replace(entry, stale=bool(reasons), stale_reasons=tuple(reasons), cann_version=version, in_use=in_use)
         )
     return replace(report, entries=tuple(entries))
+
+
+def _users_index(busy: Iterable[tuple[str, int]]) -> Callable[[str], list[int]]:
+    """``users_of(path)``: the sorted pids of ``busy`` whose path ``is_within(.., path)``. The
+    busy paths (every open file of the user's processes: thousands) are sorted once, so each
+    entry looks up the ones below it by bisection instead of testing them all."""
+    pairs = sorted(busy)
+    paths = [path for path, _ in pairs]
+    exact: dict[str, set[int]] = {}
+    for path, pid in pairs:
+        exact.setdefault(path, set()).add(pid)
+
+    def users_of(root: str) -> list[int]:
+        prefix = root.rstrip("/") + "/"  # is_within: the root itself, or a path starting with this
+        low = bisect.bisect_left(paths, prefix)
+        high = bisect.bisect_left(paths, prefix[:-1] + chr(ord("/") + 1), low)  # past every prefix + ...
+        return sorted(exact.get(root, set()) | {pid for _, pid in pairs[low:high]})
+
+    return users_of
 
 
 @dataclass(frozen=True)

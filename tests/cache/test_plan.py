@@ -96,3 +96,19 @@ def test_compute_unit_from_platform_config_names():
     assert compute_unit("Ascend910_9382") == "ascend910_93"
     assert compute_unit("Ascend310P3") == "ascend310p"
     assert compute_unit("Ascend310B1") == "ascend310b"
+
+
+def test_in_use_by_open_files_is_what_is_within_says_for_every_entry():
+    from ascenv.cache.roots import is_within
+
+    # neighbours that share a prefix ("/c/m-2", "/c/m0", "/c/m.o"), the root itself, deeper
+    # files, a trailing slash, doubled slashes, the file system's root
+    paths = ["/c/m", "/c/m/", "/c/m/k.o", "/c/m/d/e/f.o", "/c/m-2/x", "/c/m0", "/c/m.o", "/c//m/x", "/c", "/"]
+    paths += ["/c/m/d", "/c/mm/x", "/d/m/x", "/c/m/d0/x"]
+    busy = [(p, pid) for pid, p in enumerate(paths, start=100)] + [("/c/m/k.o", 7)]
+    roots = ["/c/m", "/c/m/", "/c/m/d", "/c/m-2", "/c", "/", "/c//m", "/c/mm", "/d"]
+    report = assess(CacheReport(entries=tuple(CacheEntry("kernel-meta", r, "/", "test") for r in roots)), busy=busy)
+    for root, judged_entry in zip(roots, report.entries):
+        pids = sorted({pid for path, pid in busy if is_within(path, root)})
+        expected = "open or used as working directory by pid " + ", ".join(map(str, pids)) if pids else None
+        assert judged_entry.in_use == expected, root
