@@ -83,6 +83,10 @@ def command(top: str, *argv: str) -> tuple[float, dict]:
     return seconds, json.loads(done.stdout)
 
 
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=200_000)
@@ -94,7 +98,7 @@ def main() -> int:
         home = os.path.join(top, "home")
         print(
             f"built {args.files:,} files in {time.monotonic() - started:.1f} s under {top}; "
-            f"CPUs: {len(os.sched_getaffinity(0))}"
+            f"CPUs: {len(os.sched_getaffinity(0))}; load average {_load()}"
         )
         proc.run(["du", "-s", home], timeout=600)  # warm the dentry and inode caches
         times: dict[str, list[float]] = {"du -s": [], "clean-cache ls": [], "clean-cache --dry-run": [], "scanner": []}
@@ -127,6 +131,7 @@ def main() -> int:
             f"sizes: du {du_bytes:,} B, scanner {scan_bytes:,} B -> "
             f"{'equal' if du_bytes == scan_bytes else 'DIFFERENT'}"
         )
+        print(f"load average after the rounds: {_load()} (other work on a shared machine slows every run)")
         worst = max(ratios["clean-cache ls"], ratios["clean-cache --dry-run"])
         print(f"ratio whole command / du -s (median of the rounds, worst command): {worst:.2f} (budget {BUDGET})")
         return 0 if worst <= BUDGET and counts_ok and du_bytes == scan_bytes else 1
