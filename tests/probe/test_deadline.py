@@ -188,7 +188,8 @@ def test_a_signal_during_the_probe_exits_130_at_once_and_leaves_nothing(tmp_path
     finally:
         if child.poll() is None:
             child.kill()
-    assert time.monotonic() - start < 3  # was 18.7 s: the probe thread waited out its timeout
+    # was 18.7 s (the probe thread waited out its 20 s timeout); generous for a loaded CI machine
+    assert time.monotonic() - start < 10
     assert child.returncode == 130 and b"interrupted" in stderr
     assert all_gone(pids_in(pids))
 
