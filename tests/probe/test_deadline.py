@@ -108,7 +108,7 @@ def test_npu_smi_hung_after_info_costs_one_timeout(tmp_path, monkeypatch, name):
     environ = dict(host.environ, PATH=f"{tmp_path / 'hang'}:{host.environ['PATH']}", HOME="/root")
     start = time.monotonic()
     snap = collect(Root(host.root), environ, python=sys.executable)
-    assert time.monotonic() - start < 4
+    assert time.monotonic() - start < 6  # nine timeouts would be 9 s
     assert snap.npu.chips and [e.kind for e in snap.npu.errors] == ["timeout", "skipped"]
     assert pids_in(pids) and all_gone(pids_in(pids))
 
@@ -213,7 +213,7 @@ def test_a_hung_npu_smi_costs_its_timeout_once(tmp_path, monkeypatch):
     environ = dict(host.environ, PATH=f"{tmp_path / 'hang'}:{host.environ['PATH']}", HOME="/root")
     start = time.monotonic()
     snap = collect(Root(host.root), environ, python=sys.executable)
-    assert 1.0 <= time.monotonic() - start < 3
+    assert 1.0 <= time.monotonic() - start < 4
     assert [e.kind for e in snap.npu.errors] == ["timeout"]  # `info` hung: nothing else was asked
     assert snap.python.errors == () and snap.python.version  # the other helper is not affected
 
@@ -224,7 +224,7 @@ def test_a_hung_target_python_costs_its_timeout_alongside_npu_smi(tmp_path, monk
     monkeypatch.setattr(python_probe, "TIMEOUT", 1.5)
     start = time.monotonic()
     snap = collect(Root(host.root), dict(host.environ, HOME="/root"), python=str(python))
-    assert 1.5 <= time.monotonic() - start < 3.5
+    assert 1.5 <= time.monotonic() - start < 4.5
     assert [e.kind for e in snap.python.errors] == ["timeout"]
     assert len(snap.npu.chips) == 8
 
