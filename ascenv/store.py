@@ -33,7 +33,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -327,7 +327,7 @@ class Store:
 
     def entries(self) -> list[Entry]:
         """Every entry, newest build first."""
-        found = []
+        found: list[Entry] = []
         if not self.root.is_dir():
             return found
         for op_dir in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
@@ -380,7 +380,8 @@ class Store:
             raise UsageError(f"--keep must be 0 or more, found {keep}")
         wanted = set(referenced)
         alive = alive or _pid_alive
-        remove, kept_ref = [], []
+        remove: list[Entry] = []
+        kept_ref: list[Entry] = []
         seen: dict[tuple[str, str], int] = {}
         for entry in self.entries():  # newest first
             group = (entry.op, entry.manifest.target if entry.manifest else "?")
@@ -448,7 +449,7 @@ def _pid_of(name: str) -> Optional[int]:
     return int(found.group(1)) if found else None
 
 
-def _dead_staging(path: Path, alive) -> bool:  # type: ignore[no-untyped-def]
+def _dead_staging(path: Path, alive: Callable[[int], bool]) -> bool:
     pid = _pid_of(path.name)
     return pid is None or not alive(pid)
 
@@ -481,7 +482,7 @@ def _remove(path: Path) -> None:
             shutil.rmtree(path, onerror=_unlock_and_retry)
 
 
-def _unlock_and_retry(func, target, _exc) -> None:  # type: ignore[no-untyped-def]
+def _unlock_and_retry(func: Callable[[str], object], target: str, _exc: object) -> None:
     """Make the parent writable (unlinking needs that, not a writable file) and a directory
     listable, then try again. Never chmod through a symlink: a build output linking to a file of
     the user's outside the store must not get its mode changed on the way out."""

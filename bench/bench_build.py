@@ -121,13 +121,15 @@ def main() -> int:
             hits.append(hit)
         ratio = min(ours) / min(hand)
         print(
-            f"cold build: ascenv {min(ours):.2f} s, docker run by hand {min(hand):.2f} s (best of {args.repeat}): ratio {ratio:.3f} (budget {BUILD_RATIO})"
+            f"cold build: ascenv {min(ours):.2f} s, docker run by hand {min(hand):.2f} s (best of {args.repeat}): "
+            f"ratio {ratio:.3f} (budget {BUILD_RATIO})"
         )
         print(f"store hit: {max(hits) * 1000:.0f} ms (worst of {args.repeat}; budget {HIT_S * 1000:.0f} ms)")
         ours_s, ref_s, total = hashing(tmp)
         throughput = ref_s / ours_s
         print(
-            f"hashing {total / (1 << 20):.0f} MiB: ascenv {total / ours_s / (1 << 20):.0f} MiB/s, sha256sum {total / ref_s / (1 << 20):.0f} MiB/s: "
+            f"hashing {total / (1 << 20):.0f} MiB: ascenv {total / ours_s / (1 << 20):.0f} MiB/s, "
+            f"sha256sum {total / ref_s / (1 << 20):.0f} MiB/s: "
             f"ratio {throughput:.3f} (budget >= {HASH_RATIO})"
         )
         if ratio > BUILD_RATIO:

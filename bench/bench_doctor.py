@@ -75,7 +75,8 @@ def main() -> None:
     print(f"python -m torch.utils.collect_env: {spread(peer)}")
     print(f"ascenv doctor (fixture a2-cann800, same interpreter): {spread(ours)}")
     print(
-        f"ratio doctor / collect_env (medians): {statistics.median(ours) / statistics.median(peer):.3f}  (target <= 0.100)"
+        f"ratio doctor / collect_env (medians): {statistics.median(ours) / statistics.median(peer):.3f}"
+        "  (target <= 0.100)"
     )
 
 

@@ -11,17 +11,20 @@ the lock steps alone (build the machine's lock, read the lock file, compare).
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import sys
 import tempfile
 import time
 import timeit
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from ascenv import cli, lockfile  # noqa: E402
+from ascenv.commands._common import Context  # noqa: E402
 from ascenv.output import Output  # noqa: E402
 from ascenv.probe import collect  # noqa: E402
 from ascenv.probe.fs import Root  # noqa: E402
@@ -50,23 +53,23 @@ def main() -> int:
             host = build_host(name, Path(tmp))
             where = ["--root", str(host.root), "--python", sys.executable]
 
-            def command(*argv: str) -> int:
+            def command(*argv: str, where: list = where, environ: Any = host.environ) -> int:
                 out = Output("human", stdout=io.StringIO(), stderr=io.StringIO(), interactive=False)
-                return cli.main([*argv, *where], ctx=cli.Context(environ=dict(host.environ), out=out, cwd=tmp))
+                return cli.main([*argv, *where], ctx=Context(environ=environ, out=out, cwd=tmp))
 
             assert command("lock", "-o", f"{name}.lock") == 0
             assert command("lock", "--check", f"{name}.lock") == 0, f"{name}: not in sync with itself"
             snap = collect(Root(host.root), host.environ, python=sys.executable)
             text = (Path(tmp) / f"{name}.lock").read_text()
 
-            def lock_steps() -> None:  # what --check does besides probing
+            def lock_steps(snap: Any = snap, text: str = text) -> None:  # what --check does besides probing
                 machine = lockfile.lock_from_snapshot(snap, generator_version="bench")
                 locked, _ = lockfile.loads_lock(text, "bench")
                 lockfile.check(locked, machine)
 
             probe, check = interleaved_min(
-                lambda: collect(Root(host.root), host.environ, python=sys.executable),
-                lambda: command("lock", "--check", f"{name}.lock"),
+                functools.partial(collect, Root(host.root), host.environ, python=sys.executable),
+                functools.partial(command, "lock", "--check", f"{name}.lock"),
                 args.runs,
             )
             steps = min(timeit.repeat(lock_steps, number=1, repeat=args.runs))

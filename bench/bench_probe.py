@@ -50,7 +50,8 @@ def main() -> None:
         f_best, f_med = best_of(5, floor)
         p_best, p_med = best_of(5, probe)
         print(
-            f"floor (interpreter start + {len(queries)} npu-smi calls): best {f_best * 1000:.0f} ms, median {f_med * 1000:.0f} ms"
+            f"floor (interpreter start + {len(queries)} npu-smi calls): "
+            f"best {f_best * 1000:.0f} ms, median {f_med * 1000:.0f} ms"
         )
         print(
             f"collect() on a2-cann800:                       best {p_best * 1000:.0f} ms, median {p_med * 1000:.0f} ms"

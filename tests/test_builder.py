@@ -75,7 +75,10 @@ def write_recipe(tmp_path: Path, text: str) -> Path:
     return tmp_path
 
 
-GOOD = 'schema = 1\nname = "x"\nop_type = "X"\n[targets.cpu]\nimage = "i"\nbuild = ["make", "OUT={out}"]\noutputs = ["a"]\n'
+GOOD = (
+    'schema = 1\nname = "x"\nop_type = "X"\n'
+    '[targets.cpu]\nimage = "i"\nbuild = ["make", "OUT={out}"]\noutputs = ["a"]\n'
+)
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ class StoreDebris:
         self.store = store
         self.keep = keep
         self.referenced = frozenset(referenced)
-        self.scan_options = dict(uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
+        self.uid, self.recent_cutoff, self.one_file_system = uid, recent_cutoff, one_file_system
 
     def roots(self) -> list[CacheRoot]:
         """Each piece of debris as a root of its own, for the scanner to size."""
@@ -48,7 +48,9 @@ class StoreDebris:
         return roots
 
     def entries(self) -> list[CacheEntry]:
-        report = scan(self.roots(), **self.scan_options)
+        report = scan(
+            self.roots(), uid=self.uid, recent_cutoff=self.recent_cutoff, one_file_system=self.one_file_system
+        )
         # The store removes a build whole or not at all: one holding recent or foreign files waits.
         return [
             replace(

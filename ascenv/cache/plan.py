@@ -54,20 +54,21 @@ def assess(
     processes. ``npu_pids``: processes on the NPU (npu-smi); they compile into the kernel
     caches at any time, so those are in use while any runs.
     """
-    installs = sorted((c for c in canns if c.installed_at is not None), key=lambda c: c.installed_at)
+    installs = sorted(((c.installed_at, c) for c in canns if c.installed_at is not None), key=lambda p: p[0])
     users_of = _users_index(busy)
     entries = []
     for entry in report.entries:
         reasons: list[str] = []
         version = None
         if installs and entry.newest is not None:
-            before = [c for c in installs if c.installed_at <= entry.newest]
+            before = [c for at, c in installs if at <= entry.newest]
             if before:
                 version = before[-1].version
-            if entry.oldest is not None and entry.oldest < installs[0].installed_at:
+            first_at, first = installs[0]
+            if entry.oldest is not None and entry.oldest < first_at:
                 reasons.append(
                     f"holds files from {_date(entry.oldest)}, before any installed CANN "
-                    f"(first: {installs[0].version or installs[0].path}, {_date(installs[0].installed_at)})"
+                    f"(first: {first.version or first.path}, {_date(first_at)})"
                 )
         kind = KINDS.get(entry.kind)
         if kind is not None and kind.serves_operators and entry.oldest is not None:

@@ -253,7 +253,7 @@ def stale_latest(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
                     evidence=(link,),
                 )
                 continue
-            newer = [(v, p) for v, p in versions if v > mine]
+            newer = [(v, p) for v, p in versions if v is not None and v > mine]
             if newer:
                 _, newest = max(newer, key=lambda pair: pair[0])
                 yield finding(

@@ -16,7 +16,8 @@ def _preferred(snap: Snapshot) -> Optional[CannInstall]:
     """The install a user most likely means: the one a latest/cann link leads to, else the last."""
     installs = snap.cann.installs
     linked = [i for i in installs if i.links]
-    return (linked or list(installs) or [None])[-1]
+    chosen = linked or list(installs)
+    return chosen[-1] if chosen else None
 
 
 @check(

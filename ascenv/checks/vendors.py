@@ -86,6 +86,11 @@ def _built_with(matrix: Any, compiler: str) -> Optional[str]:
     return rows[0].cann.raw if rows else None
 
 
+def _accepted(effective: Optional[int], ranges: Any) -> bool:
+    """A compiler version the runtime's ABI gate lets through (no effective version: not)."""
+    return effective is not None and accepted(effective, ranges)
+
+
 @check(
     "ASC-VENDOR-ABI",
     layer="vendors",
@@ -133,7 +138,7 @@ def vendor_abi(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
                 fix=f"reinstall CANN {install.version or ''} (its compiler/version.info is damaged)",
             )
             continue
-        bad = [v for v in versions if effective_version(v) is None or not accepted(effective_version(v), ranges)]
+        bad = [v for v in versions if not _accepted(effective_version(v), ranges)]
         if bad:
             origin = _built_with(matrix, bad[0])
             yield finding(
@@ -197,14 +202,15 @@ def vendor_units(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             continue
         missing = [s for s in socs if s.compute_unit not in vendor.compute_units]
         if not missing:
+            present = sorted({s.compute_unit for s in socs if s.compute_unit})
             yield finding(
                 "ASC-VENDOR-UNITS",
                 Severity.OK,
-                f"vendor {vendor.name} has kernels for {', '.join(sorted({s.compute_unit for s in socs}))}",
+                f"vendor {vendor.name} has kernels for {', '.join(present)}",
                 evidence=(vendor.path,),
             )
             continue
-        units = sorted({s.compute_unit for s in missing})
+        units = sorted({s.compute_unit for s in missing if s.compute_unit})
         socs_text = ", ".join(sorted({s.soc_version for s in missing if s.soc_version})) or "this chip"
         yield finding(
             "ASC-VENDOR-UNITS",

@@ -73,7 +73,7 @@ def read_table(directory: Path, name: str) -> TableReader:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.9/3.10 hosts only
-        import tomli as tomllib  # type: ignore[import-not-found]
+        import tomli as tomllib
 
     label = f"{directory.name}/{name}"
     try:

@@ -267,7 +267,7 @@ def _walk(root: Path, rel: str = "") -> Iterator[tuple[str, os.stat_result]]:
 def write_layer(rootfs: Path, out: BinaryIO, clamp: int) -> None:
     """The root filesystem as one tar with fixed metadata (see the module docstring)."""
     links: dict[tuple[int, int], str] = {}
-    with tarfile.open(fileobj=out, mode="w|", format=tarfile.GNU_FORMAT) as tar:  # type: ignore[call-overload]
+    with tarfile.open(fileobj=out, mode="w|", format=tarfile.GNU_FORMAT) as tar:
         for path, st in _walk(rootfs):
             info = tarfile.TarInfo(path)
             info.mode = stat.S_IMODE(st.st_mode)

@@ -32,7 +32,7 @@ class Pin:
 
     @property
     def digest(self) -> str:
-        return self.image_id if self.kind == "bootstrap" else (self.ref or "").rsplit("@", 1)[-1]
+        return (self.image_id or "") if self.kind == "bootstrap" else (self.ref or "").rsplit("@", 1)[-1]
 
 
 @dataclass(frozen=True)

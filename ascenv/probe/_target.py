@@ -30,7 +30,7 @@ def read_text(path):
 
 def header_fields(text):
     """The RFC 822 header block of METADATA / PKG-INFO / WHEEL: name -> list of values."""
-    fields = {}
+    fields = {}  # type: dict
     for line in text.splitlines():
         if not line.strip():
             break  # the body (long description) starts after the first blank line

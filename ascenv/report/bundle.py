@@ -130,7 +130,7 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
             redactor.discover(plain)
         for _, _, text in raw:
             redactor.discover_text(text)
-        if inputs.triage:
+        if triage_data is not None and triage_md is not None:
             # a log quotes host names, paths and tokens like any capture
             redactor.discover(triage_data)
             redactor.discover_text(triage_md)
@@ -167,7 +167,7 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
     for member, what, text in raw:
         members[member] = text.encode("utf-8")
         sources[member] = what
-    if inputs.triage:
+    if inputs.triage and triage_data is not None:
         members[TRIAGE] = _json_bytes({"schema": 1, **triage_data})  # as `ascenv triage --format json`
         sources[TRIAGE] = f"ascenv triage {inputs.triage.log}"
     counts = redactor.counts

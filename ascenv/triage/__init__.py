@@ -12,7 +12,17 @@ from ascenv.triage.rank import Cause, SignatureMatch, TriageResult, rank
 from ascenv.triage.scan import LineGroup, scan
 from ascenv.triage.signatures import SignatureTable, load
 
-__all__ = ["Cause", "LineGroup", "SignatureMatch", "SignatureTable", "TriageResult", "exit_code", "load", "open_log", "triage"]
+__all__ = [
+    "Cause",
+    "LineGroup",
+    "SignatureMatch",
+    "SignatureTable",
+    "TriageResult",
+    "exit_code",
+    "load",
+    "open_log",
+    "triage",
+]
 
 
 def open_log(path: str, shown: str) -> IO[bytes]:

@@ -123,6 +123,6 @@ def test_a3_lock_on_an_x86_310p_host_is_another_platform(tmp_path):
     code, out, err = ascenv(p310, tmp_path, "lock", "--check", "a3.lock")
     assert code == errors.EXIT_USAGE and out == ""
     assert (
-        "a3.lock is for another platform (arch aarch64 vs x86_64; SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))"
-        in err
+        "a3.lock is for another platform (arch aarch64 vs x86_64; "
+        "SoC family ascend910_93 (Ascend910) vs ascend310p (310P3))" in err
     )
