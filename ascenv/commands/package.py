@@ -60,10 +60,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         from ascenv.package.inspection import inspect_package
 
         found = inspect_package(package, max_bytes=args.max_bytes, max_members=args.max_members)
-        if args.format == "json":
-            ctx.out.json(render.inspection_json(found))
-        else:
-            render.render_inspection(ctx.out, found)
+        render.render_inspection(ctx.out, found, args.format)
         return errors.EXIT_OK
     from ascenv.output import package as render
     from ascenv.package.normalize import epoch_from, normalize
@@ -72,8 +69,5 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     result = normalize(
         package, Path(ctx.cwd, args.output), epoch, max_bytes=args.max_bytes, max_members=args.max_members
     )
-    if args.format == "json":
-        ctx.out.json(render.normalized_json(result))
-    else:
-        render.render_normalized(ctx.out, result)
+    render.render_normalized(ctx.out, result, args.format)
     return errors.EXIT_OK

@@ -102,10 +102,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     data = report.pack(bundle)
     write_atomic(os.path.join(ctx.cwd, args.output), data, mode=0o644 if args.redact else 0o600)
     result = summary(bundle, data, args.output)
-    if args.format == "json":
-        ctx.out.json(result)
-    else:
-        render.written(ctx.out, args.output, result)
+    render.written(ctx.out, args.output, result, args.format)
     return errors.EXIT_OK
 
 

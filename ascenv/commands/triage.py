@@ -48,12 +48,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     code = exit_code(result)
     from ascenv.output import triage as render
 
-    if args.format == "json":
-        ctx.out.json(render.to_json(result, code))
-    elif args.format == "markdown":
-        ctx.out.text(render.markdown(result, _name(args.log)))
-    else:
-        render.human(ctx.out, result, _name(args.log))
+    render.render(ctx.out, result, code, _name(args.log), args.format)
     return code
 
 

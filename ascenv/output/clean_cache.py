@@ -6,12 +6,11 @@ import datetime
 import time
 from typing import Optional
 
-from rich.markup import escape
 from rich.table import Table
 
 from ascenv.cache.entry import CacheEntry, display_path
 from ascenv.cache.result import LS, CleanCache
-from ascenv.output import Output
+from ascenv.output import Output, safe
 
 
 def size(n: int) -> str:
@@ -53,10 +52,10 @@ def render_listing(out: Output, entries: tuple[CacheEntry, ...], now: Optional[f
             size(e.allocated),
             f"{e.files:,}",
             age(None if e.newest is None else now - e.newest),
-            escape(display_path(e.soc) if e.soc else "-"),
-            escape(e.cann_version or "-"),
+            safe(display_path(e.soc) if e.soc else "-"),
+            safe(e.cann_version or "-"),
             _state(e),
-            escape(display_path(e.path)),
+            safe(display_path(e.path)),
         )
     if entries:
         out.console.print(table)
@@ -67,7 +66,7 @@ def render_listing(out: Output, entries: tuple[CacheEntry, ...], now: Optional[f
     )
     for e in entries:
         for reason in e.stale_reasons:
-            out.console.print(f"  stale {escape(display_path(e.path))}: {escape(reason)}")
+            out.console.print(f"  stale {safe(display_path(e.path))}: {safe(reason)}")
 
 
 def render_plan(out: Output, result: CleanCache, fmt: str = "human") -> None:

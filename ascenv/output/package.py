@@ -57,7 +57,10 @@ def inspection_json(found: Inspection) -> dict[str, Any]:
     }
 
 
-def render_inspection(out: Output, found: Inspection) -> None:
+def render_inspection(out: Output, found: Inspection, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(inspection_json(found))
+        return
     h = found.header
     console = out.console
     console.print(f"[bold]{escape(found.path)}[/]: makeself {escape(h.version or '?')}, label {escape(h.label)!r}")
@@ -101,7 +104,10 @@ def normalized_json(result: Normalized) -> dict[str, Any]:
     }
 
 
-def render_normalized(out: Output, result: Normalized) -> None:
+def render_normalized(out: Output, result: Normalized, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(normalized_json(result))
+        return
     out.console.print(
         f"{escape(result.output)}: {result.members} members, packaged {escape(result.date)}, sha256 {result.sha256}"
     )

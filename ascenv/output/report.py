@@ -102,7 +102,10 @@ def markdown(page: Page) -> str:
     return "\n".join(lines)
 
 
-def written(out: Output, path: str, result: dict) -> None:
+def written(out: Output, path: str, result: dict, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(result)
+        return
     c = out.console
     summary = result["summary"]
     size = result["size"]

@@ -18,6 +18,15 @@ _MARK = {True: "[bold red]✗[/]", False: "[green]✓[/]", None: "[yellow]?[/]"}
 _MD_MARK = {True: "❌", False: "✅", None: "❔"}
 
 
+def render(out: Output, result: TriageResult, code: int, name: str, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(to_json(result, code))
+    elif fmt == "markdown":
+        out.text(markdown(result, name))
+    else:
+        human(out, result, name)
+
+
 def to_json(result: TriageResult, code: int) -> dict:
     return {
         "exit_code": code,

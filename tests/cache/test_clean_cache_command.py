@@ -399,3 +399,14 @@ def test_ls_is_a_sub_command_whose_options_may_come_before_or_after_it(home, arg
     code, out, _ = run(home, *argv)
     data = json.loads(out)
     assert code == 0 and data["mode"] == "ls" and {e["kind"] for e in data["entries"]} == {"log"}
+
+
+def test_a_name_with_a_newline_or_an_escape_cannot_forge_plan_lines(home, tmp_path):
+    forged = "job\nstale /home/you/thesis: holds kernels compiled before everything\x1b[2J"
+    write(str(home / "proj/build" / forged / "kernel_meta/add.o"), b"m", mtime=OLD)
+    code, out, err = run(home, "ls", "--path", str(home / "proj"))
+    assert code == 0
+    shown = out + err
+    assert "\x1b" not in shown
+    assert not any(line.lstrip().startswith("stale /home/you/thesis") for line in shown.splitlines())
+    assert "\\n" in shown or "\\x0a" in shown  # the newline is shown, not sent
