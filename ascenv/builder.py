@@ -44,8 +44,9 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 LABEL_OP, LABEL_KEY, PURPOSE_LABEL = "ascenv.op", "ascenv.build-key", "ascenv.purpose"
 TOOLCHAIN_FILE = "toolchain.txt"  # in {work}: what TOOLCHAIN_PROBE printed
 # Asked inside the container, one "name: first line of --version" per tool found; CANN's compiler
-# version from compiler/version.info ("Version=7.7.0.1.238", see
-# ../shared/research/operator-build-and-caches.md §2.4) under $ASCEND_HOME_PATH or the default path.
+# version from compiler/version.info ("Version=7.7.0.1.238" in CANN 8.1.RC1, github:leideng/CANN-8.1.RC1
+# @551ed27c29284929bbdc2239e929ddfedfdf0b8b:Ascend/ascend-toolkit/8.1.RC1/compiler/version.info)
+# under $ASCEND_HOME_PATH or the default path.
 TOOLCHAIN_PROBE = r"""
 for t in gcc g++ clang cmake make; do
   command -v "$t" >/dev/null 2>&1 && echo "$t: $("$t" --version 2>&1 | head -n 1)"

@@ -35,7 +35,7 @@ def command_specs() -> list[CommandSpec]:
 
     NAME, ORDER and HELP are read from each module's source (top-level literal assignments), so
     that a run imports only the command it runs: importing all of them cost more than half of
-    `ascenv doctor`'s start-up (issue #3 item 5). A module whose values are not plain literals is
+    `ascenv doctor`'s start-up time. A module whose values are not plain literals is
     imported to read them."""
     import ast
     import pkgutil

@@ -200,11 +200,12 @@ def lock_from_snapshot(
 
 # The SoC family of an npu-smi chip name. The compute unit is the lower-cased Short_SoC_version of
 # CANN's platform_config/<SoC>.ini, the same grouping as msopgen's config/transform.json
-# SOC_VERSION_TYPE (CANN 8.1.RC1; notes in shared/research/operator-build-and-caches.md §6). A test
-# holds it equal to compat/hardware.toml, which is not loaded here: that costs more than the lock.
+# SOC_VERSION_TYPE (CANN 8.1.RC1,
+# github:leideng/CANN-8.1.RC1@551ed27c29284929bbdc2239e929ddfedfdf0b8b:Ascend/ascend-toolkit/8.1.RC1/).
+# A test holds it equal to compat/hardware.toml, which is not loaded here: that costs more than the lock.
 # npu-smi prints the A3 name *with* the "Ascend" prefix ("Ascend910"), every other family without,
 # and a bare "910B" is the first-generation 910 bin (family ascend910), not a 910B1..B4
-# (shared/research/formats-npu-smi.md, F3).
+# (https://github.com/vllm-project/vllm-ascend/issues/573).
 _COMPUTE_UNITS = (
     (r"Ascend910(_93\d*)?", "ascend910_93"),
     (r"(Ascend)?910_93\d*", "ascend910_93"),

@@ -4,10 +4,11 @@ Ascend strings are not PEP 440 (``8.2.RC1.alpha001``, ``24.1.rc2.2`` and
 ``V100R001C22SPC001B231`` are rejected or misread by ``packaging``), so they get their own
 type, ``AscendVersion``. It keeps the raw text for display and orders strings the way Huawei
 means them, within one product line only: CANN, driver (HDK) and firmware numbers are unrelated
-series (compat-sources/compat.md §1.1, §5.3), so comparing across lines raises.
+series, so comparing across lines raises.
 
 Python packages (python, torch, torch_npu) use ``packaging``; pre-release handling is always
-passed explicitly because its default changed in packaging 26.0 (research/style-anchors.md §4).
+passed explicitly because its default changed in packaging 26.0 (its CHANGELOG.rst, 26.0:
+``Specifier.contains`` pre-release handling).
 """
 
 from __future__ import annotations
@@ -36,11 +37,11 @@ class ProductLine(str, enum.Enum):
 
 # Ranks inside one X.Y release. T builds are internal/test builds (8.0.T6, 8.0.T63) whose
 # string does not say which RC they lead to, so all of them sort before X.Y.RC1
-# (compat.md §5.3 puts them "in their own bucket"; ``is_test_build`` lets a check say so).
+# (they are not comparable with releases; ``is_test_build`` lets a check say so).
 _STAGE_T, _STAGE_RC, _STAGE_FINAL = 0, 1, 2
 _STAGE_NONE = -1  # a bare "24.0" (a range bound in firmware version.info): below every 24.0.*
 # Suffixes that come before the version they are attached to. Old-scheme ``.beta1`` is the
-# community label of a commercial release (8.0.RC3.beta1 = community 8.0.RC3, compat.md §1.1);
+# community label of a commercial release (8.0.RC3.beta1 = community 8.0.RC3, as the PTA release notes list them);
 # it sorts just below the commercial string and ``commercial()`` maps it back.
 _PRE_RANK = {"alpha": 0, "beta": 1, "rc": 2}
 _NO_PRE = 3
@@ -257,11 +258,10 @@ class VersionRange:
 
     * ``[7.0.0,7.7.99]`` (driver ``compatible_version_fw``): lower ≤ v ≤ upper.
     * ``[24.1,24.1.]`` (firmware ``compatible_version_drv``): a trailing dot on the upper bound
-      makes it a prefix: any ``24.1.*`` (compat.md §4.3 "prefix ranges of driver versions";
-      research/formats-npu-smi.md §5 "trailing-dot upper bounds").
+      makes it a prefix: any ``24.1.*``.
     * ``[V100R001C15]`` / ``[V100R001C13,V100R001C19]`` (toolkit ``compatible_version``): release
-      trains, compared on V/R/C only (the C-code semantics are INFERRED, compat.md §4.3).
-    * ``25.0.X`` (Huawei tables): the family 25.0.* (compat.md §5.3).
+      trains, compared on V/R/C only (the C-code semantics are INFERRED from observed values; no spec was found).
+    * ``25.0.X`` (Huawei tables): the family 25.0.*.
     * ``[8.0.RC1,]``: open upper end.
     """
 
@@ -347,7 +347,7 @@ def split_local(text: str) -> tuple[str, str]:
 def torch_release(text: str) -> str:
     """The torch ``X.Y.Z`` a torch or torch_npu version stands for: ``2.1.0.post17``,
     ``2.1.0rc1``, ``2.1.0.rc1``, ``2.1.0+cxx11-abi``, ``2.1.0+cpu`` → ``2.1.0`` (torch_npu
-    must match torch exactly on X.Y.Z, compat.md §0 rule 1)."""
+    must match torch exactly on X.Y.Z: its wheels pin torch==X.Y.Z in Requires-Dist)."""
     match = _RELEASE_XYZ.match(text.strip())
     if not match:
         raise InvalidVersion(f"no X.Y.Z release at the start of {text!r}")
@@ -357,7 +357,7 @@ def torch_release(text: str) -> str:
 def specifier_contains(specifier: str, version: str, *, prereleases: bool) -> bool:
     """``SpecifierSet(specifier).contains(version)`` with pre-release handling stated by the
     caller; bad input raises InvalidVersion instead of quietly returning False."""
-    import packaging.specifiers  # here, not at the top: it costs doctor's start-up (issue #3 item 5)
+    import packaging.specifiers  # here, not at the top: it costs doctor's start-up time
 
     try:
         spec = packaging.specifiers.SpecifierSet(specifier)

@@ -3,7 +3,7 @@
 
 Maintenance script, not imported by ascenv. It asks pip (and so whatever index the machine's
 pip configuration names) once per CPython version, because ``pip index versions`` hides every
-version without a wheel for the asking interpreter (compat-sources/compat.md §2.4). The union
+version without a wheel for the asking interpreter. The union
 is every torch-npu version with a wheel for this machine's platform; the per-Python answers
 give the wheel tags. It rewrites only the block between the BEGIN/END markers; tests then
 check that every listed version has a row in [[releases]].

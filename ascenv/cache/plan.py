@@ -27,7 +27,8 @@ def parse_age(text: str) -> float:
 def compute_unit(soc: str) -> str:
     """The custom-operator compute unit of a SoC directory name: lower-cased Short_SoC_version
     (Ascend910B4 → ascend910b, Ascend910_9382 → ascend910_93, Ascend310P3 → ascend310p).
-    Shared research operator-build-and-caches.md §6, from CANN 8.1.RC1 platform_config/*.ini."""
+    From CANN 8.1.RC1 platform_config/*.ini:
+    github:leideng/CANN-8.1.RC1@551ed27c29284929bbdc2239e929ddfedfdf0b8b:Ascend/ascend-toolkit/8.1.RC1/aarch64-linux/data/platform_config/."""
     name = soc.lower()
     match = re.fullmatch(r"(ascend910_9\d)\d*", name) or re.fullmatch(r"(ascend\d{3}[a-z])\d.*", name)
     return match.group(1) if match else name

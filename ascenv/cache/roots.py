@@ -1,7 +1,7 @@
 """Every place Ascend writes compile caches and debris, resolved from an environment mapping,
 the home directory and the working directory, with CANN's documented precedence. Pure.
 
-Sources (see shared research operator-build-and-caches.md §4):
+Sources:
 - compile disk cache: ATC ``--op_compiler_cache_dir`` / env ``ACL_OP_COMPILER_CACHE_DIR``
   (torch_npu) > ``$ASCEND_CACHE_PATH`` > ``$HOME/atc_data``; kernels in ``kernel_cache/<soc>``
   and ``fuzzy_kernel_cache/<soc>`` below it.

@@ -37,8 +37,7 @@ def set_env_line(install: CannInstall) -> str:
         return f"source {install.set_env}"
     parent, name = install.path.rsplit("/", 1)
     if name.startswith("cann"):
-        # 8.5+: set_env.sh sits inside the version directory (cann-8.5.0/set_env.sh),
-        # research/formats-npu-smi.md §5.
+        # 8.5+: set_env.sh sits inside the version directory (cann-8.5.0/set_env.sh).
         return f"source {install.path}/set_env.sh"
     # Legacy layout: the package directory's set_env.sh exports ASCEND_TOOLKIT_HOME=<dir>/latest
     # (corpus version_files/set_env.sh_8.0.0_*), so it reaches this install only through `latest`.

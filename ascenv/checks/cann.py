@@ -29,7 +29,7 @@ from ascenv.versions import ProductLine
 CANN (toolkit, nnae or nnrt; from 8.5 the `cann-<version>` layout) provides the runtime, the
 compiler and the built-in operators. ascenv looks in ASCEND_HOME_PATH/ASCEND_TOOLKIT_HOME,
 /usr/local/Ascend/{cann,ascend-toolkit,nnae,nnrt}, /etc/Ascend/ascend_cann_install.info and
-~/Ascend (research/formats-npu-smi.md §5).
+~/Ascend.
 """,
 )
 def cann_found(snap: Snapshot, matrix: object) -> Iterator[Finding]:
@@ -80,8 +80,8 @@ def cann_found(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     explain="""
 `ascend-toolkit/latest` (and, from CANN 8.5, `/usr/local/Ascend/cann`) are symlinks to the
 version directory that set_env.sh and most tools use. After an uninstall they can dangle, and
-everything that goes through `latest` fails to find libraries (research/peers-and-pain-points.md
-§10 #13).
+everything that goes through `latest` fails to find libraries (Huawei case library:
+https://www.hiascend.com/document/caselibrary/detail/topic_0000001574783333).
 """,
 )
 def cann_links(snap: Snapshot, matrix: object) -> Iterator[Finding]:
@@ -224,8 +224,8 @@ def _no_hdk_data(matrix: Any, cann: str, driver: str, as_of: str) -> str:
 `ascend-toolkit/latest` (and `/usr/local/Ascend/cann` from 8.5) decide which CANN set_env.sh
 activates. After installing a newer CANN beside an old one, a `latest` still pointing at the old
 version gives "version mismatch" surprises: the new install is on disk but never used
-(research/peers-and-pain-points.md §10 #13; Huawei case library topic_0000001574783333). This may
-be on purpose, so it is a warning.
+(Huawei case library: https://www.hiascend.com/document/caselibrary/detail/topic_0000001574783333).
+This may be on purpose, so it is a warning.
 """,
 )
 def stale_latest(snap: Snapshot, matrix: Any) -> Iterator[Finding]:

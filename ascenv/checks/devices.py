@@ -9,8 +9,10 @@ from ascenv.checks import check, finding
 from ascenv.checks._facts import has_npu_hardware
 from ascenv.model import Finding, Severity, Snapshot
 
-# The nodes every NPU process opens besides its /dev/davinciN (cann-container-image README;
-# Ascend Docker Runtime adds the same three: research/operator-build-and-caches.md §5.2).
+# The nodes every NPU process opens besides its /dev/davinciN (README of
+# github:Ascend/cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9; Ascend Docker Runtime
+# adds the same three: github:Ascend/ascend-docker-runtime@c451124d7bd7d547e7c2f3fe285cb9f1d21483fb
+# runtime/main.go).
 MANAGER_NODES = ("/dev/davinci_manager", "/dev/devmm_svm", "/dev/hisi_hdc")
 _CHIP_NODE = re.compile(r"^/dev/davinci\d+$")
 

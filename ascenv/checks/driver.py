@@ -61,7 +61,8 @@ npu-smi reports the version of the driver that is running; /usr/local/Ascend/dri
 the one installed on disk. When they differ, the driver was most likely upgraded (or
 reinstalled) without the reboot the installer asks for, and libraries from the new package talk
 to the old kernel modules. This is a hypothesis carried over from the CUDA world ("Driver/library
-version mismatch" after an upgrade without reboot; research/peers-and-pain-points.md §10 #40):
+version mismatch" after an upgrade without reboot,
+https://github.com/greshake/i3status-rust/pull/771):
 the Ascend symptom is not verified, so ascenv warns and does not fail.
 """,
 )

@@ -40,9 +40,9 @@ def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str
 The toolkit holds no operator binaries: they come in a per-chip package (Ascend-cann-kernels-<chip>
 up to 8.3, Ascend-cann-<chip>-ops from 8.5, mandatory there) installed into
 opp/built-in/op_impl/ai_core/tbe/kernel/<compute unit>. Without it torch_npu fails with "please
-check if the opp_kernel package is installed" (vllm-ascend#237; research/peers-and-pain-points.md
-§10 #7); ascend-deployer checks the same directory. Package names per CANN release and compute unit
-come from compat/cann.toml.
+check if the opp_kernel package is installed" (https://github.com/vllm-project/vllm-ascend/issues/237);
+ascend-deployer checks the same directory. Package names per CANN release and compute unit come
+from compat/cann.toml.
 """,
 )
 def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:

@@ -28,7 +28,8 @@ from ascenv.model import UNLISTED, Finding, Severity, Snapshot, Vendor
     explain="""
 $ASCEND_OPP_PATH/vendors/config.ini decides the order in which CANN searches custom operator
 vendors: `load_priority=vendor_a,vendor_b`. CANN reads only its first line, so anything else a
-user or a second installer appends is ignored (research/operator-build-and-caches.md §2).
+user or a second installer appends is ignored (github:hicann/metadef@786891c02e5a7f509c6ffffd854e33ddefe3527c:
+base/common/plugin/plugin_manager.cc GetOppPluginVendors).
 """,
 )
 def vendor_config(snap: Snapshot, matrix: object) -> Iterator[Finding]:
@@ -103,8 +104,8 @@ compiler/version.info (e.g. ">=6.3, <=7.7"), on major + minor (the minor padded 
 a vendor outside every range is skipped with only a log warning: its operators silently fall back
 to the built-in ones or fail with EZ3003. Source: github:hicann/metadef
 base/common/plugin/plugin_manager.cc IsVendorVersionValid, GetRequiredOppAbiVersion,
-GetEffectiveVersion (@786891c02e5a7f509c6ffffd854e33ddefe3527c); research/operator-build-and-caches.md
-§2.4. Paths containing opp_latest are exempt; a vendor without version.info is not checked.
+GetEffectiveVersion (@786891c02e5a7f509c6ffffd854e33ddefe3527c).
+Paths containing opp_latest are exempt; a vendor without version.info is not checked.
 """,
 )
 def vendor_abi(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -189,8 +190,7 @@ def vendor_abi(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
 A built operator package holds binaries per compute unit: op_impl/ai_core/tbe/kernel/<unit>/ and
 config/<unit>/ (ascend910b, ascend310p, ascend910_93, …), chosen by ASCEND_COMPUTE_UNIT in the
 project's CMakePresets.json. A package built for another chip loads, but its operators are
-missing on this one: "Socversion mismatch", EZ3002/EZ3003 (vllm-ascend#6676, #1383;
-research/peers-and-pain-points.md §10 #23).
+missing on this one: "Socversion mismatch", EZ3002/EZ3003 (vllm-ascend#6676, #1383).
 """,
 )
 def vendor_units(snap: Snapshot, matrix: Any) -> Iterator[Finding]:

@@ -76,7 +76,7 @@ class Output:
         self._no_color = None if color is None else not color
         self._consoles: dict = {}
 
-    # rich is imported on first use: JSON output never needs it (doctor start-up, issue #3 item 5)
+    # rich is imported on first use: JSON output never needs it (doctor's start-up time)
     @property
     def console(self) -> Console:
         return self._console("stdout")

@@ -1,6 +1,6 @@
 """Every CANN installation on the machine, what each one contains, and which one is active.
 
-Where CANN lives (research/formats-npu-smi.md §5 "Layout changes", research/ascend-peer-tools.md):
+Where CANN lives:
 * legacy: ``<base>/ascend-toolkit/<ver>`` with ``ascend-toolkit/latest`` → ``<ver>`` (a symlink, or
   a real directory of symlinks ``compiler -> ../8.2.RC2/compiler``), ``ascend-toolkit/set_env.sh``;
   nnae/nnrt the same way (``nnae/latest/ascend_nnae_install.info`` sits at the top, not in
@@ -14,9 +14,10 @@ Where CANN lives (research/formats-npu-smi.md §5 "Layout changes", research/asc
 Per install: ``<arch>-linux/ascend_<pkg>_install.info`` (``arm64-linux`` on 7.0.RC1),
 ``version.cfg``, ``compiler/version.info``, ``opp/version.info``, the compute units with built-in
 kernels under ``opp/built-in/op_impl/ai_core/tbe/kernel/<unit>`` (where both the legacy
-``Ascend-cann-kernels-<chip>`` and the 8.5+ ``Ascend-cann-<chip>-ops`` packages put them,
-research/operator-build-and-caches.md §4 table), and the SoCs it can target: the stems of
-``<arch>-linux/data/platform_config/*.ini`` (research/operator-build-and-caches.md §6).
+``Ascend-cann-kernels-<chip>`` and the 8.5+ ``Ascend-cann-<chip>-ops`` packages put
+them), and the SoCs it can target: the stems of
+``<arch>-linux/data/platform_config/*.ini`` (CANN 8.1.RC1:
+github:leideng/CANN-8.1.RC1@551ed27c29284929bbdc2239e929ddfedfdf0b8b:Ascend/ascend-toolkit/8.1.RC1/aarch64-linux/data/platform_config/).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ DEFAULT_BASE = "/usr/local/Ascend"
 CANN_INSTALL_INFO = "/etc/Ascend/ascend_cann_install.info"
 PACKAGE_DIRS = (("ascend-toolkit", "toolkit"), ("nnae", "nnae"), ("nnrt", "nnrt"))
 ACTIVE_VARIABLES = ("ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME")  # set_env.sh exports both
-# The 9.x images also export ASCEND_TOOLKIT_LATEST_HOME (research/operator-build-and-caches.md §5.1).
+# The 9.x images also export ASCEND_TOOLKIT_LATEST_HOME
+# (github:Ascend/cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9 cann/<tag>/Dockerfile).
 CANDIDATE_VARIABLES = ACTIVE_VARIABLES + ("ASCEND_TOOLKIT_LATEST_HOME",)
 _MARKERS = ("version.cfg", "compiler/version.info", "runtime/version.info", "opp/version.info")
 _INFO_PREFERENCE = ("ascend_toolkit_install.info", "ascend_nnae_install.info", "ascend_nnrt_install.info")

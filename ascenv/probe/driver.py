@@ -1,12 +1,12 @@
 """Driver and firmware: their ``version.info`` files, ``/etc/ascend_install.info``, and whether
 the driver's kernel module is loaded.
 
-Where the files are (research/formats-npu-smi.md §5):
+Where the files are:
 * ``/etc/ascend_install.info`` records ``Driver_Install_Path_Param`` / ``Firmware_Install_Path_Param``
   (default ``/usr/local/Ascend``); the driver is ``<path>/driver/version.info``, the firmware
-  ``<path>/firmware/version.info`` (ascend-deployer's check_cann_basic reads it the same way,
-  research/ascend-peer-tools.md).
-* 310B SoC boards keep the driver under ``/var/davinci`` (formats §5; the 310B driver installer log
+  ``<path>/firmware/version.info`` (ascend-deployer 26.0.0's check_cann_basic reads it the same
+  way).
+* 310B SoC boards keep the driver under ``/var/davinci`` (the 310B driver installer log
   in tests/data/corpus/other_cmds/driver_firmware_run-installer_logs_310B_davinci-mini-log.txt
   says "driver 25.0.rc1.1 under /var/davinci"), while their firmware is under /usr/local/Ascend.
 """

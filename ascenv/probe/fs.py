@@ -39,7 +39,7 @@ class Root:
 
     def _host(self, path: str) -> str:
         # host_path() as a string: resolve() maps every component of every path read, and
-        # building a Path each time was most of the file probes' time (issue #3 item 5).
+        # building a Path each time was most of the file probes' time (start-up time).
         path = posixpath.normpath("/" + path.lstrip("/"))
         if path == "/":
             return str(self.directory)

@@ -1,6 +1,6 @@
 """Pure parsers for the version files an Ascend machine keeps on disk.
 
-Formats (research/formats-npu-smi.md §5, samples in tests/data/corpus/version_files/):
+Formats (public samples, each with its source line, in tests/data/corpus/version_files/):
 
 * ``key=value``: driver and firmware ``version.info``, ``ascend_*_install.info``,
   ``/etc/ascend_install.info``, component ``version.info`` (``required_*_version=">=7.6, <=8.2"``

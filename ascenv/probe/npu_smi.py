@@ -69,8 +69,8 @@ BOARD_TYPE_MEANING = (
     "cannot open the NPUs (seen together with -8020)"
 )
 DRIVER_INCOMPLETE_MEANING = (
-    "npu-smi prints this when /etc/ascend_install.info lacks Driver_Install_Status=complete "
-    "(formats-npu-smi.md §3.8); the table that follows is still valid"
+    "npu-smi prints this when /etc/ascend_install.info lacks Driver_Install_Status=complete; "
+    "the table that follows is still valid"
 )
 NOT_ON_PATH = (
     "npu-smi is not on PATH; it ships with the NPU driver (/usr/local/bin/npu-smi on the host). "
@@ -294,7 +294,7 @@ def _processes_unknown(table: _Table, layout: Optional[str]) -> Optional[str]:
 
 
 def _layout(table: _Table) -> Optional[str]:
-    """The family of formats-npu-smi.md §1, from the header words; widths only where the words agree."""
+    """The table family (F1, F2a, F2, F3, F4, F5), from the header words; widths only where the words agree."""
     h1, h2 = table.header1, table.header2
     if h1 is None:
         return None
@@ -450,7 +450,7 @@ def _add_chip(table: _Table, ids: re.Match[str], bus: Optional[str], values: lis
     second_id = int(ids.group(2)) if ids.group(2) else None
     header2 = " ".join(table.header2.cells) if table.header2 else ""
     # Row 2's second number is the logic Device id (310/310P/310B) or the physical chip id (A3);
-    # without a header, only A3 prints the "Ascend" prefix in its name (formats-npu-smi.md §2).
+    # without a header, only A3 prints the "Ascend" prefix in its name.
     is_phy = "Phy-ID" in header2 if header2 else pending.name.startswith("Ascend")
     words1 = [v[0] for v in pending.values if len(v) == 1]
     pairs1 = [v for v in pending.values if len(v) == 2]

@@ -140,8 +140,8 @@ def compute_units(root: Root, vendor_path: str) -> tuple[str, ...]:
 
     A built package holds ``op_impl/ai_core/tbe/kernel/<unit>/<op>/*.o`` (binary kernels, beside
     ``kernel/config/<unit>/``) and ``op_impl/ai_core/tbe/config/<unit>/aic-<unit>-ops-info.json``
-    (also in a source-only package); see the CANN 8.0.RC3 SinhCustom .run listing in
-    opproject-refdata/run_listing_SinhCustom_cann8.0.RC3.txt.
+    (also in a source-only package); seen in the listing of a public CANN 8.0.RC3 SinhCustom .run
+    package.
     """
     tbe = posixpath.join(vendor_path, _TBE)
     units: set[str] = set()
