@@ -20,9 +20,14 @@ def plant(root: Path, machine_path: str, kind: str) -> None:
     if kind == "fifo":
         os.mkfifo(host)
     elif kind == "socket":
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(host))
-        sock.close()
+        # bound by a relative name: a socket path over 107 bytes (a deep tmp_path) cannot be bound
+        sock, cwd = socket.socket(socket.AF_UNIX), os.getcwd()
+        try:
+            os.chdir(host.parent)
+            sock.bind(host.name)
+        finally:
+            os.chdir(cwd)
+            sock.close()
     elif kind == "char-device":
         try:
             os.mknod(host, stat.S_IFCHR | 0o666, os.makedev(1, 5))  # what /dev/zero is
