@@ -1,5 +1,5 @@
 """CLI start-up: commands are listed from their source and only the one that runs is imported
-(issue #3 item 5: doctor never imports torch and starts fast)."""
+(doctor never imports torch and starts fast)."""
 
 from __future__ import annotations
 
