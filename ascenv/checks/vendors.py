@@ -291,3 +291,21 @@ install roots (CANN environment variable reference, ASCEND_CUSTOM_OPP_PATH). An 
 says nothing. Reported by `ascenv op check` and `ascenv doctor`.
 """,
 )(_judged("ASC-VENDOR-PKGROOT"))
+
+
+@check(
+    "ASC-VENDOR-STALE-CACHE",
+    layer="vendors",
+    title="no kernel cache predates a vendor's install",
+    explain="""
+The operator compile disk cache (kernel_cache/<soc> and fuzzy_kernel_cache/<soc> below
+ACL_OP_COMPILER_CACHE_DIR, else $ASCEND_CACHE_PATH, else $HOME/atc_data) is read back by the
+runtime: kernels compiled from a vendor before it was rebuilt and reinstalled may still be served
+instead of the new ones. A cache holding files older than the vendor's version.info (rewritten by
+every install) is reported with the `ascenv clean-cache ... --stale --yes` command that removes
+it. Reported by `ascenv op check` only: doctor works from a snapshot, which records no caches, and
+never scans them.
+""",
+)
+def stale_kernel_cache(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    return iter(())  # op check scans the caches (ascenv.package.stale_cache); doctor does not

@@ -1,12 +1,13 @@
 """`op check [OPTYPE|VENDOR]`: for every custom operator vendor CANN searches, in its order
 (ASCEND_CUSTOM_OPP_PATH, then vendors/config.ini), the OpTypes it provides and whether ATC, the
 runtime and aclnn / torch_npu can use each on this arch and SoC; which vendor wins an OpType two
-provide; ASCEND_CUSTOM_OPP_PATH entries naming an install root; the ABI gate. Read from the files
-only: nothing is loaded or run."""
+provide; ASCEND_CUSTOM_OPP_PATH entries naming an install root; the ABI gate; kernel caches
+compiled before a vendor's install. Read from the files only: nothing is loaded, run or deleted."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 
 from ascenv import errors
@@ -61,6 +62,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         arch=args.arch or platform.machine(),
         compute_unit=compute_unit(args.soc) if args.soc else None,
         wanted=args.name,
+        home=ctx.environ.get("HOME") or (os.path.expanduser("~") if root.is_host else None),
+        cwd=os.path.abspath(ctx.cwd),
     )
     if args.format == "json":
         ctx.out.json(render.op_check_json(result))

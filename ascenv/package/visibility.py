@@ -159,16 +159,28 @@ def check_ops(
     arch: str,
     compute_unit: Optional[str],
     wanted: Optional[str] = None,
+    home: Optional[str] = None,
+    cwd: str = "/",
 ) -> OpCheck:
+    """Judge the vendors (``judge``), the ABI gate, and the kernel caches that predate a
+    vendor's install (``stale_cache``; ``home`` None: ``$HOME`` of ``environ``)."""
+    from ascenv.package.stale_cache import stale_kernel_caches
     from ascenv.probe.vendors import probe_vendors  # op check reads the trees; doctor reads the snapshot
 
     vendors, _ = probe_vendors(root, environ, opp_path)
     judged = judge(vendors, arch=arch, compute_unit=compute_unit, wanted=wanted)
-    findings = [*judged.findings, *_abi(root, opp_path, list(judged.vendors))]
+    used = {o.vendor for o in judged.ops} | ({wanted} if wanted else set())
+    checked = [v for v in vendors if v.priority != UNLISTED and (not wanted or v.name in used)]
+    findings = [
+        *judged.findings,
+        *_abi(root, opp_path, list(judged.vendors)),
+        *stale_kernel_caches(
+            root, environ, checked, home=home or environ.get("HOME"), cwd=cwd, compute_unit=compute_unit
+        ),
+    ]
     notes = []
     if compute_unit is None:
         notes.append("no --soc given: the per-compute-unit parts (ops-info, kernels) were not judged")
-    notes.append("kernel caches older than a vendor install are not checked here: see ascenv clean-cache --dry-run")
     return OpCheck(arch, compute_unit, judged.vendors, judged.ops, tuple(findings), tuple(notes))
 
 

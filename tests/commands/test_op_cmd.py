@@ -62,3 +62,20 @@ def test_explain_knows_the_new_ids(tmp_path: Path) -> None:
     for id in ("ASC-VENDOR-OPTYPE", "ASC-VENDOR-ACLNN", "ASC-VENDOR-SHADOWED", "ASC-VENDOR-PKGROOT"):
         code, out, err = ascenv(tmp_path, "explain", id)
         assert code == 0 and "ascenv op check" in out, err
+
+
+def test_op_check_reports_a_kernel_cache_older_than_the_vendor(tmp_path: Path) -> None:
+    from tests.package.test_visibility import FIX, INSTALLED, installed_vendor, kernel_cache, tree_hash
+
+    root = installed_vendor(tmp_path)
+    kernel_cache(root / "home/dev", at=INSTALLED - 86400)
+    before = tree_hash(root / "home")
+    argv = ("op", "check", "--root", str(root), "--soc", "Ascend910B4", "--arch", "aarch64")
+    code, out, err = ascenv(tmp_path, *argv, environ={"ASCEND_OPP_PATH": OPP, "HOME": "/home/dev"})
+    assert code == 0, err  # a warning: the operator is usable, the cache may shadow it
+    assert "warn ASC-VENDOR-STALE-CACHE: kernel-cache Ascend910B4 predates the install of vendor customize" in out
+    assert f"fix: in the system whose root is {root}: {FIX}" in " ".join(out.split())
+    assert "not checked" not in out
+    assert tree_hash(root / "home") == before
+    code, _, _ = ascenv(tmp_path, "explain", "ASC-VENDOR-STALE-CACHE")
+    assert code == 0

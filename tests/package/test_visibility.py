@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -146,3 +148,126 @@ def test_real_multi_vendor_config_order(tmp_path: Path) -> None:
         vendor_tree(vendors / name, name=name)
     (op,) = run(root).ops
     assert (op.vendor, op.shadowed) == ("customize", ("mdc", "lhisi"))
+
+
+# --- kernel caches older than a vendor's install ------------------------------------------------
+
+INSTALLED = 1_767_225_600  # 2026-01-01 00:00 UTC: when the fixture vendor was (re)installed
+FIX = "ascenv clean-cache --kind kernel-cache --kind fuzzy-kernel-cache --soc Ascend910B4 --stale --yes"
+
+
+def installed_vendor(tmp_path: Path, units: tuple[str, ...] = ("ascend910b",)) -> Path:
+    root = machine(tmp_path)
+    vendor = vendor_tree(root / OPP.lstrip("/") / "vendors" / "customize", units=units)
+    os.utime(vendor / "version.info", (INSTALLED, INSTALLED))
+    return root
+
+
+def kernel_cache(base: Path, soc: str = "Ascend910B4", *, at: float, kind: str = "kernel_cache") -> Path:
+    """A compile cache entry as CANN writes it (a kernel .o and its .json), all files dated ``at``."""
+    entry = base / "atc_data" / kind / soc
+    (entry / "te_add_custom_1a2b").mkdir(parents=True)
+    for name in ("te_add_custom_1a2b/kernel.o", "te_add_custom_1a2b/kernel.json"):
+        (entry / name).write_bytes(b"compiled")
+        os.utime(entry / name, (at, at))
+    (base / "atc_data" / kind / "op_cache.ini").write_text("[op_compiler_cache]\n")
+    return entry
+
+
+def tree_hash(top: Path) -> str:
+    """Names, contents and mtimes of everything below ``top``: a read-only check leaves it equal."""
+    digest = hashlib.sha256()
+    for path in sorted(top.rglob("*")):
+        st = path.lstat()
+        digest.update(f"{path.relative_to(top)}\0{st.st_mtime_ns}\0".encode())
+        if path.is_file():
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def stale(result) -> list:  # type: ignore[no-untyped-def]
+    return [f for f in result.findings if f.id == "ASC-VENDOR-STALE-CACHE"]
+
+
+def test_a_kernel_cache_older_than_the_vendor_install_is_reported(tmp_path: Path) -> None:
+    root = installed_vendor(tmp_path)
+    entry = kernel_cache(root / "home/dev", at=INSTALLED - 86400)
+    before = tree_hash(root / "home")
+    result = run(root, {"HOME": "/home/dev"})
+    (f,) = stale(result)
+    assert f.severity.value == "warn"
+    assert (
+        f.title == "kernel-cache Ascend910B4 predates the install of vendor customize: it may still serve old kernels"
+    )
+    assert f.found == (
+        "/home/dev/atc_data/kernel_cache/Ascend910B4 (default $HOME/atc_data): files from 2025-12-31 00:00 UTC "
+        "to 2025-12-31 00:00 UTC; "
+        f"vendor customize installed 2026-01-01 00:00 UTC ({OPP}/vendors/customize/version.info)"
+    )
+    assert (
+        f.expected == "no kernels in /home/dev/atc_data/kernel_cache/Ascend910B4 compiled before the vendor's install"
+    )
+    assert f.fix == f"in the system whose root is {root}: {FIX}"
+    assert tree_hash(root / "home") == before and entry.is_dir()
+    assert not any("kernel cache" in note for note in result.notes)
+
+
+def test_kernels_compiled_after_the_install_or_no_cache_give_nothing(tmp_path: Path) -> None:
+    root = installed_vendor(tmp_path)
+    assert stale(run(root, {"HOME": "/home/dev"})) == []  # no atc_data at all
+    kernel_cache(root / "home/dev", at=INSTALLED + 3600)
+    assert stale(run(root, {"HOME": "/home/dev"})) == []
+    assert stale(run(root)) == []  # no HOME: $HOME/atc_data unknown, not looked at
+
+
+def test_the_cache_dir_the_environment_names_and_only_the_socs_judged(tmp_path: Path) -> None:
+    root = installed_vendor(tmp_path, units=("ascend910b", "ascend310p"))
+    kernel_cache(root / "home/dev", at=INSTALLED - 60)  # not read: ASCEND_CACHE_PATH moves the cache
+    kernel_cache(root / "data", at=INSTALLED - 60, kind="fuzzy_kernel_cache")
+    kernel_cache(root / "data", "Ascend910B1", at=INSTALLED - 60)
+    kernel_cache(root / "data", "Ascend310P3", at=INSTALLED - 60)
+    environ = {"HOME": "/home/dev", "ASCEND_CACHE_PATH": "/data/atc_data"}
+    found = stale(run(root, environ))
+    assert [f.found.split(" (")[0] for f in found] == [
+        "/data/atc_data/kernel_cache/Ascend910B1",
+        "/data/atc_data/fuzzy_kernel_cache/Ascend910B4",
+    ]
+    assert found[0].fix.endswith("--soc Ascend910B1 --stale --yes")
+    assert len(stale(run(root, environ, unit=None))) == 3  # no --soc: every SoC's cache
+    assert stale(run(root, environ, wanted="NoSuchOp")) == []  # a vendor not checked is not judged
+
+
+def test_a_cache_for_a_unit_the_vendor_has_no_kernels_for_is_not_its_concern(tmp_path: Path) -> None:
+    root = installed_vendor(tmp_path)  # kernels for ascend910b only
+    kernel_cache(root / "home/dev", "Ascend310P3", at=INSTALLED - 60)
+    assert stale(run(root, {"HOME": "/home/dev"}, unit=None)) == []
+
+
+class HostPaths:
+    """The parts of the host Root the cache check uses, without opening the real /: machine
+    paths are host paths (the test's are all in tmp_path)."""
+
+    is_host = True
+    directory = Path("/")
+
+    def resolve(self, path: str) -> str:
+        return os.path.realpath(path)
+
+    def host_path(self, path: str) -> Path:
+        return Path(path)
+
+
+def test_on_this_host_the_fix_is_the_bare_command(tmp_path: Path) -> None:
+    from ascenv.model import Vendor
+    from ascenv.package.stale_cache import stale_kernel_caches
+
+    host = HostPaths()
+
+    vendor = vendor_tree(tmp_path / "opt/vendors/customize")
+    os.utime(vendor / "version.info", (INSTALLED, INSTALLED))
+    entry = kernel_cache(tmp_path / "home", at=INSTALLED - 60)
+    record = Vendor("customize", str(vendor), "ASCEND_CUSTOM_OPP_PATH", 0, compute_units=("ascend910b",))
+    (f,) = stale_kernel_caches(host, {}, [record], home=str(tmp_path / "home"), compute_unit="ascend910b")  # type: ignore[arg-type]
+    assert f.fix == FIX and f.found.startswith(f"{entry} (default $HOME/atc_data): ")
+    other_unit = Vendor("customize", str(vendor), "ASCEND_CUSTOM_OPP_PATH", 0, compute_units=("ascend310p",))
+    assert stale_kernel_caches(host, {}, [other_unit], home=str(tmp_path / "home")) == []  # type: ignore[arg-type]
