@@ -6,8 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from ascenv.probe import fs
+
+# Property tests assert what never happens (a raise, a crash), not how fast: on a loaded 2-core CI
+# machine example generation can be slow, which must not fail them.
+settings.register_profile("ascenv", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ascenv")
 
 CORPUS = Path(__file__).parent / "data" / "corpus"  # copies of ../shared/corpus (public captures)
 SHARED = Path(__file__).resolve().parents[2] / "shared"  # reference-only material, may be absent
