@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from ascenv import __version__, errors, fsutil, lockfile
 from ascenv.commands import _common as common
-from ascenv.diff import Node, fleet, pair
-from ascenv.model import Snapshot
+from ascenv.diff import Node, StackReader, fleet, pair
 from ascenv.report import GZIP_MAGIC, load_bundle
 from ascenv.snapshot_io import read_snapshot_json, snapshot_from_json
 
@@ -37,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if len(args.inputs) < 2:
         raise errors.UsageError("ascenv diff needs at least two snapshots or locks", hint="ascenv diff A B [C ...]")
-    reader = _StackReader()
+    reader = StackReader()
     nodes = [load_node(os.path.join(ctx.cwd, name), name, ctx, reader) for name in args.inputs]
     from ascenv.output import diff as render
 
@@ -50,7 +48,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     return errors.EXIT_FINDINGS if len(groups) > 1 else errors.EXIT_OK
 
 
-def load_node(path: str, name: str, ctx: common.Context, reader: _StackReader) -> Node:
+def load_node(path: str, name: str, ctx: common.Context, reader: StackReader) -> Node:
     """A snapshot (JSON), a lock (TOML) or a report bundle (.tar.gz), told apart by content, as a Lock."""
     with fsutil.open_input(path, what="", shown=name, limit=MAX_BUNDLE) as fh:
         head = fh.read(64)
@@ -62,12 +60,11 @@ def load_node(path: str, name: str, ctx: common.Context, reader: _StackReader) -
         )
     if first in (b"{", b"["):  # JSON; TOML starts with a comment, a key or a [table] header
         if first == b"{" or _json_array(path, name):
-            snapshot = reader.snapshot(path, name)
-            return Node(
-                name,
-                lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name),
-                images_known=False,
-            )
+            data = read_snapshot_json(path, name)
+            if isinstance(data, dict):
+                return Node(name, reader.lock(data, name), images_known=False)
+            snapshot_from_json(data, name)  # not a table: raises, naming what was found
+            raise errors.InputError(f"{name} is not an ascenv snapshot")
     lock, warnings = lockfile.read_lock(path, name)
     for warning in warnings:
         ctx.out.warn(warning)
@@ -83,36 +80,3 @@ def _json_array(path: str, name: str) -> bool:
     except (ValueError, RecursionError):
         return False
     return True
-
-
-# Only the parts a lock is made of are read (not env, devices, npu-smi processes and errors), and
-# a part whose JSON was already seen (a fleet's python, cann, driver sections) is reused, not
-# validated and built again: whole snapshots made a 1,000-node diff take 2.5 s, not well under 2.
-_LOCKED_PARTS = ("host", "npu", "driver", "firmware", "cann", "python", "vendors")
-_LOCKED_NPU = ("driver_version", "chips", "boards")
-
-
-class _StackReader:
-    def __init__(self) -> None:
-        self._built: dict[tuple[str, str], object] = {}
-
-    def snapshot(self, path: str, name: str) -> Snapshot:
-        import json
-        from dataclasses import replace
-
-        data = read_snapshot_json(path, name)
-        if not isinstance(data, dict):
-            return snapshot_from_json(data, name)  # raises, naming what was found
-        head = {k: data[k] for k in ("schema", "created") if k in data}
-        parts: dict[str, Any] = {}
-        for key in _LOCKED_PARTS:
-            if key not in data:
-                continue
-            value = data[key]
-            if key == "npu" and isinstance(value, dict):
-                value = {k: value[k] for k in _LOCKED_NPU if k in value}
-            seen = (key, json.dumps(value, sort_keys=True))
-            if seen not in self._built:
-                self._built[seen] = getattr(snapshot_from_json({**head, key: value}, name), key)
-            parts[key] = self._built[seen]
-        return replace(snapshot_from_json(head, name), **parts)

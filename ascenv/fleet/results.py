@@ -6,15 +6,14 @@ so the folder is what ``ascenv diff`` reads too."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ascenv import __version__, fsutil, lockfile
+from ascenv import fsutil
+from ascenv.diff import StackReader
 from ascenv.errors import AscenvError
 from ascenv.lockfile import Lock
-from ascenv.model import Snapshot
-from ascenv.snapshot_io import snapshot_from_json
 
 OK = "ok"
 DRIFT = "drift"
@@ -91,41 +90,3 @@ def _envelope(stdout: Any) -> Optional[dict]:
 def _line(value: Any) -> str:
     text = str(value or "").strip()
     return " ".join(text.split())[:500]
-
-
-# Only the parts a lock is made of are built, and a part whose JSON was already seen (a fleet's
-# identical driver, CANN and Python sections) is reused: building 1,000 whole snapshots is slow.
-_LOCKED_PARTS = ("host", "npu", "driver", "firmware", "cann", "python", "vendors")
-_LOCKED_NPU = ("driver_version", "chips", "boards")
-
-
-class StackReader:
-    def __init__(self) -> None:
-        self._built: dict[tuple[str, str], object] = {}
-        self._locks: dict[tuple[int, ...], Lock] = {}
-
-    def lock(self, data: dict, name: str) -> Lock:
-        """The node's lock; nodes made of the very same (reused) parts share one lock build, only
-        ``created`` and ``source`` (outside the input hash) are the node's own."""
-        snapshot = self.snapshot(data, name)
-        key = tuple(id(getattr(snapshot, part)) for part in _LOCKED_PARTS)
-        built = self._locks.get(key)
-        if built is None:
-            built = lockfile.lock_from_snapshot(snapshot, generator_version=__version__, source=name)
-            self._locks[key] = built
-        return replace(built, created=snapshot.created, source=name)
-
-    def snapshot(self, data: dict, name: str) -> Snapshot:
-        head = {k: data[k] for k in ("schema", "created") if k in data}
-        parts: dict[str, Any] = {}
-        for key in _LOCKED_PARTS:
-            if key not in data:
-                continue
-            value = data[key]
-            if key == "npu" and isinstance(value, dict):
-                value = {k: value[k] for k in _LOCKED_NPU if k in value}
-            seen = (key, json.dumps(value, sort_keys=True))
-            if seen not in self._built:
-                self._built[seen] = getattr(snapshot_from_json({**head, key: value}, name), key)
-            parts[key] = self._built[seen]
-        return replace(snapshot_from_json(head, name), **parts)
