@@ -126,3 +126,10 @@ def _describe(cycles: list[list[str]]) -> str:
 def test_no_import_cycles():
     cycles = _cycles()
     assert not cycles, _describe(cycles)
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "commands").glob("*.py")), ids=lambda p: p.name)
+def test_commands_leave_the_format_to_their_renderer(path):
+    # parse -> core -> output.<command>.render(out, result, format): the renderer chooses
+    source = path.read_text(encoding="utf-8")
+    assert "format ==" not in source and '"schema"' not in source, f"{path.name} renders itself"

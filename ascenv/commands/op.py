@@ -65,8 +65,5 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         home=ctx.environ.get("HOME") or (os.path.expanduser("~") if root.is_host else None),
         cwd=os.path.abspath(ctx.cwd),
     )
-    if args.format == "json":
-        ctx.out.json(render.op_check_json(result))
-    else:
-        render.render_op_check(ctx.out, result)
+    render.render_op_check(ctx.out, result, args.format)
     return errors.EXIT_FINDINGS if any(f.severity.value == "error" for f in result.findings) else errors.EXIT_OK

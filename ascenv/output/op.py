@@ -48,7 +48,10 @@ def op_check_json(result: OpCheck) -> dict[str, Any]:
     }
 
 
-def render_op_check(out: Output, result: OpCheck) -> None:
+def render_op_check(out: Output, result: OpCheck, fmt: str = "human") -> None:
+    if fmt == "json":
+        out.json(op_check_json(result))
+        return
     console = out.console
     unit = result.compute_unit or "no --soc"
     console.print(f"[bold]custom operators[/] for {escape(result.arch)}, {escape(unit)}, in CANN's search order")
