@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
 from ascenv import serde
-from ascenv.output import Output
+from ascenv.output import Output, safe
 from ascenv.package.visibility import OpCheck
 
 _MARK = {True: "[green]yes[/]", False: "[red]no[/]"}
@@ -54,28 +53,28 @@ def render_op_check(out: Output, result: OpCheck, fmt: str = "human") -> None:
         return
     console = out.console
     unit = result.compute_unit or "no --soc"
-    console.print(f"[bold]custom operators[/] for {escape(result.arch)}, {escape(unit)}, in CANN's search order")
+    console.print(f"[bold]custom operators[/] for {safe(result.arch)}, {safe(unit)}, in CANN's search order")
     for v in result.vendors:
         state = "" if v.layout else " [red](missing)[/]"
-        console.print(f"  {v.priority}. {escape(v.name)} {escape(v.path)} ({escape(v.origin)}){state}")
+        console.print(f"  {v.priority}. {safe(v.name)} {safe(v.path)} ({safe(v.origin)}){state}")
     if result.ops:
         table = Table(box=None, pad_edge=False)
         for column in ("OpType", "vendor", "ATC", "runtime", "aclnn", "shadowed"):
             table.add_column(column)
         for o in result.ops:
             table.add_row(
-                escape(o.op_type),
-                escape(o.vendor),
+                safe(o.op_type),
+                safe(o.vendor),
                 _MARK[o.atc],
                 _MARK[o.runtime],
                 _MARK[o.aclnn],
-                escape(", ".join(o.shadowed)),
+                safe(", ".join(o.shadowed)),
             )
         console.print(table)
     for f in result.findings:
-        console.print(f"{_SEVERITY[f.severity.value]} {f.id}: {escape(f.title)}")
+        console.print(f"{_SEVERITY[f.severity.value]} {f.id}: {safe(f.title)}")
         for label, text in (("found", f.found), ("expected", f.expected), ("fix", f.fix)):
             if text:
-                console.print(f"    {label}: {escape(text)}")
+                console.print(f"    {label}: {safe(text)}")
     for note in result.notes:
-        console.print(f"[dim]note: {escape(note)}[/]")
+        console.print(f"[dim]note: {safe(note)}[/]")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 
-from ascenv.output import Output
+from ascenv.output import Output, safe
 from ascenv.package.inspection import Inspection
 from ascenv.package.layout import VendorLayout
 from ascenv.package.normalize import Normalized
@@ -63,10 +62,8 @@ def render_inspection(out: Output, found: Inspection, fmt: str = "human") -> Non
         return
     h = found.header
     console = out.console
-    console.print(f"[bold]{escape(found.path)}[/]: makeself {escape(h.version or '?')}, label {escape(h.label)!r}")
-    console.print(
-        f"  packaged {escape(h.date or '?')}, target directory {escape(h.target_dir)}, {escape(h.compression)}"
-    )
+    console.print(f"[bold]{safe(found.path)}[/]: makeself {safe(h.version or '?')}, label {safe(h.label)!r}")
+    console.print(f"  packaged {safe(h.date or '?')}, target directory {safe(h.target_dir)}, {safe(h.compression)}")
     sums = ", ".join(f"{c.kind} ok" for c in found.checksums) or "no checksum recorded"
     console.print(f"  payload {sum(h.sizes)} bytes at offset {h.offset}: {sums}")
     table = Table(box=None, pad_edge=False)
@@ -76,20 +73,20 @@ def render_inspection(out: Output, found: Inspection, fmt: str = "human") -> Non
         if m.kind == "dir":
             continue
         path = m.path + (f" -> {m.link}" if m.link else "")
-        table.add_row(f"{m.mode:04o}", str(m.size), (m.sha256 or "")[:16], escape(path))
+        table.add_row(f"{m.mode:04o}", str(m.size), (m.sha256 or "")[:16], safe(path))
     console.print(table)
     if not found.vendors:
         console.print("[yellow]no vendor[/]: the package has no packages/vendors/<vendor>/ tree")
     for v in found.vendors:
-        console.print(f"[bold]vendor {escape(v.name)}[/] (compiler {escape(v.compiler_version or 'unknown')})")
-        console.print(f"  OpTypes: {escape(', '.join(v.op_types) or 'none')}")
-        console.print(f"  kernels for: {escape(', '.join(v.compute_units) or 'no compute unit')}")
-        console.print(f"  ops-info for: {escape(', '.join(v.ops_info) or 'no compute unit')}")
+        console.print(f"[bold]vendor {safe(v.name)}[/] (compiler {safe(v.compiler_version or 'unknown')})")
+        console.print(f"  OpTypes: {safe(', '.join(v.op_types) or 'none')}")
+        console.print(f"  kernels for: {safe(', '.join(v.compute_units) or 'no compute unit')}")
+        console.print(f"  ops-info for: {safe(', '.join(v.ops_info) or 'no compute unit')}")
         for lib in v.libraries:
-            console.print(f"  {lib.kind}: {escape(lib.path)} ({escape(lib.elf_arch or 'not ELF')})")
-        console.print(f"  aclnn headers: {escape(', '.join(v.aclnn_headers) or 'none')}")
+            console.print(f"  {lib.kind}: {safe(lib.path)} ({safe(lib.elf_arch or 'not ELF')})")
+        console.print(f"  aclnn headers: {safe(', '.join(v.aclnn_headers) or 'none')}")
         for problem in v.problems:
-            console.print(f"  [yellow]warning[/]: {escape(problem)}")
+            console.print(f"  [yellow]warning[/]: {safe(problem)}")
 
 
 def normalized_json(result: Normalized) -> dict[str, Any]:
@@ -109,5 +106,5 @@ def render_normalized(out: Output, result: Normalized, fmt: str = "human") -> No
         out.json(normalized_json(result))
         return
     out.console.print(
-        f"{escape(result.output)}: {result.members} members, packaged {escape(result.date)}, sha256 {result.sha256}"
+        f"{safe(result.output)}: {result.members} members, packaged {safe(result.date)}, sha256 {result.sha256}"
     )

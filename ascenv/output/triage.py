@@ -6,10 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Optional
 
-from rich.markup import escape
-
 from ascenv import serde
-from ascenv.output import Output
+from ascenv.output import Output, safe
 from ascenv.triage import Cause, LineGroup, TriageResult
 from ascenv.triage.signatures import Signature
 
@@ -88,20 +86,20 @@ def _verdict(c: Cause) -> str:
 
 def human(out: Output, result: TriageResult, name: str) -> None:
     con = out.console
-    con.print(f"[bold]ascenv triage[/]  {escape(_headline(result, name))}")
+    con.print(f"[bold]ascenv triage[/]  {safe(_headline(result, name))}")
     if not result.causes:
         _no_signature_human(out, result)
         return
     for i, c in enumerate(result.causes, 1):
         title = c.cause + (f" — {c.detail}" if c.detail else "")
-        con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {escape(title)}[/]  [dim]({c.layer})[/]  {escape(_verdict(c))}")
+        con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {safe(title)}[/]  [dim]({c.layer})[/]  {safe(_verdict(c))}")
         for g in c.lines:
-            con.print(f"      log:     {escape(g.text)}[dim]{_repeat(g)}[/]")
+            con.print(f"      log:     {safe(g.text)}[dim]{_repeat(g)}[/]")
         for e in c.evidence:
-            con.print(f"      machine: {escape(e)}")
+            con.print(f"      machine: {safe(e)}")
         if c.checks:
-            con.print(f"      checks:  {escape(', '.join(c.checks))}")
-        con.print(f"      [cyan]fix:[/]     {escape(c.fix)}")
+            con.print(f"      checks:  {safe(', '.join(c.checks))}")
+        con.print(f"      [cyan]fix:[/]     {safe(c.fix)}")
     confirmed = [c for c in result.causes if c.confirmed]
     tail = (
         f"{len(confirmed)} cause(s) confirmed on this machine"
@@ -117,9 +115,9 @@ def _no_signature_human(out: Output, result: TriageResult) -> None:
     if not result.doctor_errors:
         con.print("  none: the doctor finds nothing wrong with the stack")
     for f in result.doctor_errors:
-        con.print(f"  [bold red]✗[/] {escape(f.title)}  [dim]{f.id}[/]")
+        con.print(f"  [bold red]✗[/] {safe(f.title)}  [dim]{f.id}[/]")
         if f.fix:
-            con.print(f"      [cyan]fix:[/] {escape(f.fix)}")
+            con.print(f"      [cyan]fix:[/] {safe(f.fix)}")
 
 
 def markdown(result: TriageResult, name: str) -> str:
