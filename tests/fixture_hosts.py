@@ -235,8 +235,9 @@ _A2_INFO_M = "other_cmds/npu-smi_info_-m_910b4_atlas800IA2_blog.txt"
 
 def _soc_configs(m: _Machine, install: str, arch: str, socs: dict[str, str]) -> None:
     """constructed: ``<arch>-linux/data/platform_config/<SoC>.ini`` with the ``[version]`` keys
-    only; SoC -> Short_SoC_version pairs from research/operator-build-and-caches.md §6 (CANN 8.1.RC1
-    platform_config list)."""
+    only; SoC -> Short_SoC_version pairs from the CANN 8.1.RC1 platform_config list
+    (github:leideng/CANN-8.1.RC1@551ed27c29284929bbdc2239e929ddfedfdf0b8b, an installed toolkit's
+    aarch64-linux/data/platform_config/*.ini)."""
     for soc, short in socs.items():
         m.write(
             f"{install}/{arch}-linux/data/platform_config/{soc}.ini",
@@ -266,7 +267,7 @@ def _toolkit_800(m: _Machine, base: str = "/usr/local/Ascend") -> str:
     m.copy(f"{install}/aarch64-linux/ascend_toolkit_install.info", _INFO_800)
     m.copy(f"{install}/version.cfg", f"{VERSION_FILES}/version.cfg_8.0.0_ascend-toolkit-latest_rst-notes.txt")
     # constructed: compiler/version.info with the compiler's own version as version.cfg records it
-    # (compiler_running_version=[7.6.0.1.220:8.0.0]); format: formats-npu-smi.md §5
+    # (compiler_running_version=[7.6.0.1.220:8.0.0])
     m.write(f"{install}/compiler/version.info", "Version=7.6.0.1.220\nversion_dir=8.0.0\n")
     m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
     m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/config/ascend910b")
@@ -289,27 +290,28 @@ def a2_cann800(m: _Machine) -> FixtureHost:
 
 def a3_cann850(m: _Machine) -> FixtureHost:
     # constructed: no driver version.info of 25.2.0 was captured; the minimum is Version=, the
-    # driver version npu-smi 25.2.0 prints (formats-npu-smi.md §5). No firmware file: its version
-    # on this machine is not known.
+    # driver version npu-smi 25.2.0 prints (https://github.com/vllm-project/vllm-ascend/issues/3002).
+    # No firmware file: its version on this machine is not known.
     m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.0\n")
     m.copy("/etc/ascend_install.info", _ETC_INSTALL, 1)
     install = "/usr/local/Ascend/cann-8.5.0"
     # constructed: the 8.5 layout keeps ascend_toolkit_install.info in cann-<ver>/<arch>-linux with
-    # path=/usr/local/Ascend/cann-8.5.0/aarch64-linux (formats-npu-smi.md §5, "CANN 8.5")
+    # path=/usr/local/Ascend/cann-8.5.0/aarch64-linux
     m.write(
         f"{install}/aarch64-linux/ascend_toolkit_install.info",
         "package_name=Ascend-cann-toolkit\nversion=8.5.0\narch=aarch64\nos=linux\npath=/usr/local/Ascend/cann-8.5.0/aarch64-linux\n",
     )
     # constructed: per-chip ops package record, <cann>/<arch>-linux/ascend_ops_install.info with
-    # package_name=Ascend-cann-<chip>-ops (compat-sources/compat_matrix.json version_files; the A3
-    # package is "A3-ops", deployer_compat.json), kernels under opp/.../kernel/<unit> (research
-    # operator-build-and-caches.md §4); ascend910_93 is the A3 compute unit (§6)
+    # package_name=Ascend-cann-<chip>-ops (the A3 package is "A3-ops": the PyPI ascend-deployer 26.0.0
+    # wheel downloads Ascend-cann-A3-ops_8.5.0_linux-aarch64.zip), kernels under
+    # opp/.../kernel/<unit>; ascend910_93 is the A3 compute unit
+    # (github:leideng/CANN-8.1.RC1@551ed27c29284929bbdc2239e929ddfedfdf0b8b)
     m.write(f"{install}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-A3-ops\nversion=8.5.0\n")
     m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910_93")
     _soc_configs(m, install, "aarch64", _A3_SOCS)
-    # constructed: 8.5 set_env.sh lives at /usr/local/Ascend/cann/set_env.sh (formats-npu-smi.md
-    # §5); the images export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-<ver> (research/operator-
-    # build-and-caches.md §5.1)
+    # constructed: 8.5 set_env.sh lives at /usr/local/Ascend/cann/set_env.sh; the images export
+    # ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-<ver> (github:Ascend/cann-container-image@
+    # c5a67b3a747bb8d69c828516d24a25ad5def4bb9:cann/<tag>/Dockerfile)
     m.write(
         f"{install}/set_env.sh",
         "export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-8.5.0\nexport ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}\n"
@@ -396,7 +398,7 @@ def nonroot_home(m: _Machine) -> FixtureHost:
     base = "/home/dev/Ascend/ascend-toolkit"
     install = f"{base}/8.1.RC1"
     # the captured x86_64 8.1.RC1 file with path= rewritten to this user's install: the installer
-    # writes the directory it installed to (formats-npu-smi.md §5, non-root installs in ~/Ascend)
+    # writes the directory it installed to (non-root installs go to ~/Ascend)
     info = corpus_text(f"{VERSION_FILES}/ascend_toolkit_install.info_8.1.RC1_x86_64_vllm-ascend-issue616.txt")
     m.write(
         f"{install}/x86_64-linux/ascend_toolkit_install.info", info.replace("/usr/local/Ascend/ascend-toolkit", base)
@@ -432,7 +434,7 @@ def _vllm_ascend_image(m: _Machine, torch: str, torch_npu: str) -> FixtureHost:
     m.write("/.dockerenv", "")
     m.copy("/etc/ascend_install.info", _ETC_INSTALL, 2)  # sample C: what Dockerfiles write
     # constructed: the host's driver is mounted in; npu-smi there prints Version: 25.2.2 and the
-    # minimum version.info is Version= (formats-npu-smi.md §5)
+    # minimum version.info is Version=
     m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.2\n")
     install = "/usr/local/Ascend/ascend-toolkit/8.3.RC2"
     m.copy(

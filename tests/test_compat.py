@@ -1,5 +1,6 @@
 """ascenv.compat: the shipped compat/*.toml load, broken copies fail with the key path, and the
-queries give the answers compat-sources/compat.md gives."""
+queries give the answers the published tables give (Ascend/pytorch README and COMPATIBILITY
+tables, the ascend-deployer wheels on PyPI, hiascend.com and gitcode release notes)."""
 
 from __future__ import annotations
 
@@ -286,7 +287,7 @@ def test_invalid_toml_missing_and_unexpected_files(tmp_path: Path) -> None:
         compat.load(folder)
 
 
-# --- CANN ↔ driver (compat.md §0 rule 3, §1.2) --------------------------------------------------
+# --- CANN ↔ driver (ascend-deployer CANN_*.json required_soft; CANN release notes) ----------------
 
 
 @pytest.mark.parametrize(
@@ -344,7 +345,8 @@ def test_cann_for_driver(matrix: compat.Matrix) -> None:
 def test_cann_releases_chips_packages_and_compiler(matrix: compat.Matrix) -> None:
     assert matrix.cann_release("8.5.0").package_for("ascend910_93") == ("Ascend-cann-A3-ops", Status.DOCUMENTED)
     assert matrix.cann_release("8.3.RC1").package_for("ascend910_93") == ("Atlas-A3-cann-kernels", Status.DOCUMENTED)
-    # A3 before 8.3 is INFERRED from torch_npu's SoC table (compat.md §6).
+    # A3 before 8.3 is INFERRED from torch_npu's SoC table
+    # (github:Ascend/pytorch:torch_npu/csrc/core/npu/NpuVariables.cpp, tags v6.0.rc3-*).
     assert matrix.cann_release("8.0.0").package_for("ascend910_93") == ("Atlas-A3-cann-kernels", Status.INFERRED)
     assert matrix.cann_release("8.1.RC1").package_for("ascend910b") == ("Ascend-cann-kernels-910b", Status.DOCUMENTED)
     assert matrix.cann_release("8.0.RC3.beta1").version.raw == "8.0.RC3"
@@ -371,7 +373,7 @@ def test_every_recorded_toolkit_is_a_known_release_of_its_train(matrix: compat.M
     assert release.innerversion is not None and release.innerversion.train == inner.train
 
 
-# --- torch_npu (compat.md §0 rules 1, 2, 5; §2) --------------------------------------------------
+# --- torch_npu (github:Ascend/pytorch README/COMPATIBILITY tables; PyPI torch-npu wheels) ---------
 
 
 def test_fix_suggester_for_cann_8_0_0_and_torch_2_1_0(matrix: compat.Matrix) -> None:
@@ -386,7 +388,7 @@ def test_fix_suggester_for_cann_8_0_0_and_torch_2_1_0(matrix: compat.Matrix) -> 
 
 
 def test_fix_suggester_filters_by_python_wheel(matrix: compat.Matrix) -> None:
-    # 2.1.0.post3/post6 have cp38–cp310 only; post8 gained cp311 (compat.md §2.4).
+    # 2.1.0.post3/post6 have cp38–cp310 only; post8 gained cp311 (https://pypi.org/simple/torch-npu/).
     texts = [f.release.text for f in matrix.torch_npu_for("8.0.RC2", "2.1.0", python="3.11")]
     assert "2.1.0.post6" not in texts
     assert [f.release.text for f in matrix.torch_npu_for("8.0.RC2", "2.1.0", python="3.10")][0] == "2.1.0.post6"

@@ -34,9 +34,10 @@ def v(text: str, line: ProductLine = CANN) -> AscendVersion:
     return AscendVersion.parse(text, line=line)
 
 
-# Ascending order, from compat-sources/compat.md §5.2 (release-to-release: RC1 < RC2 < RC3 <
-# X.Y.0.alphaN < X.Y.0 < X.(Y+1).RC1) and §5.3 (alpha/beta below their base, patch above it,
-# T builds in their own bucket, here below the first RC; new scheme alpha < beta < rc < final).
+# Ascending order: release-to-release as torch_npu orders them (RC1 < RC2 < RC3 <
+# X.Y.0.alphaN < X.Y.0 < X.(Y+1).RC1; github:Ascend/pytorch@9e73e708ab9350d203475609f36f8a43f6a0c2ab:
+# torch_npu/csrc/core/npu/GetCANNInfo.cpp), plus alpha/beta below their base, patch above it,
+# T builds in their own bucket, here below the first RC; new scheme alpha < beta < rc < final.
 CANN_ORDER = [
     "6.3.RC2",
     "6.3.RC3",
@@ -70,7 +71,7 @@ CANN_ORDER = [
     "9.1.0",
     "9.2.0-beta.2",
 ]
-# compat.md §1.1 and §5.1: bundle RC vs file rc, patch bundles, builds; 2021/2022 numbering.
+# Bundle RC vs file rc, patch bundles, builds; 2021/2022 numbering.
 DRIVER_ORDER = [
     "21.0.2",
     "22.0.4.1",
@@ -156,7 +157,7 @@ def test_raw_string_is_kept(text: str, line: ProductLine) -> None:
 
 
 def test_rc_case_does_not_matter_bundle_and_driver_file_are_the_same_release() -> None:
-    # HDK bundles say 23.0.RC3, the driver's version.info says 23.0.rc3 (compat.md §5.1).
+    # HDK bundles say 23.0.RC3, the driver's version.info says 23.0.rc3.
     assert v("23.0.RC3", DRIVER) == v("23.0.rc3", DRIVER)
     assert hash(v("23.0.RC3", DRIVER)) == hash(v("23.0.rc3", DRIVER))
 
@@ -211,7 +212,7 @@ def test_non_text_is_refused() -> None:
 
 
 def test_ordering_across_product_lines_is_refused() -> None:
-    # Driver and CANN numbers are unrelated series (compat.md §1.1); 8.0.0 vs 8.0.0 means nothing.
+    # Driver and CANN numbers are unrelated series; 8.0.0 vs 8.0.0 means nothing.
     with pytest.raises(IncomparableVersions, match="different product lines"):
         v("8.0.0", CANN) < v("8.0.0", DRIVER)  # noqa: B015
     with pytest.raises(IncomparableVersions):
@@ -259,7 +260,7 @@ def test_trailing_dot_upper_bound_means_the_whole_family() -> None:
     # Without the dot the upper bound is a plain version: 7.7.99 ends the range.
     fw = VersionRange.parse("[7.0.0,7.2.99]", line=FIRMWARE)
     assert fw.contains(v("7.1.0.6.220", FIRMWARE))
-    # compat.md §0 rule 4: driver 24.1.rc2 + fw 7.3.0.1.231 outside [7.0.0,7.2.99] broke a host.
+    # driver 24.1.rc2 + fw 7.3.0.1.231 outside [7.0.0,7.2.99] broke a host.
     assert not fw.contains(v("7.3.0.1.231", FIRMWARE))
 
 
@@ -275,7 +276,7 @@ def test_huawei_table_families_and_open_ranges() -> None:
 
 def test_inner_ranges_compare_trains_only() -> None:
     ranges = parse_range_list("[V100R001C13,V100R001C19],[V100R001C30]", line=INNER)
-    assert ranges[0].contains(v("V100R001C19SPC001B124", INNER))  # driver 24.1.rc3 (compat.md §4.3)
+    assert ranges[0].contains(v("V100R001C19SPC001B124", INNER))  # driver 24.1.rc3
     assert not any(r.contains(v("V100R001C21SPC002B220", INNER)) for r in ranges)
 
 
@@ -303,7 +304,7 @@ def test_split_local_and_torch_release() -> None:
     assert split_local("2.1.0+cpu") == ("2.1.0", "+cpu")
     assert split_local("2.5.1+cpu.cxx11.abi") == ("2.5.1", "+cpu.cxx11.abi")
     assert split_local("2.12.0") == ("2.12.0", "")
-    # compat.md §0 rule 1: these torch_npu versions all mean torch 2.1.0.
+    # these torch_npu versions all mean torch 2.1.0.
     for text in ["2.1.0rc1", "2.1.0.rc1", "2.1.0.post17", "2.1.0+cxx11-abi", "2.1.0+cpu"]:
         assert torch_release(text) == "2.1.0"
     with pytest.raises(InvalidVersion):
@@ -311,7 +312,7 @@ def test_split_local_and_torch_release() -> None:
 
 
 def test_cpu_local_label_pitfall_with_explicit_prereleases() -> None:
-    # compat.md §0: ==2.1.0+cpu is not satisfied by PyPI's 2.1.0; ==2.12.0 is satisfied by 2.12.0+cpu.
+    # ==2.1.0+cpu is not satisfied by PyPI's 2.1.0; ==2.12.0 is satisfied by 2.12.0+cpu.
     assert not specifier_contains("==2.1.0+cpu", "2.1.0", prereleases=True)
     assert specifier_contains("==2.1.0+cpu", "2.1.0+cpu", prereleases=True)
     assert specifier_contains("==2.12.0", "2.12.0+cpu", prereleases=True)

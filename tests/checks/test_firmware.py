@@ -18,7 +18,7 @@ def test_recorded_800ia2_driver_and_firmware_accept_each_other():
 
 
 def test_firmware_outside_the_drivers_range_is_an_error():
-    # compat.md §0 rule 4: driver 24.1.rc2 with fw 7.3.0.1.231 outside [7.0.0,7.2.99] broke IPC/UUID.
+    # driver 24.1.rc2 with fw 7.3.0.1.231 outside [7.0.0,7.2.99] broke IPC/UUID.
     snap = host(
         driver="24.1.rc2",
         firmware="7.3.0.1.231",
@@ -32,7 +32,7 @@ def test_firmware_outside_the_drivers_range_is_an_error():
 
 
 def test_driver_outside_the_firmwares_prefix_ranges_is_an_error():
-    # firmware version.info of compat.md §4.3: compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.]
+    # a firmware version.info: compatible_version_drv=[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.]
     fields = {"Version": "7.5.0.1.129", "compatible_version_drv": "[23.0.0,23.0.0.],[24.0,24.0.],[24.1,24.1.]"}
     assert severities(host(firmware="7.5.0.1.129", firmware_fields=fields), "ASC-FW-DRIVER") == ["error"]
     assert severities(

@@ -47,7 +47,8 @@ def test_a3_unit_comes_from_the_pci_id_and_8_5_names_the_ops_package():
 
 
 def test_inferred_package_name_says_so():
-    # A3 kernels before 8.3 are INFERRED from torch_npu's SoC table (compat.md §6).
+    # A3 kernels before 8.3 are INFERRED from torch_npu's SoC table
+    # (github:Ascend/pytorch:torch_npu/csrc/core/npu/NpuVariables.cpp, tags v6.0.rc3-*).
     snap = replace(
         a3_host(), cann__installs=(model.CannInstall(path=A3_CANN, kind="toolkit", version="8.0.0", arch="aarch64"),)
     )

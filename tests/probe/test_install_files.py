@@ -272,7 +272,7 @@ def test_every_version_file_is_covered():
 
 
 def test_installed_version_with_several_pairs():
-    # formats-npu-smi.md §5: installed_version can hold several pairs
+    # installed_version can hold several pairs
     cfg = parse_version_cfg("opp_kernel_installed_version=[7.5.T11.0.B081:8.0.RC3.alpha003][8.2.0.2.220:8.2.RC2]\n")
     assert cfg.get("opp_kernel", "installed") == (
         VersionPair("7.5.T11.0.B081", "8.0.RC3.alpha003"),
@@ -282,7 +282,9 @@ def test_installed_version_with_several_pairs():
 
 
 def test_nnae_style_range_lists():
-    # nnae install.info writes [V100R001C13,V100R001C19],[V100R001C30] (formats-npu-smi.md §5)
+    # nnae install.info writes [V100R001C13,V100R001C19],[V100R001C30] (github:Ascend/mind-cluster@
+    # 22bb3d987bc0208c3eb7395e222b661276133c58:component/ascend-faultdiag/test/st_testcase/
+    # modelarts-job-testdt/ascend/environment_check/worker-0/npu_info_before.txt)
     assert parse_compatible_versions("[V100R001C13,V100R001C19],[V100R001C30]") == (
         VersionRange("V100R001C13", "V100R001C19"),
         VersionRange("V100R001C30"),
