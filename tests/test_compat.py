@@ -388,7 +388,7 @@ def test_fix_suggester_for_cann_8_0_0_and_torch_2_1_0(matrix: compat.Matrix) -> 
 
 
 def test_fix_suggester_filters_by_python_wheel(matrix: compat.Matrix) -> None:
-    # 2.1.0.post3/post6 have cp38–cp310 only; post8 gained cp311 (https://pypi.org/simple/torch-npu/).
+    # 2.1.0.post3/post6 have cp38–cp310 only; post8 gained cp311 (the torch-npu wheel files on the package index).
     texts = [f.release.text for f in matrix.torch_npu_for("8.0.RC2", "2.1.0", python="3.11")]
     assert "2.1.0.post6" not in texts
     assert [f.release.text for f in matrix.torch_npu_for("8.0.RC2", "2.1.0", python="3.10")][0] == "2.1.0.post6"
