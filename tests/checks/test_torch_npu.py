@@ -130,7 +130,7 @@ def test_wheel_tag_for_another_python_is_an_error():
 
 
 def test_without_wheel_tags_the_pypi_wheel_list_decides():
-    # 2.1.0.post6 has cp38–cp310 wheels only (the torch-npu wheel list on the package index, `pip index versions torch-npu`)
+    # 2.1.0.post6 has cp38–cp310 wheels only (the torch-npu wheel files on the package index)
     snap = torch_host(npu="2.1.0.post6", cann="8.0.RC2", python="3.11.7", arch="x86_64")
     assert severities(snap, "ASC-TORCH-PYTHON", shipped_matrix()) == ["warn"]
     assert findings_of(snap, "ASC-TORCH-PYTHON") == []  # without the matrix nothing is known
