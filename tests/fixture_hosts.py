@@ -412,9 +412,14 @@ def nonroot_home(m: _Machine) -> FixtureHost:
 
 
 def _site_packages(m: _Machine, packages: dict[str, str]) -> str:
-    """constructed: dist-info records (METADATA name/version, WHEEL tag of this interpreter) of
-    the Python packages a host's image installs; returns the directory to put on PYTHONPATH."""
-    site = m.root.parent / "site"
+    """constructed: the Python packages a host's image installs (see ``fake_site``)."""
+    return fake_site(m.root.parent, packages)
+
+
+def fake_site(parent: Path, packages: dict[str, str]) -> str:
+    """``parent/site`` with dist-info records only (METADATA name/version, WHEEL tagged for this
+    interpreter); put on PYTHONPATH, the probe reads it like an installed environment."""
+    site = parent / "site"
     tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
     for name, version in packages.items():
         info = site / f"{name}-{version}.dist-info"

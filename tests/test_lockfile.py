@@ -10,6 +10,7 @@ from lock_samples import a2, a3, p310_x86, with_package
 from ascenv import errors, lockfile
 from ascenv.lockfile import Change, Lock, LockedChip, LockedImage, Npu, Platform
 from ascenv.model import Severity, Vendor
+from tests.key_paths import key_paths
 
 
 def lock_of(snap, **kw):
@@ -373,14 +374,6 @@ def test_deep_huge_and_invalid_toml_is_bad_input(text):
 # --- the fuzzer: a wrong type in any field of a lock is exit 2 with the key path -------------------------
 
 
-def _key_paths(data, prefix=()):
-    if prefix:
-        yield prefix
-    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
-    for key, value in items:
-        yield from _key_paths(value, (*prefix, key))
-
-
 def _set(data, path, value):
     import copy
 
@@ -418,7 +411,7 @@ def serde_keys():
 
 
 _LOCK_DATA = lockfile.lock_data(lock_of(a2()))
-_LOCK_PATHS = sorted(set(_key_paths(_LOCK_DATA)), key=str)
+_LOCK_PATHS = sorted(set(key_paths(_LOCK_DATA)), key=str)
 _ODD_VALUES = [
     0,
     -1,

@@ -17,6 +17,7 @@ from ascenv.checks import run_checks
 from ascenv.output import Output
 from ascenv.snapshot_io import load_snapshot, parse_snapshot_json, snapshot_from_json, snapshot_to_json
 from tests.cli_helpers import run_cli
+from tests.key_paths import key_paths
 
 GOOD = snapshot_to_json(a2())
 
@@ -81,14 +82,6 @@ def test_doctor_on_a_surrogate_snapshot_exits_2_in_every_format(tmp_path, fmt):
 # --- the fuzzer: a wrong type anywhere in a snapshot is exit 2 with the key path -------------------------
 
 
-def _key_paths(data, prefix=()):
-    if prefix:
-        yield prefix
-    items = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
-    for key, value in items:
-        yield from _key_paths(value, (*prefix, key))
-
-
 def _path_text(path):
     text = ""
     for key in path:
@@ -105,7 +98,7 @@ def _matrix():
 
 
 _MATRIX = _matrix()
-_PATHS = sorted(set(_key_paths(GOOD)), key=str)
+_PATHS = sorted(set(key_paths(GOOD)), key=str)
 _ODD = [None, True, 0, -1, 10**30, 1.5, float("nan"), "", "x" * 300, [], [1, None], {}, {"a": [{}]}, "\ud800"]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli_helpers import run_cli
 from tests.conftest import SHARED
-from tests.fixture_hosts import build_host
+from tests.fixture_hosts import build_host, fake_site
 
 
 def doctor_json(name, tmp_path, *extra):
@@ -112,19 +112,6 @@ def test_human_and_markdown_reports(tmp_path):
 
 
 # --- compatibility checks end to end (ascenv.checks.firmware/driver/cann/kernels/torch_npu/vendors) ----------------
-
-
-def fake_site(tmp_path, packages):
-    """A site directory with dist-info metadata only (name → version), wheels tagged for this
-    interpreter; put on PYTHONPATH, the probe reads it like an installed environment."""
-    site = tmp_path / "site"
-    tag = f"cp{sys.version_info[0]}{sys.version_info[1]}"
-    for name, version in packages.items():
-        info = site / f"{name}-{version}.dist-info"
-        info.mkdir(parents=True)
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-        (info / "WHEEL").write_text(f"Wheel-Version: 1.0\nTag: {tag}-{tag}-linux_x86_64\n")
-    return str(site)
 
 
 def doctor_with(name, tmp_path, packages=None, prepare=None):
