@@ -180,21 +180,23 @@ def run(
     def failed(status: str, message: str) -> Completed:
         return Completed(argv, status, None, "", message, time.monotonic() - start, (), limit)
 
-    try:
-        child = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=None if env is None else dict(env),
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except FileNotFoundError as exc:
-        return failed(NOT_FOUND, str(exc))
-    except OSError as exc:
-        return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
+    # Started and registered under one lock: an interrupt's kill_running() on another thread must
+    # not miss a child that already runs but is not registered yet (it would outlive ascenv).
     with _running_lock:
+        try:
+            child = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=None if env is None else dict(env),
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except FileNotFoundError as exc:
+            return failed(NOT_FOUND, str(exc))
+        except OSError as exc:
+            return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
         _running[child.pid] = child
     try:
         out, err, timed_out = _communicate(child, input, start + max(0.0, timeout), limit)
