@@ -2,7 +2,11 @@
 
 ``from_data`` reports the path of the first bad key (``npu.chips[3].name: expected string``),
 so a hand-edited or truncated snapshot, lock or data file gives a clear error, not a traceback.
-Annotations use ``typing.Optional``/``Union`` so they evaluate on Python 3.9.
+Annotations use ``typing.Optional``/``Union`` so they evaluate on Python 3.9. This module and
+the probe also run on a fleet node's own Python, as old as 3.7 (``ascenv fleet``): there the
+builtin generics of the annotations (``tuple[str, ...]``) are read as their ``typing`` aliases
+(PEP 585 made them subscriptable in 3.9), and ``get_origin``/``get_args`` (3.8) are read off the
+alias itself.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import sys
 import typing
 from collections.abc import Mapping
 from typing import Any, Callable, Optional
@@ -21,6 +26,19 @@ _TYPE_WORDS = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
 KeyNamer = Optional[Callable[[str], str]]
+
+if sys.version_info >= (3, 9):  # noqa: UP036 - see the module's docstring
+    _get_origin, _get_args = typing.get_origin, typing.get_args
+    _OLD_GENERICS: Optional[dict] = None
+else:  # pragma: no cover - fleet nodes' Python 3.7/3.8 (tests/fleet runs it)
+
+    def _get_origin(cls: Any) -> Any:
+        return getattr(cls, "__origin__", None)
+
+    def _get_args(cls: Any) -> tuple:
+        return getattr(cls, "__args__", None) or ()
+
+    _OLD_GENERICS = {"tuple": typing.Tuple, "list": typing.List, "dict": typing.Dict}  # noqa: UP006
 
 
 def kebab(name: str) -> str:
@@ -49,8 +67,8 @@ def from_data(cls: Any, data: Any, path: str = "", *, key: KeyNamer = None) -> A
     """Build ``cls`` (a dataclass or a typing annotation) from plain data, or raise SchemaError.
 
     ``key`` is the field naming used by ``to_data``; error paths use the names as written."""
-    origin = typing.get_origin(cls)
-    args = typing.get_args(cls)
+    origin = _get_origin(cls)
+    args = _get_args(cls)
     if cls is Any:
         return data
     if origin is typing.Union:
@@ -125,9 +143,9 @@ def _text(data: str, path: str) -> str:
     return data
 
 
-@functools.cache
+@functools.lru_cache(maxsize=None)  # noqa: UP033 - functools.cache is 3.9+
 def _hints(cls: Any) -> dict:
-    return typing.get_type_hints(cls)
+    return typing.get_type_hints(cls, localns=_OLD_GENERICS)
 
 
 def _join(path: str, key: str) -> str:
@@ -141,5 +159,5 @@ def _found(data: Any) -> str:
 
 
 def _describe(cls: Any) -> str:
-    args = [a for a in typing.get_args(cls) if a is not _NONE]
+    args = [a for a in _get_args(cls) if a is not _NONE]
     return " or ".join(_TYPE_WORDS.get(a, getattr(a, "__name__", str(a))) for a in args)

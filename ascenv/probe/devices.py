@@ -77,7 +77,8 @@ def _sysfs(root: Root, device: str, attribute: str) -> Optional[str]:
 def device_nodes(root: Root) -> tuple[DeviceNode, ...]:
     """Every ``/dev/davinciN`` present (in numeric order), then the control nodes, present or not.
     ``accessible``: readable and writable by this user (the runtime opens them read-write)."""
-    numbered = [(int(m.group(1)), name) for name in root.listdir("/dev") if (m := _DAVINCI.fullmatch(name))]
+    matches = (_DAVINCI.fullmatch(name) for name in root.listdir("/dev"))
+    numbered = [(int(m.group(1)), m.group(0)) for m in matches if m]
     paths = [f"/dev/{name}" for _, name in sorted(numbered)] + list(CONTROL_NODES)
     nodes = []
     for path in paths:

@@ -110,7 +110,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
         env = _controller_env(base)
         inventory = _inventory(base / "hosts.ini", nodes, key, config, names)
         if "py37" in nodes:
-            _inventory(base / "py37.ini", nodes, key, config, ["py37"])
+            _inventory(base / "py37.ini", nodes, key, config, ["a2-1", "py37"])
         yield Fleet(base, nodes, env, inventory)
     finally:
         for node in nodes.values():

@@ -106,17 +106,38 @@ def test_fleet_lock_refuses_a_split_fleet_naming_the_groups(fleet, tmp_path):
     assert not lock.exists()
 
 
-def test_a_node_whose_only_python_is_3_7_is_reported_failed_with_the_reason(fleet, tmp_path):
+def test_a_node_whose_only_python_is_3_7_is_audited(fleet, tmp_path):
+    """The same machine as a2-1, but python3 on its PATH is 3.7 and nothing newer: the probe runs
+    on 3.7, the snapshot equals a2-1's but for the Python it found (and so its packages), and the
+    cluster lock (taken from the A2 nodes) is checked on the controller."""
     if "py37" not in fleet.nodes:
         pytest.skip("no Python 3.7 at /root/.pyenv/versions/3.7.16")
+    lock = tmp_path / "cluster.lock"
+    code, _, stderr = run_cli(
+        ["fleet", "lock", "-i", str(fleet.inventory), "--limit", "a2-*", "-o", str(lock)], fleet.controller_env
+    )
+    assert code == 0, stderr
+    out = tmp_path / "r"
     code, stdout, stderr = run_cli(
-        ["fleet", "audit", "-i", str(fleet.base / "py37.ini"), "-o", str(tmp_path / "r"), "--format", "json"],
+        ["fleet", "audit", "-i", str(fleet.base / "py37.ini"), "--lock", str(lock), "-o", str(out), "--format", "json"],
         fleet.controller_env,
     )
-    (node,) = json.loads(stdout)["nodes"]
-    assert code == errors.EXIT_NODES_FAILED, stderr
-    assert node["status"] == "failed"
-    assert "node Python 3.7.16" in node["message"] and "older than 3.9" in node["message"]
+    nodes = {n["host"]: n for n in json.loads(stdout)["nodes"]}
+    assert nodes["a2-1"]["status"] == "ok", stderr
+    # another interpreter, so other packages too; every machine layer is a2-1's
+    assert nodes["py37"]["status"] == "drift" and nodes["py37"]["differs_in"] == ["python", "packages"], nodes["py37"]
+    assert code == errors.EXIT_FINDINGS, stderr
+    # the fixture trees lie in folders named by host: read both as one machine's paths
+    old, new = (
+        json.loads((out / host / "snapshot.json").read_text().replace(f"/hosts/{host}/", "/hosts/node/"))
+        for host in ("py37", "a2-1")
+    )
+    assert old["python"]["version"] == "3.7.16" and new["python"]["version"] != "3.7.16"
+    assert len(old["npu"]["chips"]) == len(new["npu"]["chips"]) == 8
+    for layer in ("host", "npu", "driver", "firmware", "cann", "devices", "vendors"):  # env: its PATH differs
+        assert old[layer] == new[layer], layer
+    assert not (out / "py37" / "check.json").exists()  # no `lock --check` on 3.7: the controller's verdict
+    assert (out / "a2-1" / "check.json").exists()
     assert _left_on(fleet.nodes["py37"]) == []
 
 
