@@ -62,6 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cmp.add_argument(
         "--allow-env-change", action="store_true", help="compare runs of different stacks anyway, with a warning"
     )
+    cmp.add_argument(
+        "--chart",
+        metavar="FILE",
+        help="also draw the comparison to FILE.png or FILE.svg (1200 x (300 + 40 per shape) px; needs ascenv[chart])",
+    )
     _store_option(cmp)
     common.add_format_option(cmp)
 
@@ -104,12 +109,20 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if args.action == "compare":
         from ascenv.bench.stats import compare_runs
 
+        if args.chart:  # a bad name or a missing matplotlib is said before any work
+            from ascenv.output import bench_chart
+
+            bench_chart.chart_format(args.chart)
+            bench_chart.require_matplotlib()
         limit = threshold(args.fail_over)
         a = bench.resolve(args.a, args.op)
         b = bench.resolve(args.b, args.op or a.run.op)
         result = compare_runs(a.run, b.run, limit)
-        render.comparison(ctx.out, result, args.format, args.allow_env_change)
-        if result.differences and not args.allow_env_change:
+        refused = bool(result.differences) and not args.allow_env_change
+        if args.chart and not refused:  # no picture of a comparison that is refused
+            bench_chart.write(os.path.join(ctx.cwd, args.chart), result, shown=args.chart)
+        render.comparison(ctx.out, result, args.format, args.allow_env_change, None if refused else args.chart)
+        if refused:
             return errors.EXIT_USAGE
         return errors.EXIT_FINDINGS if result.regressions else errors.EXIT_OK
     if args.action == "baseline":

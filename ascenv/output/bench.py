@@ -1,18 +1,20 @@
-"""Rendering of `ascenv bench`: imported runs, comparisons (a table with a bar per shape: the
-change and its noise interval), baselines and history."""
+"""Rendering of `ascenv bench`: imported runs, comparisons (per shape, bars of A's and B's medians
+to one scale and the interval the noise allows B's), baselines and history."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
+from rich.markup import escape
 from rich.table import Table
 
 from ascenv.bench.records import Run, record_json
-from ascenv.bench.stats import Comparison, compare
+from ascenv.bench.stats import Change, Comparison, ShapeChange, compare
 from ascenv.bench.store import StoredRun
-from ascenv.output import Output, safe
+from ascenv.output import Output, printable, safe
 
 _COLOURS = {"faster": "green", "slower": "red", "same": "default", "inconclusive": "yellow"}
 
@@ -56,22 +58,58 @@ def imported(out: Output, run: Run, path: Path, fmt: str) -> None:
         out.warn("the chip ran below its rated clock: this run cannot become a baseline")
 
 
-def _bar(low: float, high: float, point: float, span: float, width: int = 21) -> str:
-    """The interval as ``[---|--]`` on a scale from -span to +span; the centre is no change."""
-    half = width // 2
-
-    def pos(x: float) -> int:
-        return max(0, min(width - 1, half + round(x / span * half))) if span else half
-
-    cells = [" "] * width
-    cells[half] = "|"
-    for i in range(pos(low), pos(high) + 1):
-        cells[i] = "-" if cells[i] == " " else cells[i]
-    cells[pos(point)] = "*"
-    return "".join(cells)
+BAR_WIDTH = 50  # cells of a shape's longest bar: a shape's block stays within 120 columns
+LINE_WIDTH = 120
 
 
-def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool) -> None:
+def has_interval(change: Change) -> bool:
+    """False where the core computed none (a side with fewer launches than a bootstrap needs)."""
+    return not (change.verdict == "inconclusive" and change.low == change.high)
+
+
+def cells(value: float, scale: float) -> int:
+    """The bar length of ``value`` in whole cells, the longest of the shape (``scale``) being
+    ``BAR_WIDTH``: whole cells only, so the bars read the same in a pipe as on a terminal."""
+    return max(0, min(BAR_WIDTH, round(value / scale * BAR_WIDTH))) if scale > 0 else 0
+
+
+def _glyphs(out: Output) -> tuple[str, str, str, str]:
+    """Bar, whisker start, whisker line, whisker end; ASCII where the output cannot encode more."""
+    if out.console.encoding.lower().replace("-", "").startswith("utf"):
+        return "\u2588", "\u251c", "\u2500", "\u2524"  # block, box drawings: one cell each
+    return "#", "[", "-", "]"
+
+
+def _whisker(low: float, high: float, scale: float, glyphs: tuple[str, str, str, str]) -> str:
+    """``low`` .. ``high`` (durations) on the bars' scale: the cells a bar ending there ends in."""
+    _, start, line, end = glyphs
+    first, last = (max(0, cells(x, scale) - 1) for x in (low, high))
+    if first == last:
+        return " " * first + "|"
+    return " " * first + start + line * (last - first - 1) + end
+
+
+def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]:
+    """Four lines: what was measured, A's bar, B's bar with the change and the verdict, and the
+    interval of B's median that the noise allows (A's median times one plus the change's bounds)."""
+    c = s.change
+    a, b = s.a.duration_us, s.b.duration_us
+    interval = has_interval(c)
+    low, high = a * (1 + c.low), a * (1 + c.high)
+    scale = max(a, b, high if interval else 0.0)
+    title = printable("  ".join(x for x in (s.b.op, _shapes(s.b.input_shapes), s.b.task_type or "") if x))
+    lines = [escape(x) for x in textwrap.wrap(title, LINE_WIDTH, subsequent_indent="    ", break_on_hyphens=False)]
+    bar_a, bar_b = (escape(f"{glyphs[0] * cells(x, scale):<{BAR_WIDTH}}") for x in (a, b))
+    verdict = f"[{_COLOURS[c.verdict]}]{c.verdict}[/]"
+    lines.append(f"  A  {bar_a}  {_us(a):>9} us  n={s.a.samples}")
+    lines.append(f"  B  {bar_b}  {_us(b):>9} us  n={s.b.samples}  {c.change:+.1%}  {verdict}")
+    whisker = escape(f"{_whisker(low, high, scale, glyphs) if interval else '':<{BAR_WIDTH}}")
+    noise = f"95% {c.low:+.1%} .. {c.high:+.1%}" if interval else "no interval"
+    lines.append(f"     {whisker}  {noise}" + (f": {safe(c.reason)}" if c.reason else ""))
+    return lines
+
+
+def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool, chart: Optional[str] = None) -> None:
     if fmt == "json":
         out.json(
             {
@@ -99,33 +137,16 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
             }
         )
     else:
-        span = max([abs(x) for s in result.shapes for x in (s.change.low, s.change.high)] + [result.threshold * 2])
-        table = Table(box=None, pad_edge=False)
-        for title in (
-            "OP",
-            "INPUT SHAPES",
-            "A us",
-            "B us",
-            "CHANGE",
-            "95% INTERVAL",
-            f"-{span:.0%} .. +{span:.0%}",
-            "VERDICT",
-        ):
-            table.add_column(title, no_wrap=title != "INPUT SHAPES")
-        for s in result.shapes:
-            c = s.change
-            table.add_row(
-                safe(s.b.op),
-                safe(_shapes(s.b.input_shapes)),
-                _us(s.a.duration_us),
-                _us(s.b.duration_us),
-                f"{c.change:+.1%}",
-                f"{c.low:+.1%} .. {c.high:+.1%}",
-                _bar(c.low, c.high, c.change, span),
-                f"[{_COLOURS[c.verdict]}]{c.verdict}[/]" + (f" ({safe(c.reason)})" if c.reason else ""),
-            )
+        glyphs = _glyphs(out)
         out.console.print(f"A {safe(result.a.id)}  vs  B {safe(result.b.id)}")
-        out.console.print(table)
+        _, start, dash, end = glyphs
+        legend = (
+            f"bars: each shape's medians, A and B to one scale; {start}{dash * 3}{end} the 95% interval of B's median"
+        )
+        out.console.print(escape(legend))
+        for s in result.shapes:
+            for text in _shape_block(s, glyphs):
+                out.console.print(text)
         if result.only_a or result.only_b:
             out.message(f"{len(result.only_a)} record(s) only in A, {len(result.only_b)} only in B: not compared")
         if result.regressions:
@@ -136,6 +157,8 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
             out.warn(text + " (compared anyway: --allow-env-change)")
         else:
             out.error(text, hint="compare runs of one stack, or pass --allow-env-change to compare anyway")
+    if chart:
+        out.message(f"chart written to {chart}")
 
 
 def baseline(out: Output, stored: StoredRun, fmt: str) -> None:

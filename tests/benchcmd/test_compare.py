@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import os
 import random
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Optional
+
+from rich.cells import cell_len
 
 from ascenv.bench.fingerprint import Fingerprint, differences
 from ascenv.bench.records import Record, Run
-from ascenv.bench.stats import compare
+from ascenv.bench.stats import compare, compare_runs
 from ascenv.bench.store import BenchStore, loads_run, new_run
+from ascenv.output import Output
+from ascenv.output import bench as render
 from ascenv.store import Store
 from tests.benchcmd.test_readers import DATA, KD_EDITED, sample
 from tests.cli_helpers import run_cli
@@ -143,3 +153,114 @@ def test_import_cli_errors_exit_2(tmp_path: Path) -> None:
     code, _, err = run_cli(["bench", "compare", "--fail-over", "lots", "--store", str(tmp_path)], ENV)
     assert code == 2 and "not a percentage" in err
     assert DATA.is_dir()
+
+
+# --- charts: two runs imported from one real torch_npu profile, B edited to be slower and faster
+
+
+def profiled_runs(tmp_path: Path, scale: Optional[dict[str, float]] = None) -> tuple[Path, str, str]:
+    """The store and the ids of runs A and B, imported from the kernel_details fixture; in B the
+    launches of each op in ``scale`` take that many times as long (default: MatMulV2 x1.3,
+    FlashAttentionScoreGrad x0.8)."""
+    scale = {"MatMulV2": 1.3, "FlashAttentionScoreGrad": 0.8} if scale is None else scale
+    a = sample(tmp_path, KD_EDITED, "a/kernel_details.csv")
+    rows = list(csv.reader(io.StringIO(a.read_text(), newline="")))
+    column = rows[0].index("Duration(us)")
+    for row in rows[1:]:
+        if row[5] in scale:
+            row[column] = f"{float(row[column]) * scale[row[5]]:.3f}"
+    b = tmp_path / "b" / "kernel_details.csv"
+    b.parent.mkdir()
+    with b.open("w", newline="") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    store = tmp_path / "store"
+    ids = []
+    for path in (a, b):
+        argv = ["bench", "import", str(path), "--op", "mm", "--store", str(store), "--no-probe", "--format", "json"]
+        code, out, err = run_cli(argv, ENV)
+        assert code == 0, err
+        ids.append(json.loads(out)["run"])
+    return store, ids[0], ids[1]
+
+
+def compare_json(store: Path, a: str, b: str) -> list[dict]:
+    _, out, _ = run_cli(["bench", "compare", a, b, "--store", str(store), "--format", "json"], ENV)
+    return json.loads(out)["shapes"]
+
+
+def test_compare_draws_a_and_b_bars_in_proportion_with_the_verdict(tmp_path: Path) -> None:
+    store, a, b = profiled_runs(tmp_path)
+    shapes = compare_json(store, a, b)
+    code, out, _ = run_cli(["bench", "compare", a, b, "--store", str(store)], ENV)
+    assert code == 1  # MatMulV2 30 % slower
+    lines = out.splitlines()
+    assert all(cell_len(line) <= 120 for line in lines), max(lines, key=cell_len)
+    starts = [i for i, line in enumerate(lines) if line.startswith("  A  ")]
+    assert len(starts) == len(shapes) == 8
+    previous = 2  # after the "A vs B" line and the legend
+    bars = {}
+    for i, shape in zip(starts, shapes):
+        title = " ".join(x.strip() for x in lines[previous:i])  # a long title wraps onto "    " lines
+        assert title.replace(" ", "") == f"{shape['op']}{shape['input_shapes']}{shape['task_type']}"
+        row_a, row_b, noise = lines[i : i + 3]
+        assert row_b.startswith("  B  ")
+        bar_a, bar_b = row_a.count("\u2588"), row_b.count("\u2588")
+        median_a, median_b = shape["median_us"]
+        assert 0 < max(bar_a, bar_b) <= 50
+        # whole cells, each rounded by at most half a cell: |bar_a * b - bar_b * a| <= (a + b) / 2
+        assert abs(bar_a * median_b - bar_b * median_a) <= (median_a + median_b) / 2
+        assert row_b.endswith(f"{shape['change']:+.1%}  {shape['verdict']}")
+        low, high = shape["interval"]
+        computed = shape["verdict"] != "inconclusive" or low != high
+        assert (f"95% {low:+.1%} .. {high:+.1%}" if computed else "no interval") in noise
+        bars[shape["op"], shape["input_shapes"]] = (bar_a, bar_b, shape["verdict"])
+        previous = i + 3
+    slower = bars["MatMulV2", "81920,4096;8192,512"]
+    faster = next(v for k, v in bars.items() if k[0] == "FlashAttentionScoreGrad")
+    assert slower[2] == "slower" and slower[0] < slower[1]  # B, 30 % slower, has the longer bar
+    assert faster[2] == "faster" and faster[0] > faster[1]
+    assert "1 shape(s) slower by more than 5%" in out
+
+
+def test_compare_chart_refusals(tmp_path: Path) -> None:
+    # a suffix that names no format: exit 2 before the runs are even looked up
+    code, _, err = run_cli(["bench", "compare", "nosuch", "nosuch", "--store", str(tmp_path), "--chart", "x.pdf"], ENV)
+    assert code == 2 and "the suffix .pdf names no chart format" in err and ".png or FILE.svg" in err
+    code, _, err = run_cli(["bench", "compare", "nosuch", "nosuch", "--store", str(tmp_path), "--chart", "x"], ENV)
+    assert code == 2 and "no suffix" in err
+    # stacks that differ: the comparison is refused, and no chart of it is drawn
+    base = [100.0, 101.0, 99.0, 100.5]
+    one = stored_run(tmp_path, base, "2026-12-01T09:00:00.000000Z")
+    other = stored_run(tmp_path, base, "2026-12-01T09:10:00.000000Z", Fingerprint(soc="310P3"))
+    chart = tmp_path / "x.svg"
+    code, _, err = run_cli(["bench", "compare", one.id, other.id, "--store", str(tmp_path), "--chart", str(chart)], ENV)
+    assert code == 2 and "soc: 910B4 vs 310P3" in err and not chart.exists()
+
+
+def test_compare_chart_without_matplotlib_exit_4(tmp_path: Path) -> None:
+    """matplotlib absent (a None in sys.modules makes its import fail): exit 4 saying how to
+    install the extra, before any run is looked up, and no file."""
+    script = (
+        "import sys; sys.modules['matplotlib'] = None\n"
+        "from ascenv.cli import main\n"
+        f"sys.exit(main(['bench', 'compare', 'nosuch', 'nosuch', '--store', {str(tmp_path)!r}, '--chart', 'x.png']))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 4, done.stderr
+    assert "--chart needs matplotlib, which is not installed" in done.stderr and "ascenv[chart]" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "x.png").exists()
+
+
+def test_compare_chart_in_ascii_where_the_output_cannot_encode_blocks(tmp_path: Path) -> None:
+    store, a, b = profiled_runs(tmp_path)
+    bench = BenchStore(Store(store))
+    result = compare_runs(bench.resolve(a, None).run, bench.resolve(b, None).run, 0.05)
+    raw = io.BytesIO()
+    stdout = io.TextIOWrapper(raw, encoding="ascii")
+    render.comparison(Output("human", stdout=stdout, stderr=io.StringIO(), color=False), result, "human", False)
+    stdout.flush()
+    text = raw.getvalue().decode("ascii")  # nothing outside ASCII was written
+    row = next(x for x in text.splitlines() if x.startswith("  B  ") and "slower" in x)
+    assert row.count("#") > 40 and "[" in text and "95% +" in text
