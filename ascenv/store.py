@@ -36,7 +36,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascenv import serde
 from ascenv.errors import InputError, SchemaError, UsageError
@@ -46,6 +46,9 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
+
+if TYPE_CHECKING:
+    from ascenv.bench.store import BuildRun
 
 SCHEMA = 1
 MANIFEST = "manifest.toml"
@@ -135,6 +138,8 @@ class GcPlan:
     remove: tuple[Entry, ...]
     kept_referenced: tuple[Entry, ...]
     dead_tmp: tuple[Path, ...]  # staging directories below .tmp/ of processes that are gone
+    # beyond --keep but holding the baseline run of these targets (<op>/.bench/baselines.json)
+    kept_baseline: tuple[tuple[Entry, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,14 +148,17 @@ class GcResult:
     kept_referenced: tuple[Entry, ...]
     swept_tmp: tuple[str, ...]
     freed: int
+    kept_baseline: tuple[tuple[Entry, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
 class CheckedEntry:
-    """A build and what ``Store.verify`` found wrong with it (nothing: its outputs match)."""
+    """A build, what ``Store.verify`` found wrong with it (nothing: its outputs match) and the
+    bench runs in its ``bench/`` folder."""
 
     entry: Entry
     problems: tuple[str, ...]
+    bench_runs: tuple[BuildRun, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -382,21 +390,30 @@ class Store:
         alive = alive or _pid_alive
         remove: list[Entry] = []
         kept_ref: list[Entry] = []
+        kept_base: list[tuple[Entry, tuple[str, ...]]] = []
         seen: dict[tuple[str, str], int] = {}
-        for entry in self.entries():  # newest first
+        baselines: dict[str, dict[str, str]] = {}
+        for entry in self.entries():  # newest first; never <op>/.bench/, the loose runs and baselines
             group = (entry.op, entry.manifest.target if entry.manifest else "?")
             seen[group] = seen.get(group, 0) + 1
             if seen[group] <= keep:
                 continue
-            (kept_ref if self._referenced(entry, wanted) else remove).append(entry)
+            if self._referenced(entry, wanted):
+                kept_ref.append(entry)
+            elif targets := self._baseline_of(entry, baselines):
+                kept_base.append((entry, targets))
+            else:
+                remove.append(entry)
         tmp = self.root / TMP
         dead = [p for p in sorted(tmp.iterdir() if tmp.is_dir() else ()) if _dead_staging(p, alive)]
-        return GcPlan(tuple(remove), tuple(kept_ref), tuple(dead))
+        return GcPlan(tuple(remove), tuple(kept_ref), tuple(dead), tuple(kept_base))
 
     def gc(self, keep: int, referenced: Iterable[str] = (), alive=None) -> GcResult:
-        """Keep the ``keep`` newest builds of each op and target, and every build whose manifest
-        digest (sha256 of manifest.toml) or key is in ``referenced``; delete the others, and the
-        staging directories of processes that are gone."""
+        """Keep the ``keep`` newest builds of each op and target, every build whose manifest
+        digest (sha256 of manifest.toml) or key is in ``referenced``, and every build holding a
+        baseline run (deleting it would leave ``ascenv bench compare`` a baseline that names a
+        missing run); delete the others with their bench runs, and the staging directories of
+        processes that are gone."""
         freed = 0
         with self.lock():
             plan = self.gc_plan(keep, referenced, alive)
@@ -409,7 +426,9 @@ class Store:
             for op_dir in self.root.iterdir():
                 if op_dir.is_dir() and not op_dir.name.startswith(".") and not any(op_dir.iterdir()):
                     op_dir.rmdir()
-        return GcResult(plan.remove, plan.kept_referenced, tuple(p.name for p in plan.dead_tmp), freed)
+        return GcResult(
+            plan.remove, plan.kept_referenced, tuple(p.name for p in plan.dead_tmp), freed, plan.kept_baseline
+        )
 
     def discard(self, path: Path, referenced: Iterable[str] = (), alive=None) -> Optional[str]:
         """Remove one thing ``gc_plan`` listed, if it still qualifies under the lock: a build no
@@ -422,11 +441,15 @@ class Store:
                 _remove(path)
                 return None
             op, key = path.parent.name, path.name
-            entry = self.get(op, key) if path.parent.parent == self.root else None
+            is_build = path.parent.parent == self.root and not key.startswith(".") and not op.startswith(".")
+            entry = self.get(op, key) if is_build else None
             if entry is None:
                 return None if not path.exists() else "not a build in the store"
             if self._referenced(entry, set(referenced)):
                 return "a lock references it"
+            targets = self._baseline_of(entry, {})
+            if targets:
+                return f"it holds the bench baseline of {', '.join(targets)}"
             self._delete(entry.path)
             with contextlib.suppress(OSError):
                 path.parent.rmdir()  # the op's last build
@@ -435,6 +458,16 @@ class Store:
     @staticmethod
     def _referenced(entry: Entry, wanted: set) -> bool:
         return entry.key in wanted or entry.manifest_sha256 in wanted
+
+    def _baseline_of(self, entry: Entry, cache: dict[str, dict[str, str]]) -> tuple[str, ...]:
+        """The targets whose baseline run is in this entry's ``bench/``. An unreadable
+        baselines.json stops gc (InputError naming it) rather than guess what may go."""
+        from ascenv.bench.store import read_baselines
+
+        if entry.op not in cache:
+            cache[entry.op] = read_baselines(self.root, entry.op)
+        bench = entry.path / "bench"
+        return tuple(sorted(t for t, run in cache[entry.op].items() if (bench / f"{run}.json").is_file()))
 
     def _delete(self, path: Path) -> None:
         """Rename out of sight first, so no reader ever sees half an entry."""
@@ -501,14 +534,32 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def checked(store: Store, entry: Entry, baselines: Optional[dict[str, dict[str, str]]] = None) -> CheckedEntry:
+    """An entry with its problems and its bench runs. The runs are read from ``bench/`` now,
+    never written into manifest.toml: that file's sha256 is what locks pin and what `ascenv
+    install` copies beside a vendor, so a manifest rewritten after commit would break every lock
+    and installed vendor that names the build; a run added later must not change the build's
+    identity either."""
+    from ascenv.bench.store import build_runs, read_baselines
+
+    known = baselines if baselines is not None else {}
+    if entry.op not in known:
+        try:
+            known[entry.op] = read_baselines(store.root, entry.op)
+        except InputError:
+            known[entry.op] = {}  # `ascenv bench` names the damaged file; a listing still lists
+    return CheckedEntry(entry, tuple(store.verify(entry)), build_runs(entry.path, known[entry.op]))
+
+
 def list_builds(store: Store) -> Listing:
-    return Listing(store.root, tuple(CheckedEntry(e, tuple(store.verify(e))) for e in store.entries()))
+    baselines: dict[str, dict[str, str]] = {}
+    return Listing(store.root, tuple(checked(store, e, baselines) for e in store.entries()))
 
 
 def show_build(store: Store, prefix: str) -> Shown:
     entry = store.find(prefix)
     text = (entry.path / MANIFEST).read_text(encoding="utf-8", errors="replace")
-    return Shown(CheckedEntry(entry, tuple(store.verify(entry))), text)
+    return Shown(checked(store, entry), text)
 
 
 def referenced_builds(locks: Iterable[str], cwd: str) -> set[str]:

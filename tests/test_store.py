@@ -11,6 +11,9 @@ from typing import Optional
 import pytest
 
 from ascenv import store
+from ascenv.bench.fingerprint import Fingerprint
+from ascenv.bench.records import Record, Run
+from ascenv.bench.store import BenchStore, new_run
 from ascenv.errors import InputError, UsageError
 from ascenv.store import Manifest, Store
 
@@ -255,3 +258,80 @@ def test_removing_a_read_only_entry_never_chmods_through_a_symlink(tmp_path: Pat
     assert not (locked / "link").is_symlink()
     assert oct(outside.stat().st_mode & 0o777) == oct(0o600) and outside.read_text() == "secret"
     assert oct(locked.stat().st_mode & 0o777) == oct(0o755)
+
+
+# bench runs beside the builds ------------------------------------------------------------------
+
+
+def bench_run(st: Store, build_key: Optional[str], created: str, op: str = "add_custom") -> Run:
+    """A run of ``op`` stored as `ascenv bench import` stores one (beside its build, or loose)."""
+    record = Record(op, "n=1024", None, None, "AI_VECTOR_CORE", 3, (9.0, 10.0, 11.0), 10.0, 9.0, 11.0)
+    run = new_run(
+        op=op, target="npu", tool="msprof op", created=created, source="x", files=(), skipped_rows=0,
+        fingerprint=Fingerprint(build_key=build_key, soc="910B4"), records=(record, record),
+    )  # fmt: skip
+    BenchStore(st).write(run)
+    return run
+
+
+def test_a_build_lists_its_bench_runs_read_at_show_time_and_names_a_damaged_one(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    entry = add_entry(st, "add_custom", "abcdef".ljust(64, "0"))
+    digest = entry.manifest_sha256
+    old = bench_run(st, entry.key, "2026-12-01T09:00:00.000000Z")
+    new = bench_run(st, entry.key, "2026-12-01T10:00:00.000000Z")
+    bench_run(st, None, "2026-12-01T11:00:00.000000Z")  # loose: no build's run
+    BenchStore(st).set_baseline(BenchStore(st).resolve(old.id, "add_custom"))
+    (entry.path / "bench" / "broken.json").write_text('{"schema": 1, "run": {"id": 3}}')
+    runs = store.show_build(st, "abcdef").build.bench_runs
+    assert [(r.id, r.records, r.baseline, r.damaged) for r in runs[:2]] == [
+        (new.id, 2, False, None),
+        (old.id, 2, True, None),
+    ]
+    assert runs[0].tool == "msprof op" and runs[0].target == "npu" and runs[0].created == new.created
+    assert runs[2].name == "broken.json" and runs[2].id is None and "broken.json" in (runs[2].damaged or "")
+    assert [b.bench_runs for b in store.list_builds(st).builds] == [runs]
+    assert entry.manifest_sha256 == digest  # the manifest locks pin is never rewritten
+    assert store.show_build(st, "abcdef").build.problems == ()  # runs are not outputs
+
+
+def test_gc_keeps_runs_of_kept_builds_the_baselines_build_and_the_loose_runs(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    old, middle, new = (
+        add_entry(st, "add_custom", f"b{day}".ljust(64, "0"), target="npu", finished=f"2026-01-0{day}T00:00:00Z")
+        for day in (1, 2, 3)
+    )
+    for entry in (old, middle, new):
+        bench_run(st, entry.key, "2026-12-01T09:00:00.000000Z")
+    baseline = bench_run(st, middle.key, "2026-12-01T10:00:00.000000Z")
+    bench_run(st, None, "2026-12-01T11:00:00.000000Z")
+    BenchStore(st).set_baseline(BenchStore(st).resolve(baseline.id, "add_custom"))
+    loose = tmp_path / "store" / "add_custom" / ".bench"
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    before_new, before_middle, before_loose = files(new.path), files(middle.path), files(loose)
+    plan = st.gc_plan(1)
+    assert [e.key[:2] for e in plan.remove] == ["b1"]
+    assert [(e.key[:2], t) for e, t in plan.kept_baseline] == [("b2", ("npu",))]
+    assert st.discard(middle.path) == "it holds the bench baseline of npu"
+    assert st.discard(loose) == "not a build in the store"
+    result = st.gc(1)
+    assert [e.key[:2] for e in result.removed] == ["b1"] and not old.path.exists()
+    assert [(e.key[:2], t) for e, t in result.kept_baseline] == [("b2", ("npu",))]
+    assert files(new.path) == before_new and files(middle.path) == before_middle and files(loose) == before_loose
+    assert len(BenchStore(st).runs("add_custom")) == 4  # the removed build's run went with it
+    assert [e.key[:2] for e in st.gc(0).removed] == ["b3"]  # --keep 0: the baseline's build and .bench stay
+    assert [e.key[:2] for e in st.entries()] == ["b2"] and files(loose) == before_loose
+
+
+def test_gc_refuses_to_guess_with_an_unreadable_baselines_file(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    add_entry(st, "add_custom", "b1".ljust(64, "0"), finished="2026-01-01T00:00:00Z")
+    add_entry(st, "add_custom", "b2".ljust(64, "0"), finished="2026-01-02T00:00:00Z")
+    (tmp_path / "store" / "add_custom" / ".bench").mkdir()
+    (tmp_path / "store" / "add_custom" / ".bench" / "baselines.json").write_text("{")
+    with pytest.raises(InputError, match="baselines.json: not valid JSON"):
+        st.gc(1)
+    assert len(st.entries()) == 2

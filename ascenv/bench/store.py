@@ -14,14 +14,16 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascenv import serde
 from ascenv.bench.fingerprint import Fingerprint
 from ascenv.bench.records import Record, Run
 from ascenv.errors import InputError, SchemaError, UsageError
 from ascenv.fsutil import write_atomic
-from ascenv.store import Store
+
+if TYPE_CHECKING:  # the build store lists a build's runs through ``build_runs``: no import cycle
+    from ascenv.store import Store
 
 SCHEMA = 1
 LOOSE = ".bench"
@@ -170,3 +172,52 @@ def new_run(
 ) -> Run:
     payload = json.dumps([serde.to_data(r) for r in records], sort_keys=True) + source + created
     return Run(run_id(created, payload), op, target, tool, created, source, files, skipped_rows, fingerprint, records)
+
+
+@dataclass(frozen=True)
+class BuildRun:
+    """One file of a build's ``bench/`` folder as ``ascenv store ls | show`` list it; a file that
+    does not read as a run keeps its name and why (``damaged``), the other fields then None."""
+
+    name: str  # the file name below bench/
+    id: Optional[str] = None
+    created: Optional[str] = None
+    tool: Optional[str] = None
+    target: Optional[str] = None
+    records: Optional[int] = None
+    baseline: bool = False
+    damaged: Optional[str] = None
+
+
+def read_baselines(root: Path, op: str) -> dict[str, str]:
+    """``<op>/.bench/baselines.json`` of the store at ``root`` (target -> run id)."""
+    path = root / op / LOOSE / BASELINES
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise InputError(f"{path}: expected an object of target -> run id")
+    return data
+
+
+def build_runs(entry_path: Path, baselines: dict[str, str]) -> tuple[BuildRun, ...]:
+    """The runs in ``<entry>/bench/``, newest first, damaged ones (by name) last; read at the
+    time they are listed, since the entry's manifest cannot list them (see ascenv.store)."""
+    chosen = set(baselines.values())
+    good: list[BuildRun] = []
+    damaged: list[BuildRun] = []
+    for path in sorted((entry_path / "bench").glob("*.json")):
+        try:
+            run = loads_run(path.read_text(encoding="utf-8"), str(path))
+        except OSError as exc:
+            damaged.append(BuildRun(path.name, damaged=f"cannot read it: {exc.strerror}"))
+            continue
+        except InputError as exc:
+            damaged.append(BuildRun(path.name, damaged=exc.message))
+            continue
+        good.append(BuildRun(path.name, run.id, run.created, run.tool, run.target, len(run.records), run.id in chosen))
+    good.sort(key=lambda r: (r.created or "", r.id or ""), reverse=True)
+    return tuple(good + damaged)

@@ -1,7 +1,8 @@
 """Bundle this machine's stack into one file to attach to an issue, instead of pasting npu-smi
 info, install.info files and pip list by hand: report.md (paste-ready Markdown), snapshot.json,
 findings.json, ascenv.lock, the raw npu-smi output, the version files and the ascenv build
-manifests of installed vendors, and MANIFEST.json with every member's sha256. Host names, user
+manifests of installed vendors, the baseline and latest bench run of each installed vendor's
+operator found in the build store (--store), and MANIFEST.json with every member's sha256. Host names, user
 names in home paths, IP addresses, serial numbers and secrets are replaced by placeholders
 unless --no-redact. The same inputs give the same bytes (SOURCE_DATE_EPOCH fixes the time)."""
 
@@ -61,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="keep host names, user names, IPs, serials and secrets as read",
     )
+    common.add_store_option(parser)
     common.add_format_option(parser)
 
 
@@ -83,6 +85,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     matrix = compat.load_cached(ctx.cache_dir)
     findings = run_checks(snapshot, matrix)
     lock, lock_origin = _lock(args, ctx, snapshot)
+    files = raw_files(root, snapshot) if root is not None else ()
     inputs = report.Inputs(
         snapshot=snapshot,
         findings=tuple(findings),
@@ -93,10 +96,11 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         # The probes run the target interpreter beside npu-smi (two threads): order by program,
         # keeping each program's own calls in the order they ran, so the bundle is deterministic.
         captures=tuple(sorted(recorder.captures, key=lambda c: c.argv[0])),
-        files=raw_files(root, snapshot) if root is not None else (),
+        files=files,
         redact=args.redact,
         known=known_values(ctx.environ),
         triage=_triage(ctx, args.log, snapshot, matrix) if args.log else None,
+        bench=_bench(ctx, args.store, snapshot, files),
     )
     bundle = report.assemble(inputs, render.markdown)
     data = report.pack(bundle)
@@ -114,6 +118,18 @@ def _triage(ctx: common.Context, log: str, snapshot: Snapshot, matrix: object) -
         result = triage(stream, snapshot, matrix)
     data = render_triage.to_json(result, exit_code(result))
     return report.LogTriage(log, data, render_triage.markdown(result, log))
+
+
+def _bench(
+    ctx: common.Context, store_option: Optional[str], snapshot: Snapshot, files: tuple[report.RawFile, ...]
+) -> report.BenchRuns:
+    from ascenv.report.bench import installed_runs
+    from ascenv.store import Store
+
+    prefix, suffix = "manifests/", f"/{VENDOR_MANIFEST}"
+    manifests = {f.member[len(prefix) : -len(suffix)]: f.data for f in files if f.member.startswith(prefix)}
+    found = installed_runs(snapshot, Store(common.store_dir(ctx, store_option)), manifests)
+    return report.BenchRuns(found.data(), found.note)
 
 
 class _Recorder:
@@ -202,6 +218,7 @@ def command_line(args: argparse.Namespace) -> str:
         words += ["--python", args.python] if args.python else []
     words += ["--lock", args.lock] if args.lock else []
     words += ["--log", args.log] if args.log else []
+    words += ["--store", args.store] if args.store else []
     words += [] if args.redact else ["--no-redact"]
     return " ".join(shlex.quote(w) for w in words)
 

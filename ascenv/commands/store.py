@@ -1,6 +1,7 @@
 """Look after the build store (.ascenv/store/ by default): `ls` lists the builds and checks each
-output against its sha256, `show KEY` prints a build's manifest, `gc --keep N` keeps the N newest
-builds of each operator and target and every build a lock file references, and deletes the rest."""
+output against its sha256, `show KEY` prints a build's manifest and bench runs, `gc --keep N` keeps
+the N newest builds of each operator and target, every build a lock file references and every
+build holding a bench baseline, and deletes the rest (with their bench runs; never <op>/.bench/)."""
 
 from __future__ import annotations
 
@@ -24,10 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         return p
 
     action("ls", "list the builds and check every output against its sha256 (exit 1 when one is damaged)")
-    show = action("show", "print a build's manifest.toml and check its outputs")
+    show = action("show", "print a build's manifest.toml and bench runs and check its outputs")
     show.add_argument("key", nargs="?", metavar="KEY", help="the build key, or its first 6+ characters")
     gc = action(
-        "gc", "keep the N newest builds of each operator and target and every build a lock references; delete the rest"
+        "gc",
+        "keep the N newest builds of each operator and target, every build a lock references and every build"
+        " holding a bench baseline; delete the rest",
     )
     gc.add_argument("--keep", type=int, metavar="N", help="keep the N newest builds of each operator and target")
     common.add_lock_option(gc)

@@ -87,6 +87,7 @@ def markdown(page: Page) -> str:
         lines += ["", page.triage_markdown.rstrip("\n")]
     lines += ["", "### Versions", "", "| component | version | read from |", "|---|---|---|"]
     lines += [f"| {_cell(a)} | {_cell(b)} | {_cell(c)} |" for a, b, c in versions(page.snapshot)]
+    lines += bench_lines(page)
     lines += ["", "### Commands that produced this data", "", "```", *page.commands, "```", ""]
     lines += ["### Files in this bundle", ""]
     lines += [
@@ -97,9 +98,47 @@ def markdown(page: Page) -> str:
     ]
     if page.triage_markdown:
         lines.append("- `triage.json`: the causes `ascenv triage` found in the log given with `--log`")
+    if page.bench:
+        lines.append("- `bench.json`: the baseline and latest bench run of each installed vendor's operator")
     lines += [f"- `{member}`: {what}" for member, what in page.extra]
     lines += ["- `MANIFEST.json`: every member with its sha256", ""]
     return "\n".join(lines)
+
+
+def _us(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+
+
+def bench_lines(page: Page) -> list[str]:
+    """The baseline and latest median per shape of each installed vendor's operator."""
+    if page.bench is None and page.bench_note is None:
+        return []
+    lines = ["", "### Bench runs of installed vendors", ""]
+    if not page.bench:
+        return lines + [f"None: {page.bench_note}."]
+    for v in page.bench["vendors"]:
+        key = (v["build"] or "?")[:12]
+        where = "in the store" if v["build_in_store"] else "not in the store"
+        lines += [f"Vendor `{v['vendor']}`: `{v['op']}`, installed build `{key}` ({where}).", ""]
+        if v["problem"]:
+            lines += [f"Its runs could not be read: {v['problem']}", ""]
+            continue
+        shown = [(f"baseline ({target})", run) for target, run in sorted(v["baselines"].items())]
+        shown += [("latest", v["latest"])] if v["latest"] else []
+        if not v["baselines"]:
+            lines += ["No baseline set (`ascenv bench baseline set RUN`).", ""]
+        lines += [
+            "| run | id | tool | op | shape | task type | median µs | samples |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for label, run in shown:
+            for r in run["records"]:
+                cells = (label, run["run"], run["tool"], r["op"], r["input_shapes"] or "-", r["task_type"] or "-")
+                lines.append(
+                    "| " + " | ".join(_cell(str(c)) for c in cells) + f" | {_us(r['duration_us'])} | {r['samples']} |"
+                )
+        lines.append("")
+    return lines[:-1]
 
 
 def written(out: Output, path: str, result: dict, fmt: str = "human") -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ascenv import serde
+from ascenv.bench.store import BuildRun
 from ascenv.output import Output, safe
 from ascenv.output.build import size
 from ascenv.store import CheckedEntry, GcResult, Listing, Shown
@@ -23,6 +24,20 @@ def entry_data(build: CheckedEntry) -> dict:
         "image_id": m.toolchain.image_id if m else None,
         "manifest_sha256": e.manifest_sha256,
         "outputs": serde.to_data(list(m.outputs)) if m else [],
+        "bench_runs": [bench_run_data(r) for r in build.bench_runs],
+    }
+
+
+def bench_run_data(r: BuildRun) -> dict:
+    return {
+        "file": r.name,
+        "id": r.id,
+        "created": r.created,
+        "tool": r.tool,
+        "target": r.target,
+        "records": r.records,
+        "baseline": r.baseline,
+        "damaged": r.damaged,
     }
 
 
@@ -31,7 +46,7 @@ def render_ls(out: Output, listing: Listing, fmt: str = "human") -> None:
         out.json({"store": str(listing.root), "builds": [entry_data(b) for b in listing.builds]})
         return
     table = Table(box=None, pad_edge=False)
-    for title in ("OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "STATE"):
+    for title in ("OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "RUNS", "STATE"):
         table.add_column(title, no_wrap=True)
     for b in listing.builds:
         e, m = b.entry, b.entry.manifest
@@ -44,6 +59,7 @@ def render_ls(out: Output, listing: Listing, fmt: str = "human") -> None:
             str(len(m.outputs)) if m else "?",
             size(sum(o.size for o in m.outputs)) if m else "?",
             safe(m.toolchain.image if m else "?"),
+            str(len(b.bench_runs)),
             state,
         )
     count = len(listing.builds)
@@ -62,6 +78,27 @@ def render_show(out: Output, shown: Shown, fmt: str = "human") -> None:
     out.text(shown.manifest_text)
     for problem in shown.build.problems:
         out.warn(problem)
+    runs = shown.build.bench_runs
+    if not runs:
+        out.console.print("No bench runs of this build (ascenv bench import PATH --build KEY adds one).")
+        return
+    out.console.print(f"[bold]{len(runs)} bench run{'s' if len(runs) != 1 else ''}[/] in bench/:")
+    table = Table(box=None, pad_edge=False)
+    for title in ("RUN", "CREATED", "TOOL", "TARGET", "RECORDS", ""):
+        table.add_column(title, no_wrap=True)
+    for r in runs:
+        if r.damaged:
+            table.add_row(safe(r.name), "", "", "", "", f"[red]damaged: {safe(r.damaged)}[/]")
+        else:
+            table.add_row(
+                safe(r.id or ""),
+                safe(r.created or ""),
+                safe(r.tool or ""),
+                safe(r.target or ""),
+                str(r.records),
+                "[green]baseline[/]" if r.baseline else "",
+            )
+    out.console.print(table)
 
 
 def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
@@ -70,6 +107,7 @@ def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
             {
                 "removed": [f"{e.op}/{e.key}" for e in result.removed],
                 "kept_referenced": [f"{e.op}/{e.key}" for e in result.kept_referenced],
+                "kept_baseline": [{"build": f"{e.op}/{e.key}", "targets": list(t)} for e, t in result.kept_baseline],
                 "swept_tmp": list(result.swept_tmp),
                 "freed": result.freed,
             }
@@ -79,6 +117,8 @@ def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
         out.message(f"removed {e.op}/{e.key[:12]}")
     for e in result.kept_referenced:
         out.message(f"kept {e.op}/{e.key[:12]}: a lock references it")
+    for e, targets in result.kept_baseline:
+        out.message(f"kept {e.op}/{e.key[:12]}: it holds the bench baseline of {', '.join(targets)}")
     if result.swept_tmp:
         n = len(result.swept_tmp)
         out.message(f"removed {n} leftover staging director{'y' if n == 1 else 'ies'}")

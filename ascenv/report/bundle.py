@@ -27,6 +27,7 @@ BUNDLE_SCHEMA = 1
 MANIFEST = "MANIFEST.json"
 SNAPSHOT = "snapshot.json"
 TRIAGE = "triage.json"
+BENCH = "bench.json"
 FINDINGS = "findings.json"
 LOCK = "ascenv.lock"
 REPORT_MD = "report.md"
@@ -66,6 +67,15 @@ class LogTriage:
 
 
 @dataclass(frozen=True)
+class BenchRuns:
+    """The bench runs of installed vendors (``ascenv.report.bench``): what ``bench.json`` holds,
+    or None with the reason there is nothing to carry."""
+
+    data: Optional[dict]
+    note: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Inputs:
     snapshot: Snapshot
     findings: tuple[Finding, ...]
@@ -78,6 +88,7 @@ class Inputs:
     redact: bool = True
     known: Known = Known()
     triage: Optional[LogTriage] = None
+    bench: Optional[BenchRuns] = None  # None: the store was not read
 
 
 @dataclass(frozen=True)
@@ -101,6 +112,8 @@ class Page:
     redacted: bool
     redactions: dict[str, int]
     triage_markdown: Optional[str] = None  # the triage of a log given with --log
+    bench: Optional[dict] = None  # what bench.json holds
+    bench_note: Optional[str] = None  # why there is no bench.json (None: the store was not read)
 
 
 # --- assembly ------------------------------------------------------------------------------------
@@ -122,6 +135,8 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
     raw += [(f.member, f.path, f.data.decode("utf-8", errors="replace")) for f in inputs.files]
     triage_data = inputs.triage.data if inputs.triage else None
     triage_md = inputs.triage.markdown if inputs.triage else None
+    bench_data = inputs.bench.data if inputs.bench else None
+    bench_note = inputs.bench.note if inputs.bench else None
     redactor = Redactor()
     if inputs.redact:
         # discovery order fixes the placeholder numbers: snapshot first, as it names most values
@@ -136,6 +151,13 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
             redactor.discover_text(triage_md)
             triage_data = redactor.apply(triage_data)
             triage_md = redactor.apply_text(triage_md)
+        if bench_data is not None:
+            # a run keeps the path it was imported from and the host CPU it ran on
+            redactor.discover(bench_data)
+            bench_data = redactor.apply(bench_data)
+        if bench_note is not None:
+            redactor.discover_text(bench_note)
+            bench_note = redactor.apply_text(bench_note)
         snapshot_data = redactor.apply(snapshot_data)
         findings_data = redactor.apply(findings_data)
         lock_data = redactor.apply(lock_data)
@@ -170,6 +192,9 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
     if inputs.triage and triage_data is not None:
         members[TRIAGE] = _json_bytes({"schema": 1, **triage_data})  # as `ascenv triage --format json`
         sources[TRIAGE] = f"ascenv triage {inputs.triage.log}"
+    if bench_data is not None:
+        members[BENCH] = _json_bytes({"schema": 1, **bench_data})
+        sources[BENCH] = "the build store's bench runs"
     counts = redactor.counts
     page = Page(
         snapshot=snapshot,
@@ -181,6 +206,8 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
         redacted=inputs.redact,
         redactions=counts,
         triage_markdown=triage_md,
+        bench=bench_data,
+        bench_note=bench_note if inputs.bench else None,
     )
     members[REPORT_MD] = markdown(page).encode("utf-8")
     members[MANIFEST] = _json_bytes(

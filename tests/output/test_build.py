@@ -18,7 +18,7 @@ def test_store_ls_in_a_pipe_prints_every_column_whole(tmp_path: Path) -> None:
     code, out, err = run_cli(["store", "ls", "--store", str(tmp_path / "store")], {"PATH": os.environ["PATH"]})
     assert code == 0, err
     header, row, summary = out.splitlines()
-    assert header.split() == ["OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "STATE"]
+    assert header.split() == ["OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "RUNS", "STATE"]
     assert row.split()[:4] == [op, "cpu-target-with-a-long-name", key[:12], "2026-01-01T00:00:00Z"]
-    assert row.split()[-1] == "ok" and "…" not in out
+    assert row.split()[-2:] == ["0", "ok"] and "…" not in out
     assert summary == "1 build in the store."
