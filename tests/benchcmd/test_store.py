@@ -23,6 +23,8 @@ def test_run_files_read_and_written_as_serde_does(tmp_path: Path) -> None:
     for run in fixture_runs(tmp_path):
         assert run_data(run) == serde.to_data(run)
         text = dumps_run(run)
+        assert json.loads(text) == {"schema": 1, "run": serde.to_data(run)}
+        assert text.count('\n   {"op": ') == len(run.records)  # indented, one line per record
         assert loads_run(text, "x") == serde.from_data(Run, json.loads(text)["run"], "run") == run
 
 
