@@ -306,26 +306,26 @@ class BenchStore:
             found += group
         return _newest_first(found)[:count], len(paths)
 
-    def _first(self, paths: list[Path], keep: Callable[[Run], bool]) -> Optional[StoredRun]:
+    def _first(self, paths: list[Path], keep: Callable[[Run], bool]) -> tuple[bool, Optional[StoredRun]]:
         """The first run of ``paths``, newest first, that ``keep`` accepts; as ``runs`` would find
         it, reading one second of runs at a time from the newest: a run file is named by its id,
         which starts with the second the run was created (``run_id``), so no file of an older
-        second holds a newer run. Raises _NotByName where a name does not say that."""
+        second holds a newer run. (False, None) where a name does not say that."""
         seconds: dict[str, list[Path]] = {}
         for path in paths:
             named = _RUN_NAME.fullmatch(path.stem)
             if not named:
-                raise _NotByName(path)
+                return False, None
             seconds.setdefault(named.group(1), []).append(path)
         for second in sorted(seconds, reverse=True):
             group = [_load(path) for path in seconds[second]]
             for stored in group:
                 if stored.run.id != stored.path.stem or run_stamp(stored.run.created) != second:
-                    raise _NotByName(stored.path)
+                    return False, None
             found = next((s for s in _newest_first(group) if keep(s.run)), None)
             if found is not None:
-                return found
-        return None
+                return True, found
+        return True, None
 
     def baselines(self, op: str) -> dict[str, str]:
         path = self.root / op / LOOSE / BASELINES
@@ -357,34 +357,33 @@ class BenchStore:
         """A run by id (or its first 6+ characters), a build key prefix (its newest run), or
         ``baseline`` / ``latest`` of ``op``. Reads only the run files it needs where their names
         say enough (``_first``), every run otherwise."""
-        try:
-            found = self._resolve_by_name(name, op, target)
-        except _NotByName:
-            found = None
+        found = self._resolve_by_name(name, op, target)
         return found if found is not None else self._resolve(name, op, target, self.runs(op))
 
     def _resolve_by_name(self, name: str, op: Optional[str], target: Optional[str]) -> Optional[StoredRun]:
         """``resolve`` from the files it names, or None where every run must be read (a build key
-        prefix, no run, an operator not said)."""
+        prefix, no run, an operator not said, a file not named by its run's id)."""
         paths = self.paths(op)
+        if not all(_RUN_NAME.fullmatch(p.stem) for p in paths):
+            return None  # a run may be in a file named otherwise
 
         def wanted(run: Run) -> bool:
             return target is None or run.target == target
 
         if name == "latest":
-            return self._first(paths, wanted)
+            return self._first(paths, wanted)[1]
         if name == "baseline":
             dirs = {path.relative_to(self.root).parts[0] for path in paths}
-            newest = self._first(paths, wanted) if len(dirs) == 1 else None
+            newest = self._first(paths, wanted)[1] if len(dirs) == 1 else None
             if newest is None or newest.run.op != dirs.pop():
                 return None
             chosen = self.baselines(newest.run.op)
             ids = {chosen[t] for t in ([target] if target else chosen) if t in chosen}
-            return self._first([p for p in paths if p.stem in ids], lambda run: wanted(run) and run.id in ids)
+            return self._first([p for p in paths if p.stem in ids], lambda run: wanted(run) and run.id in ids)[1]
         if len(name) < 6:
             return None
         candidates = [p for p in paths if p.stem.startswith(name)]
-        first = self._first(candidates, lambda run: wanted(run) and run.id.startswith(name))
+        first = self._first(candidates, lambda run: wanted(run) and run.id.startswith(name))[1]
         if first is None:
             return None
         others = [p for p in candidates if p != first.path and wanted(_load(p).run)]
@@ -428,10 +427,6 @@ class BenchStore:
         if len({s.run.id for s in matches}) > 1:
             raise UsageError(f"{len(matches)} runs start with {name!r}", hint="give more characters")
         return matches[0]
-
-
-class _NotByName(Exception):
-    """A run file whose name is not its run's id: every run must be read to order them."""
 
 
 def _load(path: Path) -> StoredRun:

@@ -131,3 +131,4 @@ def test_a_file_not_named_by_its_run_is_still_found(tmp_path: Path) -> None:
     renamed.write_text(json.dumps(data))
     assert bench.resolve("latest", "add_custom").path == renamed == bench.runs("add_custom")[0].path
     assert bench.newest("add_custom", 1)[0][0].path == renamed
+    assert bench.resolve(data["run"]["id"], "add_custom").path == renamed  # by its id, whatever its name
