@@ -32,13 +32,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
 import os
 import re
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Union
 
 from ascenv.bench.records import Clock, Record
 from ascenv.errors import InputError
@@ -155,31 +157,71 @@ def _int(value: str) -> Optional[int]:
 
 
 # --- tables -----------------------------------------------------------------------------------
-def read_table(path: Path, shown: str) -> tuple[list[str], list[list[str]]]:
-    """Header (empty trailing names dropped) and rows of one CSV, every row as long as the header."""
+Row = list[str]
+# the text a row was parsed from: its line, or its lines where a quoted cell holds a line break
+Raw = Union[str, tuple[str, ...]]
+
+
+@contextmanager
+def open_table(path: Path, shown: str) -> Iterator[tuple[Row, Iterator[tuple[Row, Raw]]]]:
+    """Header (empty trailing names dropped) and the rows of one CSV as a stream, each row with
+    the text it was parsed from and as long as the header. Rows are not kept: a launch keeps its
+    text (one string where the parsed row is one string per cell) and only the median launch is
+    parsed again, so a 200,000-row kernel_details.csv is not held as millions of cells."""
     with open_input(path, what="profiler CSV", shown=shown, limit=READ_LIMIT, hint=HINT) as fh:
         text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
-        reader = csv.reader(text, strict=True)
+        pending: list[str] = []  # the lines the reader took for the row it is building
+
+        def lines() -> Iterator[str]:
+            for line in text:
+                pending.append(line)
+                yield line
+
+        reader = csv.reader(lines(), strict=True)
         try:
             header = next(reader, None)
             while header is not None and not any(header):
                 header = next(reader, None)
-            if header is None:
-                raise InputError(f"{shown}: the file is empty, no header and no rows", hint=HINT)
-            rows = [row for row in reader if row]
         except csv.Error as exc:
             raise InputError(f"{shown}: line {reader.line_num}: not valid CSV ({exc})", hint=HINT) from None
-    width = len(header)
-    for number, row in enumerate(rows, start=2):
-        if len(row) != width:
-            raise InputError(
-                f"{shown}: a row has {len(row)} fields where the header has {width} (row {number - 1}): "
-                "the file is truncated or not one table",
-                hint=HINT,
-            )
-    while header and header[-1] == "":
-        header.pop()
-    return header, rows
+        if header is None:
+            raise InputError(f"{shown}: the file is empty, no header and no rows", hint=HINT)
+        pending.clear()
+        width = len(header)
+
+        def rows() -> Iterator[tuple[Row, Raw]]:
+            number = 0
+            try:
+                for row in reader:
+                    raw: Raw = pending[0] if len(pending) == 1 else tuple(pending)
+                    pending.clear()
+                    if not row:
+                        continue
+                    number += 1
+                    if len(row) != width:
+                        raise InputError(
+                            f"{shown}: a row has {len(row)} fields where the header has {width} (row {number}): "
+                            "the file is truncated or not one table",
+                            hint=HINT,
+                        )
+                    yield row, raw
+            except csv.Error as exc:
+                raise InputError(f"{shown}: line {reader.line_num}: not valid CSV ({exc})", hint=HINT) from None
+
+        while header and header[-1] == "":
+            header.pop()
+        yield header, rows()
+
+
+def parse_raw(raw: Raw) -> Row:
+    """The row again from the text ``open_table`` gave with it."""
+    return next(csv.reader((raw,) if isinstance(raw, str) else raw, strict=True))
+
+
+def read_table(path: Path, shown: str) -> tuple[Row, list[Row]]:
+    """Header and every row of one (small) CSV."""
+    with open_table(path, shown) as (header, rows):
+        return header, [row for row, _ in rows]
 
 
 def kind_of(header: Sequence[str]) -> Optional[str]:
@@ -209,8 +251,28 @@ def _unknown(shown: str, header: Sequence[str]) -> InputError:
 
 # --- accumulation -----------------------------------------------------------------------------
 Key = tuple[str, Optional[str], Optional[str], Optional[str], Optional[str]]
-# a launch: (duration, the source row, what reads the rest of the row, the clock)
-Launch = tuple[float, Any, Callable[[Any], tuple[dict[str, float], Optional[int], Optional[int], str]], Clock]
+Rest = tuple[dict[str, float], Optional[int], Optional[int], str]  # metrics, Block Dim, Mix Block Dim, set
+NO_CLOCK = Clock()
+
+
+class _Launches:
+    """The launches of one key as parallel lists (no object per launch): the duration, what the
+    launch came from and what reads the rest of it (metrics, Block Dim; called for the median
+    launch only), the clock."""
+
+    __slots__ = ("durations", "sources", "rests", "clocks")
+
+    def __init__(self) -> None:
+        self.durations: list[float] = []
+        self.sources: list[Any] = []
+        self.rests: list[Callable[[Any], Rest]] = []
+        self.clocks: list[Clock] = []
+
+    def add(self, duration: float, source: Any, rest: Callable[[Any], Rest], clock: Clock) -> None:
+        self.durations.append(duration)
+        self.sources.append(source)
+        self.rests.append(rest)
+        self.clocks.append(clock)
 
 
 @dataclass(frozen=True)
@@ -224,7 +286,7 @@ class _Summary:  # one op_statistic row
 class _Acc:
     def __init__(self, shape_label: Optional[str]) -> None:
         self.shape_label = shape_label
-        self.launches: dict[Key, list[Launch]] = {}
+        self.launches: dict[Key, _Launches] = {}
         self.summaries: dict[Key, list[_Summary]] = {}
         self.tool_of: dict[Key, str] = {}
         self.tools: list[str] = []
@@ -237,18 +299,25 @@ class _Acc:
             self.tools.append(tool)
         self.files.append(shown)
 
+    def launches_of(self, key: Key, tool: str) -> _Launches:
+        found = self.launches.get(key)
+        if found is None:
+            found = self.launches[key] = _Launches()
+        self.tool_of[key] = tool
+        return found
+
     def records(self) -> tuple[Record, ...]:
         found = [self._fold(key, launches) for key, launches in self.launches.items()]
         found += [self._summary(key, rows) for key, rows in self.summaries.items() if key not in self.launches]
         return tuple(sorted(found, key=lambda r: tuple(x or "" for x in r.key)))
 
-    def _fold(self, key: Key, launches: list[Launch]) -> Record:
-        durations = [launch[0] for launch in launches]
+    def _fold(self, key: Key, launches: _Launches) -> Record:
+        durations = launches.durations
         order = sorted(range(len(durations)), key=durations.__getitem__)
-        middle = launches[order[(len(order) - 1) // 2]]
-        metrics, block_dim, mix_block_dim, group = middle[2](middle[1])
-        currents = [launch[3].current_mhz for launch in launches if launch[3].current_mhz is not None]
-        rateds = [launch[3].rated_mhz for launch in launches if launch[3].rated_mhz is not None]
+        middle = order[(len(order) - 1) // 2]
+        metrics, block_dim, mix_block_dim, group = launches.rests[middle](launches.sources[middle])
+        currents = [c.current_mhz for c in launches.clocks if c.current_mhz is not None]
+        rateds = [c.rated_mhz for c in launches.clocks if c.rated_mhz is not None]
         clock = Clock(min(currents) if currents else None, max(rateds) if rateds else None)
         return Record(
             *key,
@@ -287,7 +356,8 @@ class _Acc:
 
 
 # --- one file of each kind --------------------------------------------------------------------
-def _read_tasks(acc: _Acc, header: list[str], rows: list[list[str]], shown: str, tool: str) -> None:
+def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: str, tool: str) -> int:
+    """op_summary / kernel_details rows: one launch each. Returns the number of rows read."""
     idx = {name: i for i, name in enumerate(header)}
 
     def col(field: str) -> Optional[int]:
@@ -300,7 +370,8 @@ def _read_tasks(acc: _Acc, header: list[str], rows: list[list[str]], shown: str,
     group = metric_set(name for _, name in metric_cols)
     duration_name = header[di]
 
-    def rest(row: list[str]) -> tuple[dict[str, float], Optional[int], Optional[int], str]:
+    def rest(raw: Raw) -> Rest:
+        row = parse_raw(raw)
         metrics = {}
         for i, name in metric_cols:
             value = row[i].strip()
@@ -316,60 +387,82 @@ def _read_tasks(acc: _Acc, header: list[str], rows: list[list[str]], shown: str,
             group,
         )
 
-    no_clock = Clock()
-    launches = acc.launches
-    for row in rows:
-        duration = row[di].strip()
-        if duration in MISSING:
-            acc.skipped += 1
-            continue
+    def key_of(row: Row) -> Key:
         kind = row[ti].strip() if ti is not None else ""
         # a type of "0" (torch_npu's MemSet helper tasks) names nothing: the task name does
         op = kind if kind not in MISSING and not kind.isdigit() else row[ni].strip()
-        key = acc.key(
+        return acc.key(
             op,
             unquote_shapes(row[si]) if si is not None else None,
             _missing(row[dti]) if dti is not None else None,
             _missing(row[fi]) if fi is not None else None,
             _missing(row[ki]) if ki is not None else None,
         )
+
+    # the key is worked out once per distinct set of its cells, not once per launch; itemgetter of
+    # one index gives the cell, not a tuple, hence the name column twice
+    key_cells = [i for i in (ni, ti, si, dti, fi, ki) if i is not None]
+    cells_of = operator.itemgetter(*key_cells, ni)
+    keys: dict[tuple[str, ...], _Launches] = {}
+    count = 0
+    for row, raw in rows:
+        count += 1
         try:
-            value = float(duration)
+            value = float(row[di])  # float() ignores surrounding whitespace as .strip() does
         except ValueError:
-            raise InputError(f"{shown}: {duration_name} {duration!r} of {op} is not a number", hint=HINT) from None
-        found = launches.get(key)
+            duration = row[di].strip()
+            if duration in MISSING:
+                acc.skipped += 1
+                continue
+            raise InputError(
+                f"{shown}: {duration_name} {duration!r} of {key_of(row)[0]} is not a number", hint=HINT
+            ) from None
+        cells = cells_of(row)
+        found = keys.get(cells)
         if found is None:
-            launches[key] = found = []
-            acc.tool_of[key] = tool
-        found.append((value, row, rest, no_clock))
+            key = key_of(row)
+            found = acc.launches.get(key)
+            if found is None:  # the first file that has the key names its tool
+                found = acc.launches[key] = _Launches()
+                acc.tool_of[key] = tool
+            keys[cells] = found
+        found.durations.append(value)
+        found.sources.append(raw)
+        found.rests.append(rest)
+        found.clocks.append(NO_CLOCK)
     acc.used(tool, shown)
+    return count
 
 
-def _read_task_time(acc: _Acc, header: list[str], rows: list[list[str]], shown: str) -> None:
+def _read_task_time(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: str) -> int:
     idx = {name: i for i, name in enumerate(header)}
     ni, ki, di = idx["kernel_name"], idx["kernel_type"], idx["task_time(us)"]
 
-    def rest(_row: object) -> tuple[dict[str, float], Optional[int], Optional[int], str]:
+    def rest(_raw: object) -> Rest:
         return {}, None, None, "none"
 
-    for row in rows:
+    count = 0
+    for row, _ in rows:
+        count += 1
         name = row[ni].strip()
         if name in MISSING:  # PROFILING_ENABLE, EVENT_RECORD, ...: not a kernel
             continue
         key = acc.key(name, None, None, None, _missing(row[ki]))
-        acc.launches.setdefault(key, []).append((_number(row[di], shown, "task_time(us)"), row, rest, Clock()))
-        acc.tool_of[key] = "msprof"
+        acc.launches_of(key, "msprof").add(_number(row[di], shown, "task_time(us)"), None, rest, NO_CLOCK)
     acc.used("msprof", shown)
+    return count
 
 
-def _read_op_statistic(acc: _Acc, header: list[str], rows: list[list[str]], shown: str, tool: str) -> None:
+def _read_op_statistic(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: str, tool: str) -> int:
     idx = {name: i for i, name in enumerate(header)}
-    for row in rows:
-        count = _int(row[idx["Count"]]) or 0
+    count = 0
+    for row, _ in rows:
+        count += 1
+        count_ = _int(row[idx["Count"]]) or 0
         key = acc.key(row[idx["OP Type"]].strip(), None, None, None, _missing(row[idx["Core Type"]]))
         acc.summaries.setdefault(key, []).append(
             _Summary(
-                count,
+                count_,
                 _number(row[idx["Total Time(us)"]], shown, "Total Time(us)"),
                 _number(row[idx["Min Time(us)"]], shown, "Min Time(us)"),
                 _number(row[idx["Max Time(us)"]], shown, "Max Time(us)"),
@@ -377,6 +470,7 @@ def _read_op_statistic(acc: _Acc, header: list[str], rows: list[list[str]], show
         )
         acc.tool_of[key] = tool
     acc.used(tool, shown)
+    return count
 
 
 def fold_blocks(header: Sequence[str], rows: Iterable[Sequence[str]]) -> dict[str, float]:
@@ -437,17 +531,12 @@ def _read_opprof(acc: _Acc, directory: Path, basic: Path, shown_of: Callable[[Pa
         mix = next((idx[n] for n in _ALIASES["mix_block_dim"] if n in idx), None)
         dims = (_int(row[block]) if block is not None else None, _int(row[mix]) if mix is not None else None)
 
-        def rest(
-            _row: object, dims: tuple[Optional[int], Optional[int]] = dims
-        ) -> tuple[dict[str, float], Optional[int], Optional[int], str]:
+        def rest(_source: object, dims: tuple[Optional[int], Optional[int]] = dims) -> Rest:
             return dict(metrics), dims[0], dims[1], group
 
         clock = Clock(_int(row[idx["Current Freq"]]), _int(row[idx["Rated Freq"]]))
         key = acc.key(op, None, None, None, task)
-        acc.launches.setdefault(key, []).append(
-            (_number(row[idx[duration_col]], shown, duration_col), row, rest, clock)
-        )
-        acc.tool_of[key] = "msprof op"
+        acc.launches_of(key, "msprof op").add(_number(row[idx[duration_col]], shown, duration_col), None, rest, clock)
     acc.used("msprof op", shown)
 
 
@@ -458,21 +547,25 @@ def _read_file(acc: _Acc, path: Path, shown: str, tool: Optional[str] = None) ->
             "read from the directory that holds ASCEND_PROFILER_OUTPUT)",
             hint=HINT,
         )
-    header, rows = read_table(path, shown)
-    kind = kind_of(header)
-    if kind is None:
-        raise _unknown(shown, header)
-    if not rows:
+    with open_table(path, shown) as (header, rows):
+        kind = kind_of(header)
+        count = 0
+        if kind in (None, "op-basic-info", "per-block"):
+            count = sum(1 for _ in rows)  # a short row is reported before what the header says
+        if kind is None:
+            raise _unknown(shown, header)
+        if kind == "tasks":
+            chosen = tool or ("torch_npu" if "Accelerator Core" in header else "msprof")
+            count = _read_tasks(acc, header, rows, shown, chosen)
+        elif kind == "task-time":
+            count = _read_task_time(acc, header, rows, shown)
+        elif kind == "op-statistic":
+            count = _read_op_statistic(acc, header, rows, shown, tool or "msprof")
+    if not count:
         raise InputError(f"{shown}: the header is there but no rows follow", hint=HINT)
-    if kind == "tasks":
-        _read_tasks(acc, header, rows, shown, tool or ("torch_npu" if "Accelerator Core" in header else "msprof"))
-    elif kind == "task-time":
-        _read_task_time(acc, header, rows, shown)
-    elif kind == "op-statistic":
-        _read_op_statistic(acc, header, rows, shown, tool or "msprof")
-    elif kind == "op-basic-info":
+    if kind == "op-basic-info":
         _read_opprof(acc, path.parent, path, lambda p: shown if p == path else str(p))
-    else:
+    elif kind == "per-block":
         raise InputError(
             f"{shown}: a per-block msprof op metric file, which names no kernel and no duration",
             hint="import the OPPROF_* directory that holds it (its OpBasicInfo.csv gives both)",

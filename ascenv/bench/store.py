@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ascenv import serde
 from ascenv.bench.fingerprint import Fingerprint
-from ascenv.bench.records import Record, Run
+from ascenv.bench.records import Clock, Record, Run
 from ascenv.errors import InputError, SchemaError, UsageError
 from ascenv.fsutil import write_atomic
 
@@ -30,14 +32,30 @@ LOOSE = ".bench"
 BASELINES = "baselines.json"
 
 
+def run_stamp(created: str) -> str:
+    """``2026-12-01T09:48:00.123456Z`` -> ``20261201T094800Z``: the second a run was created."""
+    return created.replace("-", "").replace(":", "").split(".")[0].rstrip("Z") + "Z"
+
+
 def run_id(created: str, payload: str) -> str:
     """``20261201T094800Z-1a2b3c4d``: sortable by time, unique by content."""
-    stamp = created.replace("-", "").replace(":", "").split(".")[0].rstrip("Z") + "Z"
-    return f"{stamp}-{hashlib.sha256(payload.encode()).hexdigest()[:8]}"
+    return f"{run_stamp(created)}-{hashlib.sha256(payload.encode()).hexdigest()[:8]}"
+
+
+_RUN_NAME = re.compile(r"(\d{8}T\d{6}Z)-[0-9a-f]{8}")
 
 
 def dumps_run(run: Run) -> str:
-    return json.dumps({"schema": SCHEMA, "run": serde.to_data(run)}, indent=1, ensure_ascii=False) + "\n"
+    """Indented, one line per record: json's indenting encoder is pure Python and slow on a run
+    that holds every launch's duration (200,000 of them took seconds), the compact one is not."""
+    data = run_data(run)
+    records = data.pop("records")
+    head = json.dumps({"schema": SCHEMA, "run": data}, indent=1, ensure_ascii=False)
+    close = "\n }\n}"
+    lines = "".join(
+        ("\n   " if i == 0 else ",\n   ") + json.dumps(r, ensure_ascii=False) for i, r in enumerate(records)
+    )
+    return head[: -len(close)] + ',\n  "records": [' + lines + ("\n  ]" if records else "]") + close + "\n"
 
 
 def loads_run(text: str, source: str) -> Run:
@@ -48,10 +66,188 @@ def loads_run(text: str, source: str) -> Run:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else None
         raise InputError(f"{source}: schema: this ascenv reads bench runs of schema {SCHEMA}, found {found!r}")
-    try:
+    fast = _run(data.get("run"))
+    if fast is not None:
+        return fast
+    try:  # serde finds the key path of what is wrong (or builds what the fast path does not know)
         return serde.from_data(Run, data.get("run"), "run")
     except SchemaError as exc:
         raise InputError(f"{source}: {exc}") from None
+
+
+# --- the Run type to plain data and back, without serde's per-value type dispatch --------------
+# A run holds every launch's duration: generic (de)serialisation of 1,000 stored runs took most of
+# a second. These are exact: run_data equals serde.to_data, and _run returns the Run that
+# serde.from_data builds, or None (then serde reads the data and names the bad key).
+def record_data(r: Record) -> dict[str, Any]:
+    return {
+        "op": r.op,
+        "input_shapes": r.input_shapes,
+        "input_dtypes": r.input_dtypes,
+        "input_formats": r.input_formats,
+        "task_type": r.task_type,
+        "samples": r.samples,
+        "durations": list(r.durations),
+        "duration_us": r.duration_us,
+        "duration_min_us": r.duration_min_us,
+        "duration_max_us": r.duration_max_us,
+        "duration_stat": r.duration_stat,
+        "block_dim": r.block_dim,
+        "mix_block_dim": r.mix_block_dim,
+        "metrics": dict(r.metrics),
+        "metric_set": r.metric_set,
+        "clock": {"current_mhz": r.clock.current_mhz, "rated_mhz": r.clock.rated_mhz},
+        "tool": r.tool,
+        "tiling": serde.to_data(r.tiling),
+    }
+
+
+def run_data(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "op": run.op,
+        "target": run.target,
+        "tool": run.tool,
+        "created": run.created,
+        "source": run.source,
+        "files": list(run.files),
+        "skipped_rows": run.skipped_rows,
+        "fingerprint": {name: getattr(run.fingerprint, name) for name in _FINGERPRINT},
+        "records": [record_data(r) for r in run.records],
+    }
+
+
+_FINGERPRINT = tuple(f.name for f in fields(Fingerprint))
+_FINGERPRINT_INT = {"host_cores": int, "downclocked": bool}
+_RECORD = frozenset(f.name for f in fields(Record))
+_RECORD_OPTIONAL = frozenset(("duration_stat", "block_dim", "mix_block_dim", "metrics", "metric_set", "clock"))
+_RECORD_OPTIONAL |= {"tool", "tiling"}
+_RUN = frozenset(f.name for f in fields(Run))
+
+
+def _text(value: Any) -> bool:
+    if type(value) is not str:
+        return False
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")  # a lone surrogate from a JSON escape: serde names it
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _maybe_text(value: Any) -> bool:
+    return value is None or _text(value)
+
+
+def _maybe_int(value: Any) -> bool:
+    return value is None or type(value) is int
+
+
+def _number(value: Any) -> Optional[float]:
+    kind = type(value)
+    return value if kind is float else float(value) if kind is int else None
+
+
+def _numbers(values: Any) -> Optional[tuple[float, ...]]:
+    if type(values) is not list:
+        return None
+    if all(type(v) is float for v in values):
+        return tuple(values)
+    found = [_number(v) for v in values]
+    return None if None in found else tuple(found)  # type: ignore[arg-type]
+
+
+def _fingerprint(data: Any) -> Optional[Fingerprint]:
+    if type(data) is not dict or not data.keys() <= set(_FINGERPRINT):
+        return None
+    for name, value in data.items():
+        kind = _FINGERPRINT_INT.get(name)
+        if not (value is None or (type(value) is kind if kind else _text(value))):
+            return None
+    return Fingerprint(**data)
+
+
+def _record(data: Any) -> Optional[Record]:
+    if type(data) is not dict or not data.keys() <= _RECORD or not _RECORD - _RECORD_OPTIONAL <= data.keys():
+        return None
+    durations = _numbers(data["durations"])
+    numbers = [_number(data[name]) for name in ("duration_us", "duration_min_us", "duration_max_us")]
+    if durations is None or None in numbers or type(data["samples"]) is not int or not _text(data["op"]):
+        return None
+    if not all(_maybe_text(data[n]) for n in ("input_shapes", "input_dtypes", "input_formats", "task_type")):
+        return None
+    extra: dict[str, Any] = {}
+    for name in ("duration_stat", "metric_set", "tool"):
+        if name in data:
+            if not _text(data[name]):
+                return None
+            extra[name] = data[name]
+    for name in ("block_dim", "mix_block_dim"):
+        if name in data:
+            if not _maybe_int(data[name]):
+                return None
+            extra[name] = data[name]
+    if "metrics" in data:
+        metrics = data["metrics"]
+        if type(metrics) is not dict or not all(_text(k) for k in metrics):
+            return None
+        values = {k: _number(v) for k, v in metrics.items()}
+        if None in values.values():
+            return None
+        extra["metrics"] = values
+    if "clock" in data:
+        clock = data["clock"]
+        if type(clock) is not dict or not clock.keys() <= {"current_mhz", "rated_mhz"}:
+            return None
+        if not all(_maybe_int(v) for v in clock.values()):
+            return None
+        extra["clock"] = Clock(**clock)
+    if "tiling" in data:
+        if type(data["tiling"]) is not dict or not all(_text(k) for k in data["tiling"]):
+            return None
+        extra["tiling"] = data["tiling"]
+    return Record(
+        data["op"],
+        data["input_shapes"],
+        data["input_dtypes"],
+        data["input_formats"],
+        data["task_type"],
+        data["samples"],
+        durations,
+        *numbers,  # type: ignore[arg-type]
+        **extra,
+    )
+
+
+def _run(data: Any) -> Optional[Run]:
+    if type(data) is not dict or data.keys() != _RUN:
+        return None
+    texts = ("id", "op", "target", "tool", "created", "source")
+    files = data["files"]
+    if not all(_text(data[n]) for n in texts) or type(data["skipped_rows"]) is not int:
+        return None
+    if type(files) is not list or not all(_text(f) for f in files):
+        return None
+    fingerprint = _fingerprint(data["fingerprint"])
+    if fingerprint is None or type(data["records"]) is not list:
+        return None
+    records = [_record(r) for r in data["records"]]
+    if None in records:
+        return None
+    return Run(
+        data["id"],
+        data["op"],
+        data["target"],
+        data["tool"],
+        data["created"],
+        data["source"],
+        tuple(files),
+        data["skipped_rows"],
+        fingerprint,
+        tuple(records),  # type: ignore[arg-type]
+    )
 
 
 @dataclass(frozen=True)
@@ -77,19 +273,61 @@ class BenchStore:
         write_atomic(path, dumps_run(run))
         return path
 
-    def runs(self, op: Optional[str] = None) -> list[StoredRun]:
-        """Every run (of ``op``), newest first."""
+    def paths(self, op: Optional[str] = None) -> list[Path]:
+        """The run files (of ``op``), unread, in the order ``runs`` reads them."""
         if not self.root.is_dir():
             return []
         ops = [self.root / op] if op else sorted(p for p in self.root.iterdir() if not p.name.startswith("."))
-        found = []
+        found: list[Path] = []
         for op_dir in ops:
-            if not op_dir.is_dir():
-                continue
-            paths = list((op_dir / LOOSE / "runs").glob("*.json")) + list(op_dir.glob("*/bench/*.json"))
-            for path in paths:
-                found.append(StoredRun(loads_run(path.read_text(encoding="utf-8"), str(path)), path))
-        return sorted(found, key=lambda s: (s.run.created, s.run.id), reverse=True)
+            if op_dir.is_dir():
+                found += list((op_dir / LOOSE / "runs").glob("*.json")) + list(op_dir.glob("*/bench/*.json"))
+        return found
+
+    def runs(self, op: Optional[str] = None) -> list[StoredRun]:
+        """Every run (of ``op``), newest first."""
+        return _newest_first([_load(path) for path in self.paths(op)])
+
+    def newest(self, op: Optional[str], count: int) -> tuple[list[StoredRun], int]:
+        """``runs(op)[:count]`` and the number of runs, reading only the newest files where their
+        names say which they are (see ``_first``)."""
+        paths = self.paths(op)
+        seconds: dict[str, list[Path]] = {}
+        for path in paths:
+            named = _RUN_NAME.fullmatch(path.stem)
+            if not named:
+                return self.runs(op)[:count], len(paths)
+            seconds.setdefault(named.group(1), []).append(path)
+        found: list[StoredRun] = []
+        for second in sorted(seconds, reverse=True):
+            if len(found) >= count:
+                break
+            group = [_load(path) for path in seconds[second]]
+            if any(s.run.id != s.path.stem or run_stamp(s.run.created) != second for s in group):
+                return self.runs(op)[:count], len(paths)
+            found += group
+        return _newest_first(found)[:count], len(paths)
+
+    def _first(self, paths: list[Path], keep: Callable[[Run], bool]) -> tuple[bool, Optional[StoredRun]]:
+        """The first run of ``paths``, newest first, that ``keep`` accepts; as ``runs`` would find
+        it, reading one second of runs at a time from the newest: a run file is named by its id,
+        which starts with the second the run was created (``run_id``), so no file of an older
+        second holds a newer run. (False, None) where a name does not say that."""
+        seconds: dict[str, list[Path]] = {}
+        for path in paths:
+            named = _RUN_NAME.fullmatch(path.stem)
+            if not named:
+                return False, None
+            seconds.setdefault(named.group(1), []).append(path)
+        for second in sorted(seconds, reverse=True):
+            group = [_load(path) for path in seconds[second]]
+            for stored in group:
+                if stored.run.id != stored.path.stem or run_stamp(stored.run.created) != second:
+                    return False, None
+            found = next((s for s in _newest_first(group) if keep(s.run)), None)
+            if found is not None:
+                return True, found
+        return True, None
 
     def baselines(self, op: str) -> dict[str, str]:
         path = self.root / op / LOOSE / BASELINES
@@ -119,8 +357,43 @@ class BenchStore:
 
     def resolve(self, name: str, op: Optional[str], target: Optional[str] = None) -> StoredRun:
         """A run by id (or its first 6+ characters), a build key prefix (its newest run), or
-        ``baseline`` / ``latest`` of ``op``."""
-        runs = self.runs(op)
+        ``baseline`` / ``latest`` of ``op``. Reads only the run files it needs where their names
+        say enough (``_first``), every run otherwise."""
+        found = self._resolve_by_name(name, op, target)
+        return found if found is not None else self._resolve(name, op, target, self.runs(op))
+
+    def _resolve_by_name(self, name: str, op: Optional[str], target: Optional[str]) -> Optional[StoredRun]:
+        """``resolve`` from the files it names, or None where every run must be read (a build key
+        prefix, no run, an operator not said, a file not named by its run's id)."""
+        paths = self.paths(op)
+        if not all(_RUN_NAME.fullmatch(p.stem) for p in paths):
+            return None  # a run may be in a file named otherwise
+
+        def wanted(run: Run) -> bool:
+            return target is None or run.target == target
+
+        if name == "latest":
+            return self._first(paths, wanted)[1]
+        if name == "baseline":
+            dirs = {path.relative_to(self.root).parts[0] for path in paths}
+            newest = self._first(paths, wanted)[1] if len(dirs) == 1 else None
+            if newest is None or newest.run.op != dirs.pop():
+                return None
+            chosen = self.baselines(newest.run.op)
+            ids = {chosen[t] for t in ([target] if target else chosen) if t in chosen}
+            return self._first([p for p in paths if p.stem in ids], lambda run: wanted(run) and run.id in ids)[1]
+        if len(name) < 6:
+            return None
+        candidates = [p for p in paths if p.stem.startswith(name)]
+        first = self._first(candidates, lambda run: wanted(run) and run.id.startswith(name))[1]
+        if first is None:
+            return None
+        others = [p for p in candidates if p != first.path and wanted(_load(p).run)]
+        if any(_load(p).run.id != first.run.id for p in others):
+            return None  # several runs start with it: resolve says so
+        return first
+
+    def _resolve(self, name: str, op: Optional[str], target: Optional[str], runs: list[StoredRun]) -> StoredRun:
         if target:
             runs = [s for s in runs if s.run.target == target]
         where = f"{op}'s runs" if op else f"the runs in {self.root}"
@@ -158,6 +431,14 @@ class BenchStore:
         return matches[0]
 
 
+def _load(path: Path) -> StoredRun:
+    return StoredRun(loads_run(path.read_text(encoding="utf-8"), str(path)), path)
+
+
+def _newest_first(found: Iterable[StoredRun]) -> list[StoredRun]:
+    return sorted(found, key=lambda s: (s.run.created, s.run.id), reverse=True)
+
+
 def new_run(
     *,
     op: str,
@@ -170,7 +451,7 @@ def new_run(
     fingerprint: Fingerprint,
     records: tuple[Record, ...],
 ) -> Run:
-    payload = json.dumps([serde.to_data(r) for r in records], sort_keys=True) + source + created
+    payload = json.dumps([record_data(r) for r in records], sort_keys=True) + source + created
     return Run(run_id(created, payload), op, target, tool, created, source, files, skipped_rows, fingerprint, records)
 
 

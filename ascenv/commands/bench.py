@@ -80,6 +80,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     hist = sub.add_parser("history", help="an operator's runs, newest first, with the verdict against the previous one")
     hist.add_argument("op", metavar="OP")
     hist.add_argument("--shape", metavar="SHAPES", help="only records with these input shapes")
+    hist.add_argument("--limit", type=int, default=20, metavar="N", help="list the newest N runs (default: 20; 0: all)")
     _store_option(hist)
     common.add_format_option(hist)
 
@@ -130,8 +131,17 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         bench.set_baseline(chosen)
         render.baseline(ctx.out, chosen, args.format)
         return errors.EXIT_OK
-    runs = [s.run for s in bench.runs(args.op)]
-    render.history(ctx.out, args.op, runs, args.shape, args.format)
+    from ascenv.bench.history import history
+
+    if args.limit < 0:
+        raise errors.UsageError(f"--limit {args.limit}: expected a number of runs, 0 for all")
+    if args.limit:  # the runs listed and the one the oldest of them is judged against
+        newest, total = bench.newest(args.op, args.limit + 1)
+    else:
+        newest = bench.runs(args.op)
+        total = len(newest)
+    listing = history(args.op, [s.run for s in newest], args.shape, args.limit, total)
+    render.history(ctx.out, listing, args.format)
     return errors.EXIT_OK
 
 

@@ -4,15 +4,15 @@ to one scale and the interval the noise allows B's), baselines and history."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from rich.markup import escape
 from rich.table import Table
 
+from ascenv.bench.history import History
 from ascenv.bench.records import Run, record_json
-from ascenv.bench.stats import Change, Comparison, ShapeChange, compare
+from ascenv.bench.stats import Change, Comparison, ShapeChange
 from ascenv.bench.store import StoredRun
 from ascenv.output import Output, printable, safe
 
@@ -168,45 +168,47 @@ def baseline(out: Output, stored: StoredRun, fmt: str) -> None:
     out.console.print(f"baseline of {safe(stored.run.op)} ({safe(stored.run.target)}): {safe(stored.run.id)}")
 
 
-def history(out: Output, op: str, runs: Sequence[Run], shapes: Optional[str], fmt: str) -> None:
+def history(out: Output, result: History, fmt: str) -> None:
     """Newest first; each record judged against the same record of the next older run."""
-    rows: list[dict[str, Any]] = []
-    for i, run in enumerate(runs):
-        older = {r.key: r for r in runs[i + 1].records} if i + 1 < len(runs) else {}
-        for r in run.records:
-            if shapes is not None and r.input_shapes != shapes:
-                continue
-            prev = older.get(r.key)
-            verdict = compare(prev.durations, r.durations, 0.05).verdict if prev else None
-            rows.append(
-                {
-                    "run": run.id,
-                    "build_key": run.fingerprint.build_key,
-                    "op": r.op,
-                    "input_shapes": r.input_shapes,
-                    "block_dim": r.block_dim,
-                    "tiling": r.tiling,
-                    "duration_us": r.duration_us,
-                    "spread": round(r.spread, 6),
-                    "verdict": verdict,
-                }
-            )
     if fmt == "json":
-        out.json({"op": op, "history": rows})
+        out.json(
+            {
+                "op": result.op,
+                "runs": result.runs,
+                "total": result.total,
+                "history": [
+                    {
+                        "run": row.run,
+                        "build_key": row.build_key,
+                        "op": row.op,
+                        "input_shapes": row.input_shapes,
+                        "block_dim": row.block_dim,
+                        "tiling": row.tiling,
+                        "duration_us": row.duration_us,
+                        "spread": round(row.spread, 6),
+                        "verdict": row.verdict,
+                    }
+                    for row in result.rows
+                ],
+            }
+        )
         return
     table = Table(box=None, pad_edge=False)
     for title in ("RUN", "BUILD", "OP", "INPUT SHAPES", "BLOCK DIM", "MEDIAN us", "SPREAD", "VS PREVIOUS"):
         table.add_column(title, no_wrap=title != "INPUT SHAPES")
-    for row in rows:
+    for row in result.rows:
         table.add_row(
-            safe(row["run"]),
-            safe((row["build_key"] or "-")[:12]),
-            safe(row["op"]),
-            safe(_shapes(row["input_shapes"])),
-            "-" if row["block_dim"] is None else str(row["block_dim"]),
-            _us(row["duration_us"]),
-            f"{row['spread']:.1%}",
-            safe(row["verdict"] or "-"),
+            safe(row.run),
+            safe((row.build_key or "-")[:12]),
+            safe(row.op),
+            safe(_shapes(row.input_shapes)),
+            "-" if row.block_dim is None else str(row.block_dim),
+            _us(row.duration_us),
+            f"{row.spread:.1%}",
+            safe(row.verdict or "-"),
         )
     out.console.print(table)
-    out.console.print(f"{len(runs)} run(s) of {safe(op)}.")
+    if result.runs < result.total:
+        out.console.print(f"the newest {result.runs} of {result.total} run(s) of {safe(result.op)} (all: --limit 0).")
+    else:
+        out.console.print(f"{result.total} run(s) of {safe(result.op)}.")

@@ -357,3 +357,21 @@ def test_fixtures_keep_their_source_lines() -> None:
         first, second = path.read_text().splitlines()[:2]
         assert first.startswith("# source: ") and second.startswith("# note: ") and "Mulan" in second
     assert shutil.which  # the module under test imports nothing optional
+
+
+def test_median_launch_read_again_from_its_lines_where_a_quoted_cell_breaks_the_line(tmp_path: Path) -> None:
+    """Launches keep the text they were parsed from; the median launch's row is parsed again from
+    it, also when a quoted cell holds a line break (its text is then several lines)."""
+    header = "Name,Type,Accelerator Core,Duration(us),Block Dim,Input Shapes,Note,aiv_vec_ratio,aiv_mte2_ratio\n"
+    rows = [
+        'add,Add,AI_VECTOR_CORE,3.0,8,"""4,4""","line one\r\nline two",0.3,0.7\r\n',
+        'add,Add,AI_VECTOR_CORE,1.0,2,"""4,4""",plain,0.1,0.9\n',
+        'add,Add,AI_VECTOR_CORE,2.0,4,"""4,4""","a\nb\nc",0.2,0.8\n',
+        'add,Add,AI_VECTOR_CORE,NA,4,"""4,4""",x,0.5,0.5\n',
+    ]
+    path = tmp_path / "kernel_details.csv"
+    path.write_bytes((header + "".join(rows)).encode())
+    got = read_path(path)
+    (r,) = got.records
+    assert (r.input_shapes, r.samples, r.durations, got.skipped_rows) == ("4,4", 3, (3.0, 1.0, 2.0), 1)
+    assert r.block_dim == 4 and r.metrics == {"aiv_vec_ratio": 0.2, "aiv_mte2_ratio": 0.8}  # the 2.0 launch
