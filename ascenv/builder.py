@@ -559,15 +559,15 @@ def _require_identical(first: Path, second: Path, run: proc.Runner = proc.run) -
 
 
 def host_summary(environ: Mapping[str, str], run: proc.Runner) -> dict[str, str]:
-    """The host stack in one table of strings for the manifest: ascenv.probe.collect (about
+    """The host stack in one table of strings for the manifest: ascenv.probe.snapshot.collect (about
     0.15 s) when it works, the platform basics otherwise. Asked only for a real build, never for
     a store hit."""
     import platform
 
     basics = {"platform": platform.platform(), "python": platform.python_version()}
     try:
-        from ascenv.probe import collect
         from ascenv.probe.fs import Root
+        from ascenv.probe.snapshot import collect
 
         snap = collect(Root("/"), environ, run)
     except Exception as exc:  # noqa: BLE001 - the summary is informative, a failed probe must not stop a build

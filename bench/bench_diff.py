@@ -1,7 +1,7 @@
 """`ascenv diff` over a fleet of 1,000 node snapshots: must finish in under 2 seconds.
 
 The snapshots are made from one fixture machine (tests/fixture_hosts.py, probed with
-ascenv.probe.collect; the model sample of tests/lock_samples.py while collect is not wired yet)
+ascenv.probe.snapshot.collect; the model sample of tests/lock_samples.py while collect is not wired yet)
 with small variations: per-node host name, time and chip telemetry (not part of the stack), and a
 few real outliers (a torch_npu patch release on 2 %, another driver on 0.5 %, a lost card on 0.3 %).
 
@@ -32,14 +32,14 @@ BUDGET_S = 2.0
 
 def base_snapshot(tmp: Path) -> tuple[Snapshot, str]:
     """The A2 fixture machine probed, or the model sample when collect is not wired yet."""
-    from ascenv.probe import collect
     from ascenv.probe.fs import Root
+    from ascenv.probe.snapshot import collect
     from tests.fixture_hosts import build_host
 
     host = build_host("a2-cann800", tmp)
     snap = collect(Root(host.root), host.environ, python=sys.executable)
     if snap.cann.installs and snap.npu.chips:
-        return snap, "fixture a2-cann800 via ascenv.probe.collect"
+        return snap, "fixture a2-cann800 via ascenv.probe.snapshot.collect"
     from lock_samples import a2
 
     return a2(), "tests/lock_samples.a2() (collect does not fill CANN/npu-smi yet)"

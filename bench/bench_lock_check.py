@@ -2,7 +2,7 @@
 little (build the lock, hash it, read the lock file, compare two hashes).
 
 On each fixture machine (tests/fixture_hosts.py): the fastest of N runs of the probe alone
-(ascenv.probe.collect) against the whole `ascenv lock --check` command (probe included), and
+(ascenv.probe.snapshot.collect) against the whole `ascenv lock --check` command (probe included), and
 the lock steps alone (build the machine's lock, read the lock file, compare).
 
     .venv/bin/python bench/bench_lock_check.py [--runs 15]
@@ -26,8 +26,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from ascenv import cli, lockfile  # noqa: E402
 from ascenv.commands._common import Context  # noqa: E402
 from ascenv.output import Output  # noqa: E402
-from ascenv.probe import collect  # noqa: E402
 from ascenv.probe.fs import Root  # noqa: E402
+from ascenv.probe.snapshot import collect  # noqa: E402
 from tests.fixture_hosts import HOST_NAMES, build_host  # noqa: E402
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ascenv.probe import collect  # noqa: E402
 from ascenv.probe.fs import Root  # noqa: E402
+from ascenv.probe.snapshot import collect  # noqa: E402
 from tests.fixture_hosts import build_host  # noqa: E402
 
 

@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from ascenv import model
-from ascenv.probe import collect
 from ascenv.probe.fs import Root
+from ascenv.probe.snapshot import collect
 from ascenv.snapshot_io import snapshot_from_json, snapshot_to_json
 from tests.fixture_hosts import HOST_NAMES, build_host
 
@@ -86,7 +86,7 @@ def test_snapshot_saved_to_json_loads_back_equal(name, tmp_path):
 
 
 def test_one_failing_probe_does_not_abort_the_others(tmp_path, monkeypatch):
-    import ascenv.probe as probe
+    import ascenv.probe.snapshot as probe
 
     def broken(*args, **kwargs):
         raise RuntimeError("simulated bug")

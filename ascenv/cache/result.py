@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascenv.cache.entry import CacheEntry
-from ascenv.cache.execute import Outcome
 from ascenv.cache.plan import Plan
+
+if TYPE_CHECKING:  # the deleter is imported only when something is deleted
+    from ascenv.cache.execute import Outcome
 
 LS, DRY_RUN, DELETE = "ls", "dry-run", "delete"
 

@@ -161,7 +161,7 @@ def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: 
     imported = readers.read_path(path, args.shape, shown=args.path)
     snapshot = None
     if not args.no_probe:
-        from ascenv.probe import collect
+        from ascenv.probe.snapshot import collect
 
         snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run)
     sets = sorted({r.metric_set for r in imported.records})

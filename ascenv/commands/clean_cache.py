@@ -22,7 +22,6 @@ from typing import Optional
 
 from ascenv import errors, paths
 from ascenv.cache.entry import KINDS, EntryOwner
-from ascenv.cache.execute import exclusive, execute
 from ascenv.cache.machine import MachineFacts, gather_machine_facts, other_homes
 from ascenv.cache.plan import Filters, make_plan, matches, parse_age
 from ascenv.cache.result import DELETE, DRY_RUN, LS, CleanCache
@@ -195,6 +194,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         ctx.out.message("Nothing was deleted.")
         return errors.EXIT_OK
     journal = posixpath.join(state_dir, JOURNAL)
+    from ascenv.cache.execute import exclusive, execute  # only a delete needs the deleter
+
     with exclusive(posixpath.join(state_dir, LOCK)), _terminate_as_interrupt():
         outcome = execute(
             plan,

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if args.from_file:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
-        from ascenv.probe import collect  # here: `doctor --from` re-checks offline and loads no probe
+        from ascenv.probe.snapshot import collect  # here: `doctor --from` re-checks offline and loads no probe
 
         snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         if args.root != "/" and args.python is None and snapshot.python.executable:

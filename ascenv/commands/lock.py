@@ -68,7 +68,7 @@ def machine_lock(args: argparse.Namespace, ctx: common.Context) -> Lock:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
         source = args.from_file
     else:
-        from ascenv.probe import collect
+        from ascenv.probe.snapshot import collect
 
         snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         source = ""

@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
-        from ascenv.probe import collect
+        from ascenv.probe.snapshot import collect
 
         root = common.root_argument(ctx, args.root)
         snapshot = replace(collect(root, ctx.environ, recorder, python=args.python), created=created)

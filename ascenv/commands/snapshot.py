@@ -7,7 +7,7 @@ import os
 
 from ascenv import errors
 from ascenv.commands import _common as common
-from ascenv.probe import collect
+from ascenv.probe.snapshot import collect
 from ascenv.snapshot_io import write_snapshot
 
 NAME = "snapshot"

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
             snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
         else:
-            from ascenv.probe import collect
+            from ascenv.probe.snapshot import collect
 
             snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir))

@@ -54,8 +54,8 @@ def _probe_only(envelope, argv, has_lock):
     import argparse
 
     from ascenv import proc
-    from ascenv.probe import collect
     from ascenv.probe.fs import Root
+    from ascenv.probe.snapshot import collect
     from ascenv.snapshot_io import snapshot_to_json
 
     parser = argparse.ArgumentParser(prog="ascenv-node")

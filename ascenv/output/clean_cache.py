@@ -6,8 +6,6 @@ import datetime
 import time
 from typing import Optional
 
-from rich.table import Table
-
 from ascenv.cache.entry import CacheEntry, display_path
 from ascenv.cache.result import LS, CleanCache
 from ascenv.output import Output, safe
@@ -42,6 +40,8 @@ def _state(entry: CacheEntry) -> str:
 
 def render_listing(out: Output, entries: tuple[CacheEntry, ...], now: Optional[float] = None) -> None:
     now = time.time() if now is None else now
+    from rich.table import Table  # here: a JSON listing or plan need not import rich's tables
+
     table = Table(box=None, pad_edge=False)
     for title in ("KIND", "SIZE", "FILES", "AGE", "SOC", "CANN", "STATE"):
         table.add_column(title, no_wrap=True, justify="right" if title in ("SIZE", "FILES", "AGE") else "left")

@@ -245,14 +245,14 @@ def test_an_ancestor_swapped_while_the_user_reads_the_plan_is_not_followed(sb, m
 def test_a_swap_between_the_scan_and_the_delete_with_yes_is_not_followed(sb, monkeypatch):
     victim = _victim(sb)
     home = sb / "home"
-    real_execute = clean_cache.execute
+    real_execute = execute_module.execute
 
     def swap_then_execute(*args, **kwargs):
         os.rename(home / "atc_data/kernel_cache", home / "kc.moved")
         os.symlink(victim / "kernel_cache", home / "atc_data/kernel_cache")
         return real_execute(*args, **kwargs)
 
-    monkeypatch.setattr(clean_cache, "execute", swap_then_execute)
+    monkeypatch.setattr(execute_module, "execute", swap_then_execute)
     with canary(sb, sb / "state", home):
         code, out, _ = run(sb, "--yes", "--format", "json")
     assert code == 0 and json.loads(out)["result"]["files"] == 0

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ascenv import errors
-from ascenv.probe import collect
 from ascenv.probe.fs import Root
+from ascenv.probe.snapshot import collect
 from tests.cli_helpers import run_cli
 from tests.fixture_hosts import HOST_NAMES, build_host
 
@@ -44,7 +44,7 @@ def _collect_is_wired(tmp_path_factory):
     host = build_host("a2-cann800", tmp_path_factory.mktemp("probe"))
     snap = collect(Root(host.root), host.environ)
     if not snap.cann.installs or not snap.npu.chips:
-        pytest.skip("ascenv.probe.collect does not fill CANN and npu-smi yet")
+        pytest.skip("ascenv.probe.snapshot.collect does not fill CANN and npu-smi yet")
 
 
 def check(host, tmp_path, *extra):

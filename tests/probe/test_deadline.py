@@ -20,8 +20,8 @@ import pytest
 
 import ascenv.probe.npu as npu_probe
 import ascenv.probe.python as python_probe
-from ascenv.probe import collect
 from ascenv.probe.fs import Root
+from ascenv.probe.snapshot import collect
 from tests.fixture_hosts import (
     all_gone,
     build_host,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from ascenv import proc
-from ascenv.probe import collect
 from ascenv.probe.fs import Root
+from ascenv.probe.snapshot import collect
 from ascenv.snapshot_io import snapshot_to_json
 from tests.fixture_hosts import HOST_NAMES, build_host
 
@@ -25,7 +25,7 @@ _ON_OLD_PYTHON = """
 import json, os, sys
 sys.path.insert(0, sys.argv[1])
 from ascenv import proc
-from ascenv.probe import collect
+from ascenv.probe.snapshot import collect
 from ascenv.probe.fs import Root
 from ascenv.snapshot_io import snapshot_to_json
 data = snapshot_to_json(collect(Root(sys.argv[2]), dict(os.environ), proc.run))

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Optional
 
 from ascenv import compat, model
-from ascenv.probe import collect
 from ascenv.probe.fs import Root
+from ascenv.probe.snapshot import collect
 from tests.fixture_hosts import build_host
 
 TOOLKIT = "usr/local/Ascend/ascend-toolkit/8.0.0"
