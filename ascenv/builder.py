@@ -39,6 +39,7 @@ RECIPE_FILE = "kernel.toml"
 SCHEMA = 1
 SRC, OUT, WORK = "/ascenv/src", "/ascenv/out", "/ascenv/work"
 PLACEHOLDERS = {"src": SRC, "out": OUT, "work": WORK}
+SHAPE = "shape"  # one more placeholder, in a benchmark's argv and tiling only
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 LABEL_OP, LABEL_KEY, PURPOSE_LABEL = "ascenv.op", "ascenv.build-key", "ascenv.purpose"
@@ -75,6 +76,9 @@ class Benchmark:
     name: str
     argv: tuple[str, ...]
     measures: str
+    shapes: tuple[str, ...] = ()  # the shapes it runs over, each put in for {shape}
+    tiling: tuple[str, ...] = ()  # argv printing the tiling chosen for {shape} (optional)
+    timing: str = "wall"  # wall: timed around each run; printed: the sum of the time_ns=N it prints
 
 
 @dataclass(frozen=True)
@@ -125,20 +129,48 @@ def validate(recipe: KernelRecipe, source: str) -> None:
         for i, pattern in enumerate(target.outputs):
             if pattern.startswith("/") or ".." in pattern.split("/") or not pattern.strip():
                 raise DataFileError(f"{where}.outputs[{i}]: expected a path relative to {{out}}, found {pattern!r}")
-        argvs = [("build", target.build)] + [(f"tests[{i}].argv", t.argv) for i, t in enumerate(target.tests)]
-        argvs += [(f"benchmarks[{i}].argv", b.argv) for i, b in enumerate(target.benchmarks)]
-        for key, argv in argvs:
+        argvs: list[tuple[str, tuple[str, ...], tuple[str, ...]]] = [("build", target.build, ())]
+        argvs += [(f"tests[{i}].argv", t.argv, ()) for i, t in enumerate(target.tests)]
+        for i, b in enumerate(target.benchmarks):
+            argvs += [(f"benchmarks[{i}].argv", b.argv, (SHAPE,)), (f"benchmarks[{i}].tiling", b.tiling, (SHAPE,))]
+        for key, argv, extra in argvs:
+            known = (*PLACEHOLDERS, *extra)
             for arg in argv:
-                unknown = set(_PLACEHOLDER.findall(arg)) - set(PLACEHOLDERS)
+                unknown = set(_PLACEHOLDER.findall(arg)) - set(known)
                 if unknown:
                     raise DataFileError(
                         f"{where}.{key}: unknown placeholder {{{sorted(unknown)[0]}}} in {arg!r} "
-                        "(known: {src}, {out}, {work})"
+                        f"(known: {', '.join('{' + k + '}' for k in known)})"
                     )
+        for i, b in enumerate(target.benchmarks):
+            _validate_benchmark(b, f"{where}.benchmarks[{i}]")
         if target.source_date_epoch is not None and target.source_date_epoch < 0:
             raise DataFileError(
                 f"{where}.source_date_epoch: expected seconds since 1970, found {target.source_date_epoch}"
             )
+
+
+_SHAPE_TEXT = re.compile(r"^[^\s{}]+$")
+
+
+TIMINGS = ("wall", "printed")
+
+
+def _validate_benchmark(b: Benchmark, where: str) -> None:
+    if not b.argv:
+        raise DataFileError(f"{where}.argv: expected a non-empty argv list")
+    if b.timing not in TIMINGS:
+        raise DataFileError(f"{where}.timing: expected one of {', '.join(TIMINGS)}, found {b.timing!r}")
+    uses_shape = any(f"{{{SHAPE}}}" in arg for arg in b.argv)
+    if b.shapes and not uses_shape:
+        raise DataFileError(f"{where}.shapes: declared, but argv has no {{{SHAPE}}} placeholder to put them in")
+    for i, shape in enumerate(b.shapes):
+        if not _SHAPE_TEXT.match(shape):
+            raise DataFileError(f"{where}.shapes[{i}]: expected text without spaces or braces, found {shape!r}")
+        if shape in b.shapes[:i]:
+            raise DataFileError(f"{where}.shapes[{i}]: {shape!r} is declared twice")
+    if b.tiling and uses_shape and not any(f"{{{SHAPE}}}" in arg for arg in b.tiling):
+        raise DataFileError(f"{where}.tiling: the argv runs per shape but the tiling argv has no {{{SHAPE}}}")
 
 
 def expand(argv: tuple[str, ...], places: Mapping[str, str] = PLACEHOLDERS) -> list[str]:

@@ -20,19 +20,12 @@ if TYPE_CHECKING:
 
 NAME = "bench"
 ORDER = 64
-HELP = "import profiler output as per-shape baselines and compare runs with a noise-aware verdict"
-
-
-def _store_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--store",
-        metavar="DIR",
-        help="the build store (default: $ASCENV_STORE, else .ascenv/store in the current directory)",
-    )
+HELP = "run or import per-shape performance baselines and compare runs with a noise-aware verdict"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    _add_run_arguments(sub)
     imp = sub.add_parser("import", help="read a profiler's output (directory or CSV) and store it as a run")
     imp.add_argument("path", metavar="PATH", help="PROF_*, OPPROF_*, *_ascend_pt directory or one of their CSVs")
     imp.add_argument("--op", required=True, metavar="OP", help="the operator project the run belongs to")
@@ -49,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument(
         "--no-probe", action="store_true", help="record no facts of this machine (the profile was taken elsewhere)"
     )
-    _store_option(imp)
+    common.add_store_option(imp)
     common.add_format_option(imp)
 
     cmp = sub.add_parser("compare", help="per shape: faster, slower, same or inconclusive (default: baseline latest)")
@@ -67,30 +60,102 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also draw the comparison to FILE.png or FILE.svg (1200 x (300 + 40 per shape) px; needs ascenv[chart])",
     )
-    _store_option(cmp)
+    common.add_store_option(cmp)
     common.add_format_option(cmp)
 
     base = sub.add_parser("baseline", help="baseline set RUN: accept a run as its operator's baseline")
     base.add_argument("verb", choices=["set"], help="set")
     base.add_argument("run", metavar="RUN", help="run id (or its first 6+ characters) or latest")
     base.add_argument("--op", metavar="OP", help="the operator, when RUN is latest")
-    _store_option(base)
+    common.add_store_option(base)
     common.add_format_option(base)
 
     hist = sub.add_parser("history", help="an operator's runs, newest first, with the verdict against the previous one")
     hist.add_argument("op", metavar="OP")
     hist.add_argument("--shape", metavar="SHAPES", help="only records with these input shapes")
     hist.add_argument("--limit", type=int, default=20, metavar="N", help="list the newest N runs (default: 20; 0: all)")
-    _store_option(hist)
+    common.add_store_option(hist)
     common.add_format_option(hist)
+
+
+def _add_run_arguments(sub: Any) -> None:
+    ran = sub.add_parser("run", help="time the recipe's benchmarks per shape on a stored build and store the run")
+    ran.add_argument(
+        "op", metavar="OP", help="operator project: a name under kernels/ (add_custom) or a directory with kernel.toml"
+    )
+    ran.add_argument("--target", default="cpu", choices=["cpu", "npu"], help="recipe target (default: cpu)")
+    ran.add_argument("--shapes", metavar="S,S,...", help="run these shapes instead of the recipe's (for {shape})")
+    ran.add_argument("--repeat", type=int, default=10, metavar="N", help="timed runs per shape (default: 10)")
+    ran.add_argument(
+        "--warmup",
+        type=int,
+        default=2,
+        metavar="N",
+        help="runs per shape before the timed ones, discarded (default: 2)",
+    )
+    ran.add_argument(
+        "--build", metavar="KEY", help="the stored build to run (key or its first 6+ characters; default: the newest)"
+    )
+    common.add_store_option(ran)
+    common.add_format_option(ran)
+
+
+def _run_benchmarks(args: argparse.Namespace, ctx: common.Context, store: Store, render: Any) -> int:
+    import shutil
+
+    from ascenv import builder, paths
+    from ascenv.bench import runner
+    from ascenv.probe.fs import Root
+    from ascenv.probe.snapshot import collect
+
+    project = Path(ctx.cwd).resolve()
+    kernel_dir = builder.find_kernel(project, args.op, paths.data_dir("kernels"))
+    recipe = builder.load_recipe(kernel_dir)
+    if args.target not in recipe.targets:
+        raise errors.UsageError(
+            f"{kernel_dir / builder.RECIPE_FILE} has no target {args.target!r}",
+            hint=f"targets: {', '.join(sorted(recipe.targets))}",
+        )
+    shapes = tuple(s.strip() for s in args.shapes.split(",") if s.strip()) if args.shapes is not None else None
+    if shapes == ():
+        raise errors.UsageError(f"--shapes {args.shapes!r} names no shape", hint="for example: --shapes 16384,1024001")
+    local = project / "containers"
+    containers = local if local.is_dir() else paths.data_dir("containers")
+
+    def connect() -> Any:
+        from ascenv.containers.engine import connect as connect_engine
+
+        return connect_engine(ctx.environ)
+
+    request = runner.RunRequest(
+        kernel_dir,
+        recipe,
+        args.target,
+        shapes=shapes,
+        repeat=args.repeat,
+        warmup=args.warmup,
+        build=args.build,
+        store_option=f" --store {args.store}" if args.store else "",
+    )
+    result = runner.bench_run(
+        request,
+        store,
+        connect=connect,
+        resolve_image=lambda engine, name: builder.resolve_image(containers, name, engine, common.image_host(ctx)),
+        snapshot=collect(Root("/"), ctx.environ, ctx.run),  # host CPU and cores, NPU device nodes
+        msprof=shutil.which("msprof", path=ctx.environ.get("PATH", "")),
+        run=ctx.run,
+        on_event=ctx.out.message,
+    )
+    render.ran(ctx.out, result, args.format)
+    return errors.EXIT_TOOL_MISSING if isinstance(result, runner.NpuCommands) else errors.EXIT_OK
 
 
 def _stores(args: argparse.Namespace, ctx: common.Context) -> tuple[Store, BenchStore]:
     from ascenv.bench.store import BenchStore
     from ascenv.store import Store
 
-    chosen = args.store or ctx.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store")
-    store = Store(Path(ctx.cwd, chosen).resolve())
+    store = Store(common.store_dir(ctx, args.store))
     return store, BenchStore(store)
 
 
@@ -105,6 +170,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.output import bench as render
 
     store, bench = _stores(args, ctx)
+    if args.action == "run":
+        return _run_benchmarks(args, ctx, store, render)
     if args.action == "import":
         return _import(args, ctx, store, bench, render)
     if args.action == "compare":

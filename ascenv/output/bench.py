@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from rich.markup import escape
 from rich.table import Table
@@ -212,3 +212,75 @@ def history(out: Output, result: History, fmt: str) -> None:
         out.console.print(f"the newest {result.runs} of {result.total} run(s) of {safe(result.op)} (all: --limit 0).")
     else:
         out.console.print(f"{result.total} run(s) of {safe(result.op)}.")
+
+
+def _tiling(values: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in values.items() if k != "status") or "-"
+
+
+def ran(out: Output, result: Any, fmt: str) -> None:
+    """``bench run``: the run measured and stored (runner.Measured), or, with no NPU here, the
+    commands to run on an NPU host (runner.NpuCommands)."""
+    from ascenv.bench.runner import NpuCommands
+
+    if isinstance(result, NpuCommands):
+        if fmt == "json":
+            out.json(
+                {
+                    "op": result.op,
+                    "build": result.build_key,
+                    "ran": False,
+                    "reason": result.reason,
+                    "commands": list(result.commands),
+                }
+            )
+            return
+        out.warn(f"{result.reason}: nothing was run; on an NPU host, run:")
+        for command in result.commands:
+            out.console.print(safe(command), soft_wrap=True)
+        return
+    run = result.run
+    if fmt == "json":
+        out.json(
+            {
+                "run": run.id,
+                "op": run.op,
+                "target": run.target,
+                "build": result.build_key,
+                "tool": run.tool,
+                "path": str(result.path),
+                "warmup": result.warmup,
+                "repeat": result.repeat,
+                "benchmarks": [{"name": b.name, "measures": b.measures} for b in result.benchmarks],
+                "fingerprint": {"host_cpu": run.fingerprint.host_cpu, "host_cores": run.fingerprint.host_cores},
+                "records": [
+                    {**record_json(r), "benchmark": r.task_type, "durations_us": list(r.durations), "tiling": r.tiling}
+                    for r in run.records
+                ],
+            }
+        )
+        return
+    table = Table(box=None, pad_edge=False)
+    for title in ("BENCHMARK", "SHAPE", "N", "MEDIAN us", "MIN", "MAX", "SPREAD", "TILING"):
+        table.add_column(title, no_wrap=title not in ("TILING", "SHAPE"))
+    for r in run.records:
+        table.add_row(
+            safe(r.task_type or "-"),
+            safe(_shapes(r.input_shapes)),
+            str(r.samples),
+            _us(r.duration_us),
+            _us(r.duration_min_us),
+            _us(r.duration_max_us),
+            f"{r.spread:.1%}",
+            safe(_tiling(r.tiling)),
+        )
+    out.console.print(table)
+    for b in result.benchmarks:
+        out.console.print(f"{safe(b.name)} measures: {safe(b.measures)}")
+    if run.target == "cpu":
+        where = f"{run.fingerprint.host_cpu or 'unknown CPU'}, {run.fingerprint.host_cores or '?'} cores"
+        out.console.print(f"CPU target ({safe(where)}): a logic checker's wall time, not NPU performance")
+    out.console.print(
+        f"run [bold]{safe(run.id)}[/] of build {safe(result.build_key[:12])} "
+        f"({result.warmup} warm-up + {result.repeat} timed runs per shape) stored in {safe(str(result.path))}"
+    )

@@ -122,9 +122,9 @@ def test_golden_core_split(cpu_out: Path) -> None:
     # 1025 blocks -> 1 core with 129 blocks (2064 halves, the tile) and 7 with 128.
     done = run_cases(cpu_out / "add_custom_cpu", 8, ["1:1", "17:1", "16385:1"])
     lines = case_lines(done.stdout)
-    assert lines[1].endswith("blocks=1 tile=16")
-    assert lines[17].endswith("blocks=2 tile=16")
-    assert lines[16385].endswith("blocks=8 tile=2064")
+    assert lines[1].split(" time_ns=")[0].endswith("blocks=1 tile=16")
+    assert lines[17].split(" time_ns=")[0].endswith("blocks=2 tile=16")
+    assert lines[16385].split(" time_ns=")[0].endswith("blocks=8 tile=2064")
 
 
 def test_recipe_tests_pass(cpu_out: Path) -> None:
@@ -380,10 +380,11 @@ def test_recipe_shape() -> None:
     assert data["targets"]["cpu"]["image"] == "builder-bookworm"
     for name, target in data["targets"].items():
         assert target["image"] and target["outputs"], name
-        argvs = [target["build"]] + [t["argv"] for t in target.get("tests", []) + target.get("benchmarks", [])]
-        for argv in argvs:
+        argvs = [(target["build"], set())] + [(t["argv"], set()) for t in target.get("tests", [])]
+        argvs += [(b[key], {"shape"}) for b in target.get("benchmarks", []) for key in ("argv", "tiling") if key in b]
+        for argv, extra in argvs:
             assert all(isinstance(arg, str) for arg in argv), (name, argv)
-            assert {m for arg in argv for m in PLACEHOLDER.findall(arg)} <= {"src", "out", "work"}, (name, argv)
+            assert {m for arg in argv for m in PLACEHOLDER.findall(arg)} <= {"src", "out", "work"} | extra, (name, argv)
 
 
 def test_op_description_matches_the_op_definition() -> None:

@@ -7,14 +7,20 @@
 // subnormals, signed zeros and overflow to Inf are covered), run op_kernel/add_custom.cpp block
 // by block on the CPU target, and compare z bit for bit with an independent reference add
 // (the compiler's _Float16). One line per case:
-//   PASS len=16385 cores=8 seed=2 blocks=8 tile=2064
+//   PASS len=16385 cores=8 seed=2 blocks=8 tile=2064 time_ns=183004
 //   FAIL len=15 cores=1 seed=3: <what went wrong>
 // then "SUMMARY pass=N fail=M"; exit status 0 when every case passes, 1 otherwise, 2 on bad usage.
+// time_ns is the CPU time of the kernel run alone (RunBlocks, not the data generation or the
+// check), from CLOCK_PROCESS_CPUTIME_ID (POSIX clock_gettime,
+// https://pubs.opengroup.org/onlinepubs/9699919799/functions/clock_gettime.html): the blocks run
+// one after another in this thread, and CPU time does not count the time another process held
+// the core, so `ascenv bench run` on a busy machine still compares tilings, not machine load.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <time.h>
 #include <vector>
 
 #include "../op_host/add_custom_tiling_math.h"
@@ -76,6 +82,13 @@ struct GmArray {
     uint64_t count;
 };
 
+uint64_t CpuNanoseconds()
+{
+    timespec now{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    return static_cast<uint64_t>(now.tv_sec) * 1000000000ull + static_cast<uint64_t>(now.tv_nsec);
+}
+
 bool ParseUnsigned(const char *text, uint64_t *out)
 {
     if (*text < '0' || *text > '9') {
@@ -109,6 +122,7 @@ bool RunCase(uint32_t cores, uint64_t length, uint64_t seed)
     }
     const std::vector<ascendc_cpu::GmBuffer> gm = {
         {x.data, length * 2, "x"}, {y.data, length * 2, "y"}, {z.data, length * 2, "z"}};
+    const uint64_t started = CpuNanoseconds();
     try {
         ascendc_cpu::RunBlocks(tiling.usedCoreNum, ascendc_cpu::kUbBytes, gm, [&] {
             add_custom(reinterpret_cast<GM_ADDR>(x.data), reinterpret_cast<GM_ADDR>(y.data),
@@ -119,6 +133,7 @@ bool RunCase(uint32_t cores, uint64_t length, uint64_t seed)
                     (unsigned long long)seed, error.what());
         return false;
     }
+    const uint64_t kernelNs = CpuNanoseconds() - started;
     for (uint64_t i = 0; i < length; ++i) {
         const uint16_t expected = ReferenceAdd(x.data[i], y.data[i]);
         if (z.data[i] != expected) {
@@ -128,8 +143,8 @@ bool RunCase(uint32_t cores, uint64_t length, uint64_t seed)
             return false;
         }
     }
-    std::printf("PASS len=%llu cores=%u seed=%llu blocks=%u tile=%u\n", (unsigned long long)length, cores,
-                (unsigned long long)seed, tiling.usedCoreNum, tiling.tileLength);
+    std::printf("PASS len=%llu cores=%u seed=%llu blocks=%u tile=%u time_ns=%llu\n", (unsigned long long)length, cores,
+                (unsigned long long)seed, tiling.usedCoreNum, tiling.tileLength, (unsigned long long)kernelNs);
     return true;
 }
 

@@ -1,0 +1,355 @@
+"""`ascenv bench run`: the recipe's benchmarks (shapes, tiling), the parsers of what the timing
+loop and the tiling program print, and real runs of kernels/add_custom's CPU target in the pinned
+builder-bookworm container (marked engine): a run compared with itself, a deliberately slowed
+build against it, and the false-regression rate of two runs of one unchanged build."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ascenv import builder, errors
+from ascenv.bench import runner
+from ascenv.bench.fingerprint import Fingerprint
+from ascenv.bench.store import BenchStore, new_run
+from ascenv.errors import DataFileError, InputError
+from ascenv.store import Store
+from tests.cli_helpers import run_cli
+from tests.conftest import load_capture
+from tests.test_builder import GOOD, make_project, write_recipe
+from tests.test_store import add_entry
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "bench_run"
+
+
+def ascenv(cwd: Path, *argv: str) -> tuple[int, str, str]:
+    home = cwd / ".home"
+    home.mkdir(exist_ok=True)
+    return run_cli(argv, {"PATH": os.environ.get("PATH", ""), "HOME": str(home)}, cwd)
+
+
+# the recipe --------------------------------------------------------------------------------------
+
+BENCH = GOOD + (
+    '[[targets.cpu.benchmarks]]\nname = "b"\nargv = ["{out}/a", "{shape}"]\nmeasures = "m"\n'
+    'shapes = ["16", "1024"]\ntiling = ["{out}/t", "{shape}"]\n'
+)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            ('shapes = ["16", "1024"]', "shapes = 16"),
+            r"targets.cpu.benchmarks\[0\].shapes: expected a list, found integer 16",
+        ),
+        (
+            ('shapes = ["16", "1024"]', 'shapes = ["16", "1 024"]'),
+            r"targets.cpu.benchmarks\[0\].shapes\[1\]: expected text without spaces or braces, found '1 024'",
+        ),
+        (
+            ('shapes = ["16", "1024"]', 'shapes = ["16", "16"]'),
+            r"targets.cpu.benchmarks\[0\].shapes\[1\]: '16' is declared twice",
+        ),
+        (
+            ('argv = ["{out}/a", "{shape}"]', 'argv = ["{out}/a"]'),
+            r"targets.cpu.benchmarks\[0\].shapes: declared, but argv has no \{shape\} placeholder",
+        ),
+        (
+            ('tiling = ["{out}/t", "{shape}"]', 'tiling = ["{out}/t", "{size}"]'),
+            r"targets.cpu.benchmarks\[0\].tiling: unknown placeholder \{size\} in '\{size\}' "
+            r"\(known: \{src\}, \{out\}, \{work\}, \{shape\}\)",
+        ),
+        (
+            ('tiling = ["{out}/t", "{shape}"]', 'tiling = ["{out}/t"]'),
+            r"targets.cpu.benchmarks\[0\].tiling: the argv runs per shape but the tiling argv has no \{shape\}",
+        ),
+        (
+            ('measures = "m"', 'measures = "m"\ntiming = "cpu"'),
+            r"targets.cpu.benchmarks\[0\].timing: expected one of wall, printed, found 'cpu'",
+        ),
+        (
+            ('tiling = ["{out}/t", "{shape}"]', "tiling = 3"),
+            r"targets.cpu.benchmarks\[0\].tiling: expected a list, found integer 3",
+        ),
+        (
+            ('build = ["make", "OUT={out}"]', 'build = ["make", "{shape}"]'),
+            r"targets.cpu.build: unknown placeholder \{shape\} in '\{shape\}' \(known: \{src\}, \{out\}, \{work\}\)",
+        ),
+    ],
+)
+def test_benchmark_recipe_errors_name_the_key_path(tmp_path: Path, edit: tuple, message: str) -> None:
+    good = builder.load_recipe(write_recipe(tmp_path, BENCH)).targets["cpu"].benchmarks[0]
+    assert (good.shapes, good.tiling) == (("16", "1024"), ("{out}/t", "{shape}"))
+    with pytest.raises(DataFileError, match=message):
+        builder.load_recipe(write_recipe(tmp_path, BENCH.replace(*edit)))
+
+
+def test_the_add_custom_benchmark_runs_per_shape_with_its_tiling() -> None:
+    kernel = Path(__file__).resolve().parents[2] / "kernels" / "add_custom"
+    recipe = builder.load_recipe(kernel)
+    request = runner.RunRequest(kernel, recipe, "cpu")
+    todo = runner.cases(request)
+    assert [c.shape for c in todo] == ["65536", "131073", "262145"]
+    assert todo[0].argv(builder.PLACEHOLDERS) == ["/ascenv/out/add_custom_cpu", "40"] + [
+        f"65536:{i}" for i in (1, 2, 3, 4)
+    ]
+    assert todo[0].tiling(builder.PLACEHOLDERS) == ["/ascenv/out/add_custom_tiling", "65536", "40"]
+    given = runner.cases(runner.RunRequest(kernel, recipe, "cpu", shapes=("7",)))
+    assert [c.shape for c in given] == ["7"]
+    with pytest.raises(errors.UsageError, match=r"targets.npu declares no benchmarks"):
+        runner.cases(runner.RunRequest(kernel, recipe, "npu"))
+
+
+# the parsers, on real output ---------------------------------------------------------------------
+
+
+def test_parse_tiling_reads_the_programs_first_line_as_printed() -> None:
+    text = load_capture(DATA / "add_custom_tiling_16384_40.txt")
+    assert runner.parse_tiling(text, "t") == {
+        "status": "ok",
+        "totalLength": 16384,
+        "usedCoreNum": 40,
+        "formerNum": 24,
+        "formerLength": 416,
+        "latterLength": 400,
+        "tileLength": 416,
+    }
+    with pytest.raises(InputError, match=r"t: no line of key=value words .*first line: 'usage: x LEN CORES'"):
+        runner.parse_tiling("usage: x LEN CORES\n", "t")
+
+
+def test_parse_times_keeps_every_run_and_its_kind() -> None:
+    samples = runner.parse_times(load_capture(DATA / "checker_16384_times.txt"), "times")
+    assert [(s.index, s.kind, s.status) for s in samples] == [
+        (0, "warmup", 0),
+        (1, "timed", 0),
+        (2, "timed", 0),
+        (3, "timed", 0),
+    ]
+    assert samples[1].ns == 1796126297183536629 - 1796126297173287582
+    record = runner.record_for(runner.Case(_bench(), "16384"), samples, {"tileLength": 416}, "AddCustom", "cpu-checker")
+    assert record.samples == 3 and record.durations[0] == round(samples[1].ns / 1000, 3)
+    assert record.duration_us == sorted(record.durations)[1] and record.tiling == {"tileLength": 416}
+    assert (record.input_shapes, record.task_type, record.metric_set) == ("16384", "b", "wall-time")  # timing "wall"
+    # busybox date prints "%N" as "N": refused with the reason, never read as zero
+    with pytest.raises(InputError, match=r"times:1: expected 'run=I .*found 'run=0 kind=timed start_ns=17N") as exc:
+        runner.parse_times("run=0 kind=timed start_ns=17N end_ns=18N status=0\n", "times")
+    assert "GNU date" in (exc.value.hint or "")
+
+
+def test_parse_printed_sums_what_each_run_printed() -> None:
+    text = load_capture(DATA / "checker_16384_outputs.txt")
+    assert runner.parse_printed(text, "out") == {0: 2133297, 1: 2160497, 2: 2239057, 3: 2285425}
+    two = "PASS len=1 time_ns=5\nPASS len=2 time_ns=7\nascenv-bench-end run=0\n"
+    assert runner.parse_printed(two, "out") == {0: 12}
+    with pytest.raises(InputError, match=r"out: run 1 printed no time_ns=N"):
+        runner.parse_printed(two + "PASS len=1 cores=40 mytime_ns=5\nascenv-bench-end run=1\n", "out")
+
+
+def _bench() -> builder.Benchmark:
+    return builder.Benchmark("b", ("{out}/a", "{shape}"), "m", ("16384",))
+
+
+# compare of CPU runs from two host CPUs -------------------------------------------------------
+
+
+def test_cpu_runs_from_another_host_cpu_are_refused_by_compare(tmp_path: Path) -> None:
+    samples = runner.parse_times(load_capture(DATA / "checker_16384_times.txt"), "times")
+    record = runner.record_for(runner.Case(_bench(), "16384"), samples, {}, "AddCustom", "cpu-checker")
+    bench = BenchStore(Store(tmp_path / "store"))
+    ids = []
+    for i, cpu in enumerate(("AMD EPYC 7B13", "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz")):
+        made = new_run(
+            op="add_custom",
+            target="cpu",
+            tool="cpu-checker",
+            created=f"2026-12-01T10:00:0{i}.000000Z",
+            source="s",
+            files=(),
+            skipped_rows=0,
+            fingerprint=Fingerprint(target="cpu", host_cpu=cpu, host_cores=2, metric_set="wall-time"),
+            records=(record,),
+        )
+        bench.write(made)
+        ids.append(made.id)
+    code, _, err = ascenv(tmp_path, "bench", "compare", ids[0], ids[1], "--store", "store")
+    assert code == errors.EXIT_USAGE and "host_cpu: AMD EPYC 7B13 vs Intel(R) Xeon(R)" in err, err
+
+
+# --target npu without an NPU ---------------------------------------------------------------------
+
+
+@pytest.mark.live_host  # the probe reads this machine's /dev (no NPU here)
+def test_npu_target_without_an_npu_prints_the_msprof_and_import_commands(tmp_path: Path) -> None:
+    if any(p.name[len("davinci") :].isdigit() for p in Path("/dev").glob("davinci*")):
+        pytest.skip("this machine has an NPU")
+    kernel = tmp_path / "kernels" / "add_custom"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "kernels" / "add_custom", kernel)
+    with open(kernel / "kernel.toml", "a", encoding="utf-8") as fh:
+        fh.write(
+            '\n[[targets.npu.benchmarks]]\nname = "aclnn"\nargv = ["{out}/add_custom_app", "{shape}"]\n'
+            'measures = "kernel time"\nshapes = ["16384", "1024001"]\n'
+        )
+    key = "e" * 64
+    entry = add_entry(Store(tmp_path / "st"), "add_custom", key, target="npu")
+    code, out, err = ascenv(tmp_path, "bench", "run", "add_custom", "--target", "npu", "--store", "st")
+    assert code == errors.EXIT_TOOL_MISSING == 4, err
+    assert "no NPU here: no /dev/davinci<N> device node: nothing was run; on an NPU host, run:" in err
+    app = entry.outputs / "add_custom_app"
+    assert out.splitlines() == [
+        f"msprof op --output=ascenv-bench-add_custom-aclnn-16384 {app} 16384",
+        "ascenv bench import ascenv-bench-add_custom-aclnn-16384 --op add_custom --shape 16384 "
+        f"--build {key} --store st",
+        f"msprof op --output=ascenv-bench-add_custom-aclnn-1024001 {app} 1024001",
+        "ascenv bench import ascenv-bench-add_custom-aclnn-1024001 --op add_custom --shape 1024001 "
+        f"--build {key} --store st",
+    ]
+    code, out, _ = ascenv(
+        tmp_path, "bench", "run", "add_custom", "--target", "npu", "--store", "st", "--format", "json"
+    )
+    data = json.loads(out)
+    assert code == 4 and (data["ran"], data["build"], len(data["commands"])) == (False, key, 4)
+    assert not (entry.path / "bench").exists() or not list((entry.path / "bench").iterdir())  # nothing stored
+    # the recipe as shipped has no NPU benchmark: a usage error, not a crash
+    code, _, err = ascenv(tmp_path, "bench", "run", kernel.as_posix(), "--target", "cpu", "--store", "st")
+    assert code == errors.EXIT_USAGE and "no stored cpu build of add_custom" in err
+    assert "ascenv build add_custom --target cpu --store st" in err
+
+
+# real runs in the pinned container ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory, builder_image: str) -> tuple[Path, str]:
+    """One project with a CPU build of add_custom in its store, shared by the engine tests."""
+    project = make_project(tmp_path_factory.mktemp("bench") / "project", builder_image)
+    code, out, err = ascenv(project, "build", "add_custom", "--format", "json")
+    assert code == 0, err
+    return project, json.loads(out)["key"]
+
+
+def bench_run(project: Path, *argv: str) -> dict:
+    code, out, err = ascenv(project, "bench", "run", *argv, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def compare(project: Path, a: str, b: str, *options: str) -> tuple[int, dict]:
+    code, out, err = ascenv(project, "bench", "compare", a, b, "--format", "json", *options)
+    assert code in (0, 1), err
+    return code, json.loads(out)
+
+
+@pytest.mark.engine
+@pytest.mark.live_host  # the fingerprint probes this machine's CPU (read only)
+def test_a_run_has_samples_and_tiling_per_shape_and_is_the_same_as_itself(built: tuple[Path, str], engine) -> None:
+    project, key = built
+    code, out, err = ascenv(project, "bench", "run", "add_custom", "--repeat", "20", "--warmup", "1")
+    assert code == 0, err
+    assert "checker 65536 (1/3): 1 warm-up + 20 timed runs" in err  # progress per shape, on stderr
+    assert "a logic checker's wall time, not NPU performance" in out
+    (stored,) = BenchStore(Store(project / ".ascenv" / "store")).runs("add_custom")
+    run = stored.run
+    assert stored.path.parent == project / ".ascenv" / "store" / "add_custom" / key / "bench"
+    assert (run.target, run.tool, run.fingerprint.build_key, run.fingerprint.target) == (
+        "cpu",
+        "cpu-checker",
+        key,
+        "cpu",
+    )
+    assert run.fingerprint.host_cpu and run.fingerprint.host_cores == os.cpu_count()
+    assert "not NPU kernel performance" in run.source  # the benchmark's `measures`
+    assert [r.input_shapes for r in run.records] == ["65536", "131073", "262145"]
+    for r in run.records:
+        assert r.samples == 20 == len(r.durations) and all(d > 0 for d in r.durations)
+    # the tiling is what add_custom_tiling printed for the shape on 40 cores
+    assert run.records[1].tiling == {
+        "status": "ok",
+        "totalLength": 131073,
+        "usedCoreNum": 40,
+        "formerNum": 33,
+        "formerLength": 3280,
+        "latterLength": 3264,
+        "tileLength": 3280,
+    }
+    assert (run.records[2].tiling["formerNum"], run.records[2].tiling["tileLength"]) == (25, 6560)
+    assert engine.containers({builder.PURPOSE_LABEL: "bench", builder.LABEL_KEY: key}) == []
+
+    # A run against itself: the bootstrap resamples each side on its own, so the interval is as
+    # wide as the run's noise; 15 % holds the noise of a loaded 2-core machine (load 8 seen).
+    code, result = compare(project, run.id, run.id, "--fail-over", "15%")
+    assert code == 0 and [s["verdict"] for s in result["shapes"]] == ["same"] * 3, result
+
+    data = bench_run(project, "add_custom", "--shapes", "100", "--repeat", "3", "--warmup", "0", "--build", key[:8])
+    assert [(r["input_shapes"], r["samples"], r["tiling"]["usedCoreNum"]) for r in data["records"]] == [("100", 3, 7)]
+
+
+SLOW_SHAPES = "16384,32768"
+
+
+@pytest.mark.engine
+@pytest.mark.live_host
+def test_a_tiling_of_many_small_copies_is_slower_exit_1(built: tuple[Path, str], tmp_path: Path) -> None:
+    project, key = built
+    slow = tmp_path / "add_custom"
+    shutil.copytree(project / "kernels" / "add_custom", slow)
+    math = slow / "op_host" / "add_custom_tiling_math.h"
+    line = "    out->tileLength = static_cast<uint32_t>(largestShare < maxTile ? largestShare : maxTile);\n"
+    text = math.read_text(encoding="utf-8")
+    assert line in text
+    math.write_text(text.replace(line, line + "    out->tileLength = out->tileLength > 16 ? 16 : out->tileLength;\n"))
+    code, out, err = ascenv(project, "build", str(slow), "--format", "json")
+    assert code == 0, err
+    slow_key = json.loads(out)["key"]
+    assert slow_key != key
+
+    options = ("--shapes", SLOW_SHAPES, "--repeat", "7", "--warmup", "1")
+    base = bench_run(project, "add_custom", "--build", key, *options)
+    slower = bench_run(project, str(slow), "--build", slow_key, *options)
+    assert [r["tiling"]["tileLength"] for r in slower["records"]] == [16, 16]
+    assert [r["tiling"]["tileLength"] for r in base["records"]] == [416, 832]
+    code, result = compare(project, base["run"], slower["run"])
+    assert code == errors.EXIT_FINDINGS, result
+    assert [s["verdict"] for s in result["shapes"]] == ["slower", "slower"]
+    assert all(s["regression"] for s in result["shapes"])
+
+
+PAIRS = 20
+
+
+@pytest.mark.engine
+@pytest.mark.live_host
+@pytest.mark.xfail(
+    strict=False,
+    reason="on a shared 2-core machine at load 5-8 the checker's CPU time drifts by more than 15 % between "
+    "two runs: 2/20, 4/20 and 5/20 false regressions measured (bench/README.md)",
+)
+def test_two_runs_of_one_build_never_fail_as_a_regression(built: tuple[Path, str], capsys) -> None:  # type: ignore[no-untyped-def]
+    """21 runs of one unchanged build, each consecutive pair compared with the 15 % threshold the
+    CPU checker's noise needs on a loaded machine: none may exit 1 (a false regression). The
+    verdicts are counted and printed for bench/README.md: a "faster" or "slower" verdict here is
+    the machine's load drifting between two runs (seen: 12 to 17 of 40 at load 5-8 on 2 cores),
+    which the within-run samples cannot show; no timing is asserted."""
+    project, key = built
+    runs = [
+        bench_run(project, "add_custom", "--build", key, "--shapes", "65536,262145", "--repeat", "5", "--warmup", "1")
+        for _ in range(PAIRS + 1)
+    ]
+    verdicts, codes = [], []
+    for a, b in zip(runs, runs[1:]):
+        code, result = compare(project, a["run"], b["run"], "--fail-over", "15%")
+        verdicts += [s["verdict"] for s in result["shapes"]]
+        codes.append(code)
+    called = [v for v in verdicts if v not in ("same", "inconclusive")]
+    with capsys.disabled():
+        print(
+            f"\nbench run, {PAIRS} pairs of one build: false regressions (exit 1) {codes.count(1)}/{PAIRS}; "
+            f"shape verdicts: same {verdicts.count('same')}, inconclusive {verdicts.count('inconclusive')}, "
+            f"faster or slower {len(called)} of {len(verdicts)}"
+        )
+    assert codes == [0] * PAIRS, verdicts
