@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ascenv.bench.records import Run
-from ascenv.bench.stats import verdict
+from ascenv.bench.stats import judged, verdict
 
 THRESHOLD = 0.05  # as ``bench compare``'s default --fail-over
 
@@ -69,7 +69,7 @@ def history(
                     block_dim=r.block_dim,
                     duration_us=r.duration_us,
                     spread=r.spread,
-                    verdict=verdict(prev.durations, r.durations, threshold) if prev else None,
+                    verdict=verdict(*judged(prev, r)[:2], threshold) if prev else None,
                     tiling=dict(r.tiling),
                 )
             )

@@ -44,6 +44,9 @@ class Record:
     clock: Clock = Clock()
     tool: str = ""
     tiling: dict[str, Any] = field(default_factory=dict)  # what the project's tiling code chose
+    # a fixed peer workload timed beside each launch, in the same process (microseconds, one per
+    # duration; empty when none was): compare judges the launches against it (ascenv.bench.stats)
+    peers: tuple[float, ...] = ()
 
     @property
     def key(self) -> tuple[Optional[str], ...]:

@@ -41,6 +41,7 @@ METRIC_SETS = {"wall": "wall-time", "printed": "printed-time"}  # runs of the tw
 CPU_TOOL = "cpu-checker"  # a logic checker's wall time, not NPU performance
 _TIMES = re.compile(r"^run=(\d+) kind=(warmup|timed) start_ns=(\d+) end_ns=(\d+) status=(\d+)$")
 _PRINTED = re.compile(r"(?:^|\s)time_ns=(\d+)(?=\s|$)")
+_PEER = re.compile(r"(?:^|\s)peer_ns=(\d+)(?=\s|$)")
 _RUN_END = re.compile(r"^ascenv-bench-end run=(\d+)$")
 _PAIR = re.compile(r"^([A-Za-z_][\w.-]*)=(\S*)$")
 _DAVINCI = re.compile(r"^/dev/davinci\d+$")  # a chip node; davinci_manager is the control node
@@ -112,6 +113,7 @@ class Sample:
     kind: str  # warmup | timed
     ns: int
     status: int
+    peer_ns: Optional[int] = None  # the peer workload the program timed beside it (``peer_ns=N``)
 
 
 def parse_times(text: str, source: str) -> tuple[Sample, ...]:
@@ -129,21 +131,25 @@ def parse_times(text: str, source: str) -> tuple[Sample, ...]:
     return tuple(samples)
 
 
-def parse_printed(text: str, source: str) -> dict[int, int]:
-    """Per run index, the sum of the ``time_ns=N`` words its output held (the timing loop ends
-    each run's output with ``ascenv-bench-end run=I``)."""
-    found: dict[int, int] = {}
-    total, seen = 0, False
+def parse_printed(text: str, source: str) -> dict[int, tuple[int, Optional[int]]]:
+    """Per run index, the sums of the ``time_ns=N`` and of the ``peer_ns=N`` words its output
+    held (None when it printed no peer time; the timing loop ends each run's output with
+    ``ascenv-bench-end run=I``). A peer is a fixed workload the program times beside its own, in
+    the same process: add_custom's checker times its reference add over the same elements."""
+    found: dict[int, tuple[int, Optional[int]]] = {}
+    total, peer, seen, peers_seen = 0, 0, False, False
     for line in text.splitlines():
         end = _RUN_END.match(line.strip())
         if end:
             if not seen:
                 raise InputError(f'{source}: run {end.group(1)} printed no time_ns=N (timing = "printed")')
-            found[int(end.group(1))] = total
-            total, seen = 0, False
+            found[int(end.group(1))] = (total, peer if peers_seen else None)
+            total, peer, seen, peers_seen = 0, 0, False, False
             continue
         for value in _PRINTED.findall(line):
             total, seen = total + int(value), True
+        for value in _PEER.findall(line):
+            peer, peers_seen = peer + int(value), True
     return found
 
 
@@ -167,7 +173,9 @@ def npu_devices(snapshot: Any) -> list[str]:
 
 
 def record_for(case: Case, samples: Sequence[Sample], tiling: Mapping[str, Any], op_type: str, tool: str) -> Record:
-    durations = tuple(round(s.ns / 1000, 3) for s in samples if s.kind == "timed")
+    timed = [s for s in samples if s.kind == "timed"]
+    durations = tuple(round(s.ns / 1000, 3) for s in timed)
+    peers = tuple(round(s.peer_ns / 1000, 3) for s in timed if s.peer_ns) if all(s.peer_ns for s in timed) else ()
     return Record(
         op=op_type,
         input_shapes=case.shape,
@@ -182,6 +190,7 @@ def record_for(case: Case, samples: Sequence[Sample], tiling: Mapping[str, Any],
         metric_set=METRIC_SETS[case.benchmark.timing],
         tool=tool,
         tiling=dict(tiling),
+        peers=peers,
     )
 
 
@@ -410,7 +419,7 @@ def _time_in_container(
             if case.benchmark.timing == "printed":
                 outs = results / f"{i}.outs"
                 printed = parse_printed(outs.read_text(encoding="utf-8", errors="replace"), f"{case.label} output")
-                samples = tuple(replace(s, ns=printed[s.index]) for s in samples)
+                samples = tuple(replace(s, ns=printed[s.index][0], peer_ns=printed[s.index][1]) for s in samples)
             records.append(record_for(case, samples, tiling, request.recipe.op_type, CPU_TOOL))
     return tuple(records)
 

@@ -12,11 +12,20 @@ Verdicts:
 
 - ``inconclusive``: fewer than ``MIN_SAMPLES`` launches on a side (one msprof launch proves
   nothing: two single-launch collections of one unchanged kernel came out 7 to 15 % apart),
-  or an interval that holds zero but reaches beyond the threshold (too noisy to call same);
-- ``faster`` / ``slower``: the whole interval is below / above zero;
-- ``same``: the interval holds zero and lies within ``±threshold``.
+  or an interval that reaches beyond the threshold without a call either way (too noisy);
+- ``faster`` / ``slower``: the whole interval is below / above zero *and* the change is beyond
+  ``±threshold``;
+- ``same``: the interval lies within ``±threshold`` (even where it leaves out zero).
 
-A regression (exit 1) is ``slower`` with a change above the threshold.
+The threshold takes part in the call, as ``asv compare --factor`` reports only changes that are
+both significant and beyond the factor (https://asv.readthedocs.io/en/stable/commands.html):
+launches within one run share the machine's state of those seconds, so the interval of one
+run's samples is narrower than the drift between two runs (a CPU checker's time moved 5 to
+15 % between runs seconds apart on a shared machine, while each run's own spread was 3 to
+5 %); a few percent "significant" between two runs is that drift, not the kernel. Where the
+launches carry a peer workload timed beside them, the ratio is compared (``judged``).
+
+A regression (exit 1) is ``slower``: significant and above the threshold.
 """
 
 from __future__ import annotations
@@ -80,9 +89,9 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float) -> Change:
             "inconclusive", point, point, point, False, f"{min(len(a), len(b))} launch(es); {MIN_SAMPLES} needed"
         )
     low, high = bootstrap(a, b)
-    if low > 0:
-        return Change("slower", point, low, high, point > threshold)
-    if high < 0:
+    if low > 0 and point > threshold:
+        return Change("slower", point, low, high, True)
+    if high < 0 and point < -threshold:
         return Change("faster", point, low, high, False)
     if -threshold <= low and high <= threshold:
         return Change("same", point, low, high, False)
@@ -96,11 +105,26 @@ def verdict(a: Sequence[float], b: Sequence[float], threshold: float) -> str:
     above zero and so is the interval's low end: slower; faster likewise. Launch times are
     positive; with a zero or negative one the bootstrap decides."""
     if a and b and min(len(a), len(b)) >= MIN_SAMPLES and min(a) > 0 and min(b) > 0:
-        if min(b) / max(a) - 1 > 0:
+        point = statistics.median(b) / statistics.median(a) - 1
+        if min(b) / max(a) - 1 > 0 and point > threshold:
             return "slower"
-        if max(b) / min(a) - 1 < 0:
+        if max(b) / min(a) - 1 < 0 and point < -threshold:
             return "faster"
     return compare(a, b, threshold).verdict
+
+
+def judged(a: Record, b: Record) -> tuple[tuple[float, ...], tuple[float, ...], bool]:
+    """What is compared for one shape: each launch's duration over the peer workload timed beside
+    it when both records have one per launch (a machine that is busier, or clocked lower, for one
+    run slows the peer too: the ratio keeps the kernel's own change), else the durations."""
+    if a.peers and b.peers and len(a.peers) == len(a.durations) and len(b.peers) == len(b.durations):
+        if min(a.peers) > 0 and min(b.peers) > 0:
+            return (
+                tuple(d / p for d, p in zip(a.durations, a.peers)),
+                tuple(d / p for d, p in zip(b.durations, b.peers)),
+                True,
+            )
+    return a.durations, b.durations, False
 
 
 @dataclass(frozen=True)
@@ -108,6 +132,7 @@ class ShapeChange:
     a: Record
     b: Record
     change: Change
+    against_peer: bool = False  # judged as duration / peer (see ``judged``)
 
 
 @dataclass(frozen=True)
@@ -129,16 +154,16 @@ def compare_runs(a: Run, b: Run, threshold: float) -> Comparison:
     """Every shape both runs measured, matched on (op, shapes, dtypes, formats, task type)."""
     by_key = {r.key: r for r in a.records}
     b_keys = {r.key for r in b.records}
-    shapes = tuple(
-        ShapeChange(by_key[r.key], r, compare(by_key[r.key].durations, r.durations, threshold))
-        for r in b.records
-        if r.key in by_key
-    )
+    shapes = []
+    for r in b.records:
+        if r.key in by_key:
+            first, second, against_peer = judged(by_key[r.key], r)
+            shapes.append(ShapeChange(by_key[r.key], r, compare(first, second, threshold), against_peer))
     return Comparison(
         a,
         b,
         threshold,
-        shapes,
+        tuple(shapes),
         differences(a.fingerprint, b.fingerprint),
         tuple(r for r in a.records if r.key not in b_keys),
         tuple(r for r in b.records if r.key not in by_key),

@@ -99,6 +99,7 @@ def record_data(r: Record) -> dict[str, Any]:
         "clock": {"current_mhz": r.clock.current_mhz, "rated_mhz": r.clock.rated_mhz},
         "tool": r.tool,
         "tiling": serde.to_data(r.tiling),
+        "peers": list(r.peers),
     }
 
 
@@ -121,7 +122,7 @@ _FINGERPRINT = tuple(f.name for f in fields(Fingerprint))
 _FINGERPRINT_INT = {"host_cores": int, "downclocked": bool}
 _RECORD = frozenset(f.name for f in fields(Record))
 _RECORD_OPTIONAL = frozenset(("duration_stat", "block_dim", "mix_block_dim", "metrics", "metric_set", "clock"))
-_RECORD_OPTIONAL |= {"tool", "tiling"}
+_RECORD_OPTIONAL |= {"tool", "tiling", "peers"}
 _RUN = frozenset(f.name for f in fields(Run))
 
 
@@ -208,6 +209,11 @@ def _record(data: Any) -> Optional[Record]:
         if type(data["tiling"]) is not dict or not all(_text(k) for k in data["tiling"]):
             return None
         extra["tiling"] = data["tiling"]
+    if "peers" in data:
+        peers = _numbers(data["peers"])
+        if peers is None:
+            return None
+        extra["peers"] = peers
     return Record(
         data["op"],
         data["input_shapes"],

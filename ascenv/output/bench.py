@@ -128,6 +128,7 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
                         "samples": [s.a.samples, s.b.samples],
                         "median_us": [s.a.duration_us, s.b.duration_us],
                         "reason": s.change.reason or None,
+                        "against_peer": s.against_peer,
                     }
                     for s in result.shapes
                 ],
@@ -147,6 +148,12 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
         for s in result.shapes:
             for text in _shape_block(s, glyphs):
                 out.console.print(text)
+        peered = sum(s.against_peer for s in result.shapes)
+        if peered:
+            out.message(
+                f"{peered} shape(s) judged as duration / the peer workload timed beside each launch "
+                "(the change and interval are of that ratio; the bars are the durations)"
+            )
         if result.only_a or result.only_b:
             out.message(f"{len(result.only_a)} record(s) only in A, {len(result.only_b)} only in B: not compared")
         if result.regressions:

@@ -94,6 +94,45 @@ def test_runs_are_stored_beside_their_build_or_under_the_op(tmp_path: Path) -> N
     assert not list(tmp_path.glob("**/.ascenv-*.tmp"))  # written atomically, no temp file left
 
 
+def test_a_significant_change_within_the_threshold_is_same() -> None:
+    """Each run's launches share those seconds of the machine: a tight interval 3 % off zero is
+    the drift between two runs, not a change the threshold asks about."""
+    base = [100.0, 100.5, 99.5, 100.2, 99.8]
+    drifted = compare(base, [x * 1.03 for x in base], 0.05)
+    assert drifted.low > 0 and drifted.verdict == "same" and not drifted.regression
+    faster = compare(base, [x * 0.97 for x in base], 0.05)
+    assert faster.high < 0 and faster.verdict == "same"
+    assert compare(base, [x * 1.03 for x in base], 0.02).verdict == "slower"  # beyond a 2 % threshold
+
+
+def test_launches_with_a_peer_are_judged_against_it() -> None:
+    """A busier machine slows the kernel and its peer alike: the ratio stays; a slower kernel
+    beside an unchanged peer is slower."""
+    rng = random.Random(3)
+    durations = noisy(rng, 100)
+    peers = [d / 2 for d in durations]
+
+    def with_peers(scale_kernel: float, scale_peer: float) -> Run:
+        r = replace(record([d * scale_kernel for d in durations]), peers=tuple(p * scale_peer for p in peers))
+        return replace(run_of(r), id=f"run-{scale_kernel}-{scale_peer}")
+
+    a = with_peers(1.0, 1.0)
+    busy = compare_runs(a, with_peers(1.3, 1.3), 0.05)
+    (shape,) = busy.shapes
+    assert shape.against_peer and shape.change.verdict == "same" and abs(shape.change.change) < 1e-9
+    (slower,) = compare_runs(a, with_peers(1.3, 1.0), 0.05).shapes
+    assert slower.against_peer and slower.change.verdict == "slower" and slower.change.regression
+    (plain,) = compare_runs(a, replace(run_of(record([d * 1.3 for d in durations])), id="no-peers"), 0.05).shapes
+    assert not plain.against_peer and plain.change.verdict == "slower"  # one side without peers: durations
+
+
+def run_of(r: Record) -> Run:
+    return new_run(
+        op="add_custom", target="cpu", tool="cpu-checker", created="2026-12-01T09:00:00.000000Z", source="x",
+        files=(), skipped_rows=0, fingerprint=Fingerprint(target="cpu"), records=(r,),
+    )  # fmt: skip
+
+
 def test_compare_cli_same_slower_and_refused(tmp_path: Path) -> None:
     rng = random.Random(7)
     base = noisy(rng, 100)
@@ -110,8 +149,12 @@ def test_compare_cli_same_slower_and_refused(tmp_path: Path) -> None:
     slow = stored_run(tmp_path, [x * 1.3 for x in base], "2026-12-01T09:20:00.000000Z")
     code, out, _ = run_cli(["bench", "compare", "--op", "add_custom", "--store", str(tmp_path)], ENV)
     assert code == 1 and "slower" in out
-    code, out, _ = run_cli(["bench", "compare", a.id, slow.id, "--fail-over", "40%", "--store", str(tmp_path)], ENV)
-    assert code == 0 and "slower" in out  # slower, but within the threshold
+    code, out, _ = run_cli(
+        ["bench", "compare", a.id, slow.id, "--fail-over", "40%", "--store", str(tmp_path), "--format", "json"], ENV
+    )
+    (shape,) = json.loads(out)["shapes"]  # +30 %, significant, but within the 40 % the user allows
+    assert code == 0 and shape["verdict"] == "same"
+    assert 0.25 < shape["change"] < 0.35
 
     other = stored_run(tmp_path, list(base), "2026-12-01T09:30:00.000000Z", Fingerprint(soc="310P3"))
     code, out, err = run_cli(["bench", "compare", a.id, other.id, "--store", str(tmp_path)], ENV)

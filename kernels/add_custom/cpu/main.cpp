@@ -7,7 +7,7 @@
 // subnormals, signed zeros and overflow to Inf are covered), run op_kernel/add_custom.cpp block
 // by block on the CPU target, and compare z bit for bit with an independent reference add
 // (the compiler's _Float16). One line per case:
-//   PASS len=16385 cores=8 seed=2 blocks=8 tile=2064 time_ns=183004
+//   PASS len=16385 cores=8 seed=2 blocks=8 tile=2064 time_ns=183004 peer_ns=95120
 //   FAIL len=15 cores=1 seed=3: <what went wrong>
 // then "SUMMARY pass=N fail=M"; exit status 0 when every case passes, 1 otherwise, 2 on bad usage.
 // time_ns is the CPU time of the kernel run alone (RunBlocks, not the data generation or the
@@ -15,6 +15,9 @@
 // https://pubs.opengroup.org/onlinepubs/9699919799/functions/clock_gettime.html): the blocks run
 // one after another in this thread, and CPU time does not count the time another process held
 // the core, so `ascenv bench run` on a busy machine still compares tilings, not machine load.
+// peer_ns is the CPU time of the check that follows (the reference add over the same elements,
+// the same code in every build): a peer timed in the same process, which a busier or slower
+// machine slows as it slows the kernel, so `bench compare` judges time_ns / peer_ns.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -134,6 +137,7 @@ bool RunCase(uint32_t cores, uint64_t length, uint64_t seed)
         return false;
     }
     const uint64_t kernelNs = CpuNanoseconds() - started;
+    const uint64_t checkStarted = CpuNanoseconds();
     for (uint64_t i = 0; i < length; ++i) {
         const uint16_t expected = ReferenceAdd(x.data[i], y.data[i]);
         if (z.data[i] != expected) {
@@ -143,8 +147,10 @@ bool RunCase(uint32_t cores, uint64_t length, uint64_t seed)
             return false;
         }
     }
-    std::printf("PASS len=%llu cores=%u seed=%llu blocks=%u tile=%u time_ns=%llu\n", (unsigned long long)length, cores,
-                (unsigned long long)seed, tiling.usedCoreNum, tiling.tileLength, (unsigned long long)kernelNs);
+    const uint64_t peerNs = CpuNanoseconds() - checkStarted;
+    std::printf("PASS len=%llu cores=%u seed=%llu blocks=%u tile=%u time_ns=%llu peer_ns=%llu\n",
+                (unsigned long long)length, cores, (unsigned long long)seed, tiling.usedCoreNum, tiling.tileLength,
+                (unsigned long long)kernelNs, (unsigned long long)peerNs);
     return true;
 }
 
