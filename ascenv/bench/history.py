@@ -9,12 +9,15 @@ launches are all slower (or all faster) than the other's, the verdict needs no b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ascenv.bench.records import Run
 from ascenv.bench.stats import judged, verdict
+from ascenv.store import Store
+
+GIT_COMMIT = "git commit "  # how a manifest names the commit its SOURCE_DATE_EPOCH came from
 
 THRESHOLD = 0.05  # as ``bench compare``'s default --fail-over
 
@@ -30,6 +33,7 @@ class Row:
     spread: float
     verdict: Optional[str]  # against the next older run's same record; None where it has none
     tiling: dict[str, Any] = field(default_factory=dict)
+    source_commit: Optional[str] = None  # the build's sources, where its manifest names a git commit
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ def history(
     limit: Optional[int] = None,
     total: Optional[int] = None,
     threshold: float = THRESHOLD,
+    commits: Mapping[str, str] = {},  # noqa: B006 - read only: build key -> source commit
 ) -> History:
     """Rows of the newest ``limit`` of ``runs`` (newest first; all when ``limit`` is None or 0),
     records with input shapes ``shapes`` only when given. ``runs`` may hold one run more than is
@@ -71,6 +76,19 @@ def history(
                     spread=r.spread,
                     verdict=verdict(*judged(prev, r)[:2], threshold) if prev else None,
                     tiling=dict(r.tiling),
+                    source_commit=commits.get(run.fingerprint.build_key or ""),
                 )
             )
     return History(op, tuple(rows), len(listed), len(runs) if total is None else total)
+
+
+def source_commits(store: Store, op: str, keys: Iterable[Optional[str]]) -> dict[str, str]:
+    """Build key -> the git commit of its sources, for the stored builds whose manifest names one
+    (``ascenv build`` takes SOURCE_DATE_EPOCH from the project's last commit when it is in git)."""
+    found = {}
+    for key in {k for k in keys if k}:
+        entry = store.get(op, key)
+        origin = entry.manifest.source_date_epoch_from if entry is not None and entry.manifest else ""
+        if origin.startswith(GIT_COMMIT):
+            found[key] = origin[len(GIT_COMMIT) :]
+    return found

@@ -198,7 +198,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         bench.set_baseline(chosen)
         render.baseline(ctx.out, chosen, args.format)
         return errors.EXIT_OK
-    from ascenv.bench.history import history
+    from ascenv.bench.history import history, source_commits
 
     if args.limit < 0:
         raise errors.UsageError(f"--limit {args.limit}: expected a number of runs, 0 for all")
@@ -207,7 +207,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     else:
         newest = bench.runs(args.op)
         total = len(newest)
-    listing = history(args.op, [s.run for s in newest], args.shape, args.limit, total)
+    runs = [s.run for s in newest]
+    commits = source_commits(store, args.op, (r.fingerprint.build_key for r in runs))
+    listing = history(args.op, runs, args.shape, args.limit, total, commits=commits)
     render.history(ctx.out, listing, args.format)
     return errors.EXIT_OK
 

@@ -187,6 +187,7 @@ def history(out: Output, result: History, fmt: str) -> None:
                     {
                         "run": row.run,
                         "build_key": row.build_key,
+                        "source_commit": row.source_commit,
                         "op": row.op,
                         "input_shapes": row.input_shapes,
                         "block_dim": row.block_dim,
@@ -201,15 +202,18 @@ def history(out: Output, result: History, fmt: str) -> None:
         )
         return
     table = Table(box=None, pad_edge=False)
-    for title in ("RUN", "BUILD", "OP", "INPUT SHAPES", "BLOCK DIM", "MEDIAN us", "SPREAD", "VS PREVIOUS"):
-        table.add_column(title, no_wrap=title != "INPUT SHAPES")
+    titles = ("RUN", "BUILD", "SOURCE", "OP", "INPUT SHAPES", "BLOCK DIM", "TILING", "MEDIAN us", "SPREAD")
+    for title in (*titles, "VS PREVIOUS"):
+        table.add_column(title, no_wrap=title not in ("INPUT SHAPES", "TILING"))
     for row in result.rows:
         table.add_row(
             safe(row.run),
             safe((row.build_key or "-")[:12]),
+            safe((row.source_commit or "-")[:10]),
             safe(row.op),
             safe(_shapes(row.input_shapes)),
             "-" if row.block_dim is None else str(row.block_dim),
+            safe(_tiling(row.tiling)),
             _us(row.duration_us),
             f"{row.spread:.1%}",
             safe(row.verdict or "-"),

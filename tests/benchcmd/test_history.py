@@ -115,3 +115,53 @@ def test_history_cli_lists_the_newest_runs_and_says_the_total(tmp_path: Path) ->
     assert code == 0 and "newest 2 of 4 run(s)" in out
     code, _, err = run_cli([*base, "--limit", "-1"], ENV)
     assert code == 2 and "--limit" in err
+
+
+def test_history_names_each_builds_source_commit_and_tiling(tmp_path: Path) -> None:
+    """The source commit comes from the build's manifest (``ascenv build`` records the commit its
+    SOURCE_DATE_EPOCH came from); a build outside git has none."""
+    from ascenv import store as store_module
+    from ascenv.bench.history import source_commits
+    from tests.test_store import manifest_for
+
+    st = Store(tmp_path)
+    sha = "1f" * 20
+    for key, origin in (("a" * 64, f"git commit {sha}"), ("b" * 64, "recipe")):
+        with st.staging("test") as stage:
+            entry = stage / "entry"
+            (entry / "outputs").mkdir(parents=True)
+            (entry / "outputs" / "add_custom_cpu").write_bytes(b"x")
+            manifest = replace(
+                manifest_for("add_custom", key, "cpu", "2026-12-01T09:00:00Z", {"add_custom_cpu": b"x"}),
+                source_date_epoch_from=origin,
+            )
+            (entry / store_module.MANIFEST).write_text(store_module.dumps_manifest(manifest))
+            st.commit("add_custom", key, entry)
+    assert source_commits(st, "add_custom", ["a" * 64, "b" * 64, None, "c" * 64]) == {"a" * 64: sha}
+
+    durations = (10.0, 10.1, 9.9, 10.05)
+    tiling = {"status": "ok", "tileLength": 3280}
+    for key, created in (("b" * 64, "2026-12-01T09:00:00.000000Z"), ("a" * 64, "2026-12-01T09:10:00.000000Z")):
+        record = Record("AddCustom", "131073", None, None, "checker", 4, durations, 10.0, 9.9, 10.1, tiling=tiling)
+        BenchStore(st).write(
+            new_run(
+                op="add_custom",
+                target="cpu",
+                tool="cpu-checker",
+                created=created,
+                source="x",
+                files=(),
+                skipped_rows=0,
+                fingerprint=Fingerprint(build_key=key, target="cpu"),
+                records=(record,),
+            )  # fmt: skip
+        )
+    code, out, err = run_cli(["bench", "history", "add_custom", "--store", str(tmp_path), "--format", "json"], {})
+    assert code == 0, err
+    rows = json.loads(out)["history"]
+    assert [(r["build_key"][:1], r["source_commit"], r["tiling"]) for r in rows] == [
+        ("a", sha, tiling),
+        ("b", None, tiling),
+    ]
+    code, out, _ = run_cli(["bench", "history", "add_custom", "--store", str(tmp_path)], {"COLUMNS": "200"})
+    assert sha[:10] in out and "tileLength=3280" in out
