@@ -336,16 +336,7 @@ class BenchStore:
         return True, None
 
     def baselines(self, op: str) -> dict[str, str]:
-        path = self.root / op / LOOSE / BASELINES
-        if not path.is_file():
-            return {}
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise InputError(f"{path}: not valid JSON: {exc}") from None
-        if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-            raise InputError(f"{path}: expected an object of target -> run id")
-        return data
+        return read_baselines(self.root, op)
 
     def set_baseline(self, stored: StoredRun) -> None:
         run = stored.run
