@@ -228,6 +228,17 @@ def find_kernel(project: Path, op: str, shipped: Optional[Path] = None) -> Path:
     )
 
 
+def load_target(project: Path, op: str, target: str, shipped: Optional[Path] = None) -> tuple[Path, KernelRecipe]:
+    """``find_kernel`` and ``load_recipe``, refusing a recipe without ``target``."""
+    kernel_dir = find_kernel(project, op, shipped)
+    recipe = load_recipe(kernel_dir)
+    if target not in recipe.targets:
+        raise UsageError(
+            f"{kernel_dir / RECIPE_FILE} has no target {target!r}", hint=f"targets: {', '.join(sorted(recipe.targets))}"
+        )
+    return kernel_dir, recipe
+
+
 @dataclass(frozen=True)
 class PinnedImage:
     name: str

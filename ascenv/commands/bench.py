@@ -109,13 +109,7 @@ def _run_benchmarks(args: argparse.Namespace, ctx: common.Context, store: Store,
     from ascenv.probe.snapshot import collect
 
     project = Path(ctx.cwd).resolve()
-    kernel_dir = builder.find_kernel(project, args.op, paths.data_dir("kernels"))
-    recipe = builder.load_recipe(kernel_dir)
-    if args.target not in recipe.targets:
-        raise errors.UsageError(
-            f"{kernel_dir / builder.RECIPE_FILE} has no target {args.target!r}",
-            hint=f"targets: {', '.join(sorted(recipe.targets))}",
-        )
+    kernel_dir, recipe = builder.load_target(project, args.op, args.target, paths.data_dir("kernels"))
     shapes = tuple(s.strip() for s in args.shapes.split(",") if s.strip()) if args.shapes is not None else None
     if shapes == ():
         raise errors.UsageError(f"--shapes {args.shapes!r} names no shape", hint="for example: --shapes 16384,1024001")

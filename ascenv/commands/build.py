@@ -54,13 +54,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.containers.engine import connect
 
     project = Path(ctx.cwd).resolve()
-    kernel_dir = builder.find_kernel(project, args.op, paths.data_dir("kernels"))
-    recipe = builder.load_recipe(kernel_dir)
-    if args.target not in recipe.targets:
-        raise errors.UsageError(
-            f"{kernel_dir / builder.RECIPE_FILE} has no target {args.target!r}",
-            hint=f"targets: {', '.join(sorted(recipe.targets))}",
-        )
+    kernel_dir, recipe = builder.load_target(project, args.op, args.target, paths.data_dir("kernels"))
     engine = connect(ctx.environ)
     fetch = None if args.no_fetch else common.image_host(ctx)
     name = args.image or recipe.targets[args.target].image
