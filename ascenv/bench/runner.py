@@ -38,7 +38,7 @@ from ascenv.errors import BuildFailed, InputError, UsageError
 PROGRESS = "ascenv-bench: "  # the script's progress lines in the container log
 RESULTS = f"{builder.WORK}/bench"
 METRIC_SETS = {"wall": "wall-time", "printed": "printed-time"}  # runs of the two never compare
-CPU_TOOL = "cpu-checker"  # a logic checker's wall time, not NPU performance
+CPU_TOOL = "cpu-checker"  # a logic checker's time on the host CPU, not NPU performance
 _TIMES = re.compile(r"^run=(\d+) kind=(warmup|timed) start_ns=(\d+) end_ns=(\d+) status=(\d+)$")
 _PRINTED = re.compile(r"(?:^|\s)time_ns=(\d+)(?=\s|$)")
 _PEER = re.compile(r"(?:^|\s)peer_ns=(\d+)(?=\s|$)")

@@ -290,7 +290,7 @@ def ran(out: Output, result: Any, fmt: str) -> None:
         out.console.print(f"{safe(b.name)} measures: {safe(b.measures)}")
     if run.target == "cpu":
         where = f"{run.fingerprint.host_cpu or 'unknown CPU'}, {run.fingerprint.host_cores or '?'} cores"
-        out.console.print(f"CPU target ({safe(where)}): a logic checker's wall time, not NPU performance")
+        out.console.print(f"CPU target ({safe(where)}): a logic checker's time on the host CPU, not NPU performance")
     out.console.print(
         f"run [bold]{safe(run.id)}[/] of build {safe(result.build_key[:12])} "
         f"({result.warmup} warm-up + {result.repeat} timed runs per shape) stored in {safe(str(result.path))}"
