@@ -17,6 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from ascenv.signals import held
+
 OK = "ok"  # ran and exited 0
 EXIT = "exit"  # ran and exited non-zero, or was killed by a signal (a negative returncode)
 NOT_FOUND = "not-found"  # the program is not on PATH (or the path does not exist)
@@ -180,30 +182,35 @@ def run(
     def failed(status: str, message: str) -> Completed:
         return Completed(argv, status, None, "", message, time.monotonic() - start, (), limit)
 
-    # Started and registered under one lock: an interrupt's kill_running() on another thread must
-    # not miss a child that already runs but is not registered yet (it would outlive ascenv).
-    with _running_lock:
-        try:
-            child = subprocess.Popen(
-                argv,
-                stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=None if env is None else dict(env),
-                cwd=cwd,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            return failed(NOT_FOUND, str(exc))
-        except OSError as exc:
-            return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
-        _running[child.pid] = child
+    child: Optional[subprocess.Popen] = None
     try:
+        # Started and registered at once. Under the lock: an interrupt's kill_running() on another
+        # thread must not miss a child that runs but is not registered yet. With the signals held:
+        # a Ctrl-C or SIGTERM on this thread between the fork and the registration (inside Popen,
+        # which does not kill the child it leaves) would leave it running, known to no clean-up;
+        # it is acted on right after, here, where the ``finally`` kills the child.
+        with held(), _running_lock:
+            try:
+                child = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=None if env is None else dict(env),
+                    cwd=cwd,
+                    start_new_session=True,
+                )
+            except FileNotFoundError as exc:
+                return failed(NOT_FOUND, str(exc))
+            except OSError as exc:
+                return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
+            _running[child.pid] = child
         out, err, timed_out = _communicate(child, input, start + max(0.0, timeout), limit)
     finally:
-        _kill_group(child)
-        with _running_lock:
-            _running.pop(child.pid, None)
+        if child is not None:
+            _kill_group(child)
+            with _running_lock:
+                _running.pop(child.pid, None)
     code = child.returncode
     status = TIMEOUT if timed_out else OK if code == 0 else EXIT
     cut = tuple(name for name, data in (("stdout", out), ("stderr", err)) if data.overflowed)

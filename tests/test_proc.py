@@ -205,3 +205,47 @@ def test_describe_quotes_both_ends_of_a_long_output():
 def test_describe_keeps_a_short_output_whole():
     done = proc.Completed(("tool",), proc.EXIT, 2, "a\r\nb\n", "", 0.1)
     assert done.describe() == "command: tool\nresult: exited 2\nstdout:\n    a\n    b\nstderr: (none)"
+
+
+def test_a_ctrl_c_inside_popen_still_kills_the_child_it_started(tmp_path, monkeypatch):
+    """Popen raises an interrupt that lands between its fork and its return without killing the
+    child; run() holds the signal over that window and acts on it once the child is registered,
+    so the child (and its grandchild) is killed, not left running."""
+    pids = tmp_path / "pids"
+    script = hanging_program(tmp_path / "hang.sh", pids)
+    real = proc.subprocess.Popen
+
+    def popen_then_ctrl_c(*args, **kwargs):
+        child = real(*args, **kwargs)
+        deadline = time.monotonic() + 10
+        while len(pids_in(pids)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)  # as if it came before Popen returned
+        time.sleep(0.05)  # a handler that raises would have run by now
+        return child
+
+    monkeypatch.setattr(proc.subprocess, "Popen", popen_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        proc.run([str(script)], timeout=30)
+    assert all_gone(pids_in(pids))
+    assert proc._running == {}
+
+
+def test_held_signals_are_acted_on_when_the_block_ends():
+    from ascenv import errors
+    from ascenv.signals import held, termination_as_interrupt
+
+    reached = []
+    with pytest.raises(KeyboardInterrupt):
+        with held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            reached.append("end of block")
+    assert reached == ["end of block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with termination_as_interrupt(), pytest.raises(errors.Terminated):
+        with held():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)
+            reached.append("again")
+    assert reached[-1] == "again" and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
