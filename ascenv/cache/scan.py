@@ -6,12 +6,12 @@ apparent size (sum of ``st_size``) is kept beside it.
 
 Speed: each directory is opened once (``O_NOFOLLOW``), listed with ``os.listdir(fd)`` and every
 name is ``lstat``-ed relative to that fd (``fstatat``, as ``du``'s fts does), without building a
-``DirEntry`` or a full path per file. That alone measures ~1.4x ``du``; the remaining Python
-cost per file is spread over worker processes (threads do not help: the loop holds the GIL
-between the syscalls). Small trees never start a pool: the first ``SERIAL_BUDGET`` names are
-stat-ed in-process, and only what is still queued after that goes to the workers, directory by
-directory (directories bigger than ``CHUNK`` names are split). ``bench/bench_cache_scan.py``
-measures the ratio to ``du -s``.
+``DirEntry`` or a full path per file. That alone costs about 1.5x ``du``'s CPU (the syscall is
+most of both); the rest is spread over processes: forked workers (``cache.workers``) and this
+one, which scans between handing out jobs (threads do not help: the loop holds the GIL between
+the syscalls). Small trees never fork: the first ``SERIAL_BUDGET`` names are stat-ed here, and
+only what is still queued after that is shared, directory by directory (directories bigger than
+``CHUNK`` names are split). ``bench/bench_cache_scan.py`` measures the ratio to ``du -s``.
 
 Nothing is followed: symlinks are counted as what they are (``lstat``), directories are opened
 with ``O_NOFOLLOW``, a mount point (a bind mount too: same ``st_dev``, its own mount) is never
@@ -30,13 +30,14 @@ import stat
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 from ascenv.cache.dirfd import mount_points, open_dir_path
 from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CacheRoot, display_path
+from ascenv.cache.workers import Workers, can_fork
 
-SERIAL_BUDGET = 20_000  # names stat-ed before a worker pool is worth its start-up (~10 ms)
-CHUNK = 4096  # names per job when one directory is split between workers
+SERIAL_BUDGET = 2048  # names stat-ed before forking a worker is worth it (a fork costs ~3 ms)
+CHUNK = 2048  # names per job when one directory is split between workers (~6 ms of work)
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _NEVER_ENTRIES = ("CACHEDIR.TAG", "README", "README.md")  # ascenv's store markers stay
 _MOUNTS: frozenset[str] = frozenset()  # mount points, read once per scan (forked workers inherit it)
@@ -95,41 +96,17 @@ def _scan_dir(
     except (FileNotFoundError, NotADirectoryError):
         return None  # vanished, or replaced by a file or a symlink since it was listed
     except OSError as exc:
-        return (0, 0, 0, 0, 0, 0, None, None, (), (), None, [f"{display_path(path)}: {exc.strerror} (not scanned)"])
+        return _unscanned(path, exc)
     try:
+        chunks = None
         if names is None:
             try:
                 names = os.listdir(fd)
             except OSError as exc:
-                return (
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    None,
-                    None,
-                    (),
-                    (),
-                    None,
-                    [f"{display_path(path)}: {exc.strerror} (not scanned)"],
-                )
-            if len(names) > CHUNK:
-                return (
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    None,
-                    None,
-                    (),
-                    (),
-                    [names[i : i + CHUNK] for i in range(0, len(names), CHUNK)],
-                    [],
-                )
+                return _unscanned(path, exc)
+            if len(names) > CHUNK:  # this call takes the first chunk, the others are queued
+                chunks = [names[i : i + CHUNK] for i in range(CHUNK, len(names), CHUNK)]
+                names = names[:CHUNK]
         # the loop runs once per file: locals only, no call but the lstat, no None checks
         lstat = os.lstat
         dir_bits, dir_type = stat.S_IFMT(0o170000), stat.S_IFDIR
@@ -177,9 +154,13 @@ def _scan_dir(
                 kept_blocks += nblocks
         if not files:
             newest = oldest = None  # type: ignore[assignment]
-        return (blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, subdirs, None, errors)
+        return (blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, subdirs, chunks, errors)
     finally:
         os.close(fd)
+
+
+def _unscanned(path: str, exc: OSError) -> tuple:
+    return (0, 0, 0, 0, 0, 0, None, None, (), (), None, [f"{display_path(path)}: {exc.strerror} (not scanned)"])
 
 
 class _Acc:
@@ -248,22 +229,19 @@ def tree_stats(
     recent_cutoff: float = float("inf"),
     one_file_system: bool = True,
     workers: Optional[int] = None,
-    meanwhile: Optional[Callable[[], None]] = None,
 ) -> list[Optional[TreeStats]]:
     """Totals of each path (a directory tree or a single file); None for a path that does not
     exist. Files not owned by ``uid`` (None: anyone's count as ours) and files whose ctime is at
-    or after ``recent_cutoff`` are counted as kept. ``meanwhile`` is called once, while worker
-    processes scan (after the walk when there are none): other work of the caller overlaps the
-    scan instead of adding to it."""
+    or after ``recent_cutoff`` are counted as kept."""
     global _MOUNTS
     _MOUNTS = mount_points()
     try:
-        return _tree_stats(paths, uid, recent_cutoff, one_file_system, workers, meanwhile or (lambda: None))
+        return _tree_stats(paths, uid, recent_cutoff, one_file_system, workers)
     finally:
         _forget_deep()
 
 
-def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers, meanwhile) -> list[Optional[TreeStats]]:
+def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers) -> list[Optional[TreeStats]]:
     accs: list[Optional[_Acc]] = []
     tops: list[Optional[float]] = []
     queue: deque = deque()  # (tree index, directory, names or None, device)
@@ -300,51 +278,38 @@ def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers, meanwhile) 
         absorb(job, result)
         budget -= len(job[2]) if job[2] is not None else (result[2] + result[3] if result else 0)
     if queue:
-        _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system, meanwhile)
-    else:
-        meanwhile()
+        _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system)
     return [None if acc is None else acc.result(top) for acc, top in zip(accs, tops)]
 
 
-def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs, meanwhile) -> None:
-    """Finish the walk in a pool of forked processes; in-process when there is one CPU or no
-    pool can be made (no /dev/shm in some containers)."""
-    count = (
-        workers
-        if workers is not None
-        else len(os.sched_getaffinity(0))
-        if hasattr(os, "sched_getaffinity")
-        else (os.cpu_count() or 1)
-    )
+def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recent, one_fs) -> None:
+    """Finish the walk with forked workers, this process scanning too (``workers`` processes in
+    all; by default one per CPU, at most 8); alone when there is one CPU, other threads run or
+    no worker can be forked."""
+    count = min(8, workers if workers is not None else len(os.sched_getaffinity(0)))
     pool = None
-    if count > 1:
+    if count > 1 and can_fork():
         try:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            pool = ProcessPoolExecutor(min(count, 8), mp_context=multiprocessing.get_context("fork"))
-        except (OSError, ImportError, ValueError, NotImplementedError):
+            pool = Workers(count - 1, _scan_dir)
+        except OSError:
             pool = None
     if pool is None:
         while queue:
             job = queue.popleft()
             absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
-        meanwhile()
         return
-    from concurrent.futures import FIRST_COMPLETED, wait
-
     with pool:
-        pending: dict = {}
-        while queue or pending:
-            while queue:
-                job = queue.popleft()
-                pending[pool.submit(_scan_dir, job[1], job[2], job[3], uid, recent, one_fs)] = job
-            if meanwhile is not None:  # the workers are busy with what is queued
-                meanwhile()
-                meanwhile = None
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                absorb(pending.pop(future), future.result())
+        while queue or pool.busy:
+            while queue and pool.submit(queue[0], (*queue[0][1:], uid, recent, one_fs)):
+                queue.popleft()
+            mine = queue.popleft() if queue else None  # a job here between two collections
+            if mine is not None:
+                absorb(mine, _scan_dir(mine[1], mine[2], mine[3], uid, recent, one_fs))
+            done, returned = pool.collect(0 if mine is not None else None)
+            for job, result in done:
+                absorb(job, result)
+            for job in returned:  # a worker died or failed: run here, where a failure has its traceback
+                absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
 
 
 # --- from roots to entries ------------------------------------------------------------------------
@@ -391,11 +356,9 @@ def scan(
     recent_cutoff: float,
     one_file_system: bool = True,
     workers: Optional[int] = None,
-    meanwhile: Optional[Callable[[], None]] = None,
 ) -> CacheReport:
     """Entries of every root that exists, each with its totals. Refused roots that exist are
-    reported as warnings; a root that does not exist is silently absent. ``meanwhile``: see
-    ``tree_stats``."""
+    reported as warnings; a root that does not exist is silently absent."""
     warnings: list[str] = []
     units: list[_Unit] = []
     mounts = mount_points()
@@ -417,7 +380,6 @@ def scan(
         recent_cutoff=recent_cutoff,
         one_file_system=one_file_system,
         workers=workers,
-        meanwhile=meanwhile,
     )
     entries = []
     for unit, st in zip(units, stats):

@@ -32,10 +32,10 @@ def survey(
     homes: Sequence[str] = (),
 ) -> CacheReport:
     """Resolve the roots, look below --path for kernel_meta/aoe_workspace, scan, add what the
-    owners list, judge. ``facts`` is gathered while the scan's workers run (it costs as much as
-    a small scan); the roots it protects (CANN installs, vendors) are then dropped from the
-    report. ``follow``: symlink targets the user named (--follow); ``homes``: the other
-    accounts' home directories."""
+    owners list, judge. ``facts`` is asked for after the scan (the caller may gather them
+    meanwhile: they cost as much as a small scan); the roots they protect (CANN installs,
+    vendors) are then dropped from the report. ``follow``: symlink targets the user named
+    (--follow); ``homes``: the other accounts' home directories."""
 
     def roots(discovered=(), protected=()):
         return resolve_roots(
@@ -52,15 +52,8 @@ def survey(
 
     tops = [r.path for r in roots() if r.kind == "search"]
     found = find_named_dirs(tops, SEARCHED_NAMES, one_file_system=one_file_system) if tops else []
-    gathered: list[MachineFacts] = []
-    report = scan(
-        roots(found),
-        uid=uid,
-        recent_cutoff=recent_cutoff,
-        one_file_system=one_file_system,
-        meanwhile=lambda: gathered.append(facts()),
-    )
-    machine = gathered[0] if gathered else facts()
+    report = scan(roots(found), uid=uid, recent_cutoff=recent_cutoff, one_file_system=one_file_system)
+    machine = facts()
     if machine.protected:  # scanning below an install was harmless; cleaning it is not
         final = roots(found, machine.protected)
         refused = {(r.kind, r.path): r for r in final if r.refused}

@@ -22,12 +22,13 @@ from typing import Optional
 
 from ascenv import errors, paths
 from ascenv.cache.entry import KINDS, EntryOwner
-from ascenv.cache.machine import MachineFacts, gather_machine_facts, other_homes
+from ascenv.cache.machine import MachineFacts, gather_machine_facts, gathered_in_background, other_homes
 from ascenv.cache.plan import Filters, make_plan, matches, parse_age
 from ascenv.cache.result import DELETE, DRY_RUN, LS, CleanCache
 from ascenv.cache.roots import ascenv_state_dir
 from ascenv.cache.survey import survey
 from ascenv.commands import _common as common
+from ascenv.signals import termination_as_interrupt
 
 NAME = "clean-cache"
 ORDER = 80
@@ -134,12 +135,6 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     uid = None if args.all_users else os.getuid()
     home = os.path.realpath(ctx.environ.get("HOME") or os.path.expanduser("~"))
     cwd = os.path.realpath(ctx.cwd)
-    gathered: list[MachineFacts] = []
-
-    def facts() -> MachineFacts:
-        gathered.append(gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid))
-        return gathered[-1]
-
     named_pins = [os.path.abspath(os.path.join(ctx.cwd, p)) for p in args.pins]
     for path in named_pins:
         if not os.path.isfile(path):
@@ -148,23 +143,31 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             )
     state_dir = ascenv_state_dir(ctx.environ, home=home, cwd=cwd)
     started = time.monotonic()
-    owners, notes = _owners(args, ctx, filters, uid, recent_cutoff, [Path(p) for p in named_pins])
-    report = survey(
-        ctx.environ,
-        home=home,
-        cwd=cwd,
-        search_paths=args.path,
-        facts=facts,
-        uid=uid,
-        recent_cutoff=recent_cutoff,
-        one_file_system=args.one_file_system,
-        owners=owners,
-        follow=[os.path.realpath(os.path.join(ctx.cwd, f)) for f in args.follow],
-        homes=other_homes(uid if uid is not None else os.getuid()),
-    )
+
+    def gather() -> MachineFacts:
+        return gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid)
+
+    # forked now, the facts are gathered while the engine is asked and the scan starts; SIGTERM
+    # unwinds like Ctrl-C, so that the processes of both are ended
+    with termination_as_interrupt(), gathered_in_background(gather) as facts:
+        owners, notes = _owners(args, ctx, filters, uid, recent_cutoff, [Path(p) for p in named_pins])
+        report = survey(
+            ctx.environ,
+            home=home,
+            cwd=cwd,
+            search_paths=args.path,
+            facts=facts,
+            uid=uid,
+            recent_cutoff=recent_cutoff,
+            one_file_system=args.one_file_system,
+            owners=owners,
+            follow=[os.path.realpath(os.path.join(ctx.cwd, f)) for f in args.follow],
+            homes=other_homes(uid if uid is not None else os.getuid()),
+        )
+        machine_notes = facts().notes
     report = replace(report, warnings=report.warnings + notes)
     seconds = time.monotonic() - started
-    for note in gathered[0].notes if gathered else ():
+    for note in machine_notes:
         ctx.out.warn(note)
     for warning in report.warnings:
         ctx.out.warn(warning)

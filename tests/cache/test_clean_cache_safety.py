@@ -467,6 +467,71 @@ def test_a_signal_during_the_delete_leaves_a_journal_line_for_every_removal(sb, 
         assert lines[1]["interrupted"] is True and child.returncode == errors.EXIT_INTERRUPTED
 
 
+def _running_with(text: str) -> list[int]:
+    """Processes whose command line contains ``text`` (zombies aside)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as handle:
+                if text.encode() in handle.read():
+                    with open(f"/proc/{pid}/stat") as stat:
+                        if stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X"):
+                            found.append(int(pid))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_while_npu_smi_hangs_ends_every_process_clean_cache_started(tmp_path, sig):
+    """Ctrl-C (to the process group, as a terminal sends it) or SIGTERM while the scan's workers
+    run and the machine facts wait on a hung npu-smi: exit 130 at once, nothing left running."""
+    import signal
+
+    soc = tmp_path / "home/atc_data/kernel_cache/Ascend910B4"
+    soc.mkdir(parents=True)
+    fd = os.open(soc, os.O_RDONLY | os.O_DIRECTORY)
+    for i in range(40_000):  # enough for the scan to fork its workers
+        os.close(os.open(f"k{i}.o", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd))
+    os.close(fd)
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    pid_file = tmp_path / "npu-smi.pid"
+    (tools / "npu-smi").write_text(f"#!/bin/sh\necho $$ > {pid_file}\nexec sleep 120\n")
+    (tools / "npu-smi").chmod(0o755)
+    env = {
+        "PATH": f"{tools}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(tmp_path / "home"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock",
+        "PYTHONPATH": str(REPO),
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-m", "ascenv", "clean-cache", "ls", "--format", "json", "--path", str(tmp_path / "home")],
+        env=env,
+        cwd=str(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (pid_file.exists() and pid_file.read_text().strip()):
+        time.sleep(0.005)
+    npu_smi = int(pid_file.read_text())
+    signalled = time.monotonic()
+    if sig == "SIGINT":
+        os.killpg(child.pid, signal.SIGINT)
+    else:
+        child.send_signal(signal.SIGTERM)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == errors.EXIT_INTERRUPTED, err
+    assert time.monotonic() - signalled < 10, "it waited for npu-smi's timeout"
+    time.sleep(0.2)  # the orphaned npu-smi, if any, would still run
+    assert _running_with(str(tmp_path)) == [], "a forked worker outlived clean-cache"
+    assert npu_smi not in _running_with("sleep"), "the hung npu-smi outlived clean-cache"
+
+
 def test_a_second_delete_while_one_runs_refuses_and_deletes_nothing(sb):
     write(str(sb / "home/atc_data/kernel_cache/Ascend910B4/k.o"), b"k", mtime=OLD)
     with execute_module.exclusive(str(sb / "state/ascenv/clean-cache.lock")):

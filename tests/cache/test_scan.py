@@ -94,9 +94,27 @@ def test_worker_pool_gives_the_same_totals_as_serial(tmp_path, monkeypatch):
     serial = tree_stats([str(tmp_path / "c")], workers=1)
     monkeypatch.setattr(scan_module, "SERIAL_BUDGET", 10)
     monkeypatch.setattr(scan_module, "CHUNK", 7)
-    pooled = tree_stats([str(tmp_path / "c")], workers=2)
-    assert pooled == serial
+    assert tree_stats([str(tmp_path / "c")], workers=2) == serial  # one worker and this process
+    assert tree_stats([str(tmp_path / "c")], workers=3) == serial
     assert serial[0].files == 1200 and serial[0].allocated == du_bytes(tmp_path / "c")
+
+
+def test_a_worker_dying_mid_scan_changes_no_total(tmp_path, monkeypatch):
+    for d in range(30):
+        for f in range(40):
+            write(str(tmp_path / "c" / f"d{d}" / f"f{f}"), b"x" * f)
+    serial = tree_stats([str(tmp_path / "c")], workers=1)
+    caller, real = os.getpid(), scan_module._scan_dir
+
+    def dies_on_d17(path, *rest):
+        if os.getpid() != caller and path.endswith("/d17"):
+            os._exit(9)  # killed, as by the OOM killer: its jobs are scanned here
+        return real(path, *rest)
+
+    monkeypatch.setattr(scan_module, "_scan_dir", dies_on_d17)
+    monkeypatch.setattr(scan_module, "SERIAL_BUDGET", 10)
+    monkeypatch.setattr(scan_module, "CHUNK", 7)
+    assert tree_stats([str(tmp_path / "c")], workers=3) == serial
 
 
 @pytest.mark.slow
