@@ -99,7 +99,7 @@ def gathered_in_background(gather: Callable[[], MachineFacts]) -> Iterator[Calla
     for its facts: it is mostly imports and /proc reads, some 0.1 s of CPU that then runs
     beside the start of the scan instead of after it. In this process when no fork can be made."""
     with in_background(lambda: _plain(gather())) as pending:
-        yield lambda: _facts(pending())
+        yield lambda: _from_plain(pending())
 
 
 def _plain(facts: MachineFacts) -> tuple:
@@ -109,7 +109,7 @@ def _plain(facts: MachineFacts) -> tuple:
     return (canns, vendors, facts.npu_pids, facts.busy, facts.protected, facts.notes)
 
 
-def _facts(plain: tuple) -> MachineFacts:
+def _from_plain(plain: tuple) -> MachineFacts:
     canns, vendors, npu_pids, busy, protected, notes = plain
     return MachineFacts(
         tuple(CannRecord(*c) for c in canns), tuple(VendorRecord(*v) for v in vendors), npu_pids, busy, protected, notes

@@ -6,12 +6,13 @@ apparent size (sum of ``st_size``) is kept beside it.
 
 Speed: each directory is opened once (``O_NOFOLLOW``), listed with ``os.listdir(fd)`` and every
 name is ``lstat``-ed relative to that fd (``fstatat``, as ``du``'s fts does), without building a
-``DirEntry`` or a full path per file. That alone costs about 1.5x ``du``'s CPU (the syscall is
-most of both); the rest is spread over processes: forked workers (``cache.workers``) and this
-one, which scans between handing out jobs (threads do not help: the loop holds the GIL between
-the syscalls). Small trees never fork: the first ``SERIAL_BUDGET`` names are stat-ed here, and
-only what is still queued after that is shared, directory by directory (directories bigger than
-``CHUNK`` names are split). ``bench/bench_cache_scan.py`` measures the ratio to ``du -s``.
+``DirEntry`` or a full path per file. That still costs 1.5 to 1.8 times ``du``'s CPU per file
+(the syscall is most of both), so the work is shared by processes: forked workers
+(``cache.workers``) and this one, which scans between handing out jobs (threads do not help:
+the loop holds the GIL between the syscalls). Small trees never fork: the first
+``SERIAL_BUDGET`` names are stat-ed here, and only what is still queued after that is shared,
+directory by directory (directories bigger than ``CHUNK`` names are split).
+``bench/bench_cache_scan.py`` measures the ratio to ``du -s``.
 
 Nothing is followed: symlinks are counted as what they are (``lstat``), directories are opened
 with ``O_NOFOLLOW``, a mount point (a bind mount too: same ``st_dev``, its own mount) is never
