@@ -264,29 +264,29 @@ def _reaped(pid: int, signum: int, within: Optional[float]) -> bool:
 @contextlib.contextmanager
 def in_background(function: Callable[[], Any]) -> Iterator[Callable[[], Any]]:
     """Start ``function()`` (returning plain data) in a forked worker at once, and yield what
-    waits for its result. It runs in this process instead, when the result is asked for, if no
-    worker can be forked or it died or raised. Leaving the block ends the worker."""
+    waits for its result (called once, however often it is asked for). It runs in this process
+    instead, when the result is asked for, if no worker can be forked or it died or raised.
+    Leaving the block ends the worker."""
     pool = None
     if can_fork():
         try:
             pool = Workers(1, function)
         except OSError:
             pool = None
-    if pool is None:
-        yield function
-        return
-
     answers: list = []
 
     def result() -> Any:
         while not answers:
-            done, returned = pool.collect(None)
+            done, returned = pool.collect(None) if pool is not None else ([], [])
             if done:
                 answers.append(done[0][1])
-            elif returned or not pool.busy:
+            elif pool is None or returned or not pool.busy:
                 answers.append(function())
         return answers[0]
 
+    if pool is None:
+        yield result
+        return
     with pool:
         pool.submit(None, ())
         yield result

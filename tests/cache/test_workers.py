@@ -96,10 +96,18 @@ def test_in_background_gives_the_result_of_a_forked_process():
         assert pid != os.getpid() and result() == pid
 
 
-def test_in_background_runs_here_when_no_fork_can_be_made(monkeypatch):
+def test_in_background_runs_here_when_no_fork_can_be_made_and_only_once(monkeypatch):
     monkeypatch.setattr(workers_module, "can_fork", lambda: False)
-    with in_background(os.getpid) as result:
-        assert result() == os.getpid()
+    calls = []
+
+    def counted():
+        calls.append(os.getpid())
+        return os.getpid()
+
+    with in_background(counted) as result:
+        assert calls == []  # not before it is asked for
+        assert result() == result() == os.getpid()
+    assert calls == [os.getpid()]  # the machine facts run npu-smi: not twice
 
 
 def test_in_background_runs_here_when_the_worker_dies():
