@@ -287,7 +287,9 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
     """Finish the walk with forked workers, this process scanning too (``workers`` processes in
     all; by default one per CPU, at most 8); alone when there is one CPU, other threads run or
     no worker can be forked."""
-    count = min(8, workers if workers is not None else len(os.sched_getaffinity(0)))
+    if workers is None:  # the CPUs this process may run on (a container's cpuset), not the machine's
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    count = min(8, workers)
     pool = None
     if count > 1 and can_fork():
         try:
