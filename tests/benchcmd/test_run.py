@@ -229,6 +229,47 @@ def test_npu_target_without_an_npu_prints_the_msprof_and_import_commands(tmp_pat
     assert "ascenv build add_custom --target cpu --store st" in err
 
 
+@pytest.mark.live_host  # the probe reads this machine's /dev (no NPU here)
+def test_a_benchmark_reading_src_is_refused_beside_a_build_of_other_sources(tmp_path: Path) -> None:
+    """{src} is the project's sources as they are now: beside a build made from other sources, a
+    benchmark reading it would time neither version. A build of these very sources is run."""
+    if any(p.name[len("davinci") :].isdigit() for p in Path("/dev").glob("davinci*")):
+        pytest.skip("this machine has an NPU")
+    from dataclasses import replace
+
+    from ascenv import store as store_module
+    from tests.test_store import manifest_for
+
+    kernel = tmp_path / "kernels" / "add_custom"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "kernels" / "add_custom", kernel)
+    with open(kernel / "kernel.toml", "a", encoding="utf-8") as fh:
+        fh.write(
+            '\n[[targets.npu.benchmarks]]\nname = "script"\nargv = ["python3", "{src}/bench.py", "{shape}"]\n'
+            'measures = "kernel time"\nshapes = ["16384"]\n'
+        )
+    st = Store(tmp_path / "st")
+    add_entry(st, "add_custom", "e" * 64, target="npu")  # made from other sources
+    code, _, err = ascenv(tmp_path, "bench", "run", "add_custom", "--target", "npu", "--store", "st")
+    assert code == errors.EXIT_USAGE, err
+    assert "benchmark script reads {src}, and the sources in" in err and "its timings would mix the two" in err
+    assert "ascenv build add_custom --target npu --store st" in err
+
+    same = "f" * 64
+    with st.staging("test") as stage:
+        (stage / "entry" / "outputs").mkdir(parents=True)
+        (stage / "entry" / "outputs" / "add_custom_cpu").write_bytes(b"x")
+        manifest = replace(
+            manifest_for("add_custom", same, "npu", "2026-12-01T09:00:00Z", {"add_custom_cpu": b"x"}),
+            source_digest=store_module.tree_digest(store_module.hash_tree(kernel)),
+        )
+        (stage / "entry" / store_module.MANIFEST).write_text(store_module.dumps_manifest(manifest))
+        st.commit("add_custom", same, stage / "entry")
+    code, out, err = ascenv(tmp_path, "bench", "run", "add_custom", "--target", "npu", "--store", "st", "--build", same)
+    assert code == errors.EXIT_TOOL_MISSING, err  # no NPU: the commands to run on one
+    first = out.splitlines()[0]
+    assert first == f"msprof op --output=ascenv-bench-add_custom-script-16384 python3 {kernel}/bench.py 16384"
+
+
 # real runs in the pinned container ---------------------------------------------------------------
 
 
