@@ -250,14 +250,17 @@ def _reaped(pid: int, signum: int, within: Optional[float]) -> bool:
         os.kill(pid, signum)
     except ProcessLookupError:
         pass  # exited (a zombie, not yet reaped, would still take the signal)
-    if within is None:
-        os.waitpid(pid, 0)
-        return True
-    end = time.monotonic() + within
-    while os.waitpid(pid, os.WNOHANG) == (0, 0):
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.002)
+    try:
+        if within is None:
+            os.waitpid(pid, 0)
+            return True
+        end = time.monotonic() + within
+        while os.waitpid(pid, os.WNOHANG) == (0, 0):
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.002)
+    except ChildProcessError:
+        pass  # already reaped (by a SIGCHLD handler of the caller's, say)
     return True
 
 
