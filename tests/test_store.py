@@ -20,7 +20,9 @@ from ascenv.store import Manifest, Store
 ABC_SHA256 = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # FIPS 180-2 example "abc"
 
 
-def manifest_for(op: str, key: str, target: str, finished: str, outputs: dict[str, bytes]) -> Manifest:
+def manifest_for(
+    op: str, key: str, target: str, finished: str, outputs: dict[str, bytes], source_digest: str = "0" * 64
+) -> Manifest:
     return Manifest(
         schema=1,
         op=op,
@@ -31,7 +33,7 @@ def manifest_for(op: str, key: str, target: str, finished: str, outputs: dict[st
         ascenv_version="0.1.0",
         source_date_epoch=1700000000,
         source_date_epoch_from="recipe",
-        source_digest="0" * 64,
+        source_digest=source_digest,
         recipe_digest="1" * 64,
         command=("make",),
         env={"TZ": "UTC"},
@@ -53,6 +55,7 @@ def add_entry(
     target: str = "cpu",
     finished: str = "2026-01-01T00:00:00Z",
     outputs: Optional[dict[str, bytes]] = None,
+    source_digest: str = "0" * 64,
 ) -> store.Entry:
     outputs = outputs if outputs is not None else {"add_custom_cpu": b"binary-" + key.encode()}
     with st.staging("test") as stage:
@@ -60,7 +63,8 @@ def add_entry(
         for path, data in outputs.items():
             (entry / "outputs" / path).parent.mkdir(parents=True, exist_ok=True)
             (entry / "outputs" / path).write_bytes(data)
-        (entry / store.MANIFEST).write_text(store.dumps_manifest(manifest_for(op, key, target, finished, outputs)))
+        manifest = manifest_for(op, key, target, finished, outputs, source_digest)
+        (entry / store.MANIFEST).write_text(store.dumps_manifest(manifest))
         committed, ours = st.commit(op, key, entry)
     assert ours
     return committed

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ascenv import builder, errors
+from ascenv import builder, errors, store
 from ascenv.bench import runner
 from ascenv.bench.fingerprint import Fingerprint
 from ascenv.bench.store import BenchStore, new_run
@@ -192,17 +192,23 @@ def test_cpu_runs_from_another_host_cpu_are_refused_by_compare(tmp_path: Path) -
 # --target npu without an NPU ---------------------------------------------------------------------
 
 
-@pytest.mark.live_host  # the probe reads this machine's /dev (no NPU here)
-def test_npu_target_without_an_npu_prints_the_msprof_and_import_commands(tmp_path: Path) -> None:
+def npu_project(tmp_path: Path, benchmark: str) -> Path:
+    """add_custom with one NPU benchmark (``benchmark``: its TOML lines), on a machine without
+    an NPU, where ``bench run --target npu`` prints what to run on one."""
     if any(p.name[len("davinci") :].isdigit() for p in Path("/dev").glob("davinci*")):
         pytest.skip("this machine has an NPU")
     kernel = tmp_path / "kernels" / "add_custom"
     shutil.copytree(Path(__file__).resolve().parents[2] / "kernels" / "add_custom", kernel)
     with open(kernel / "kernel.toml", "a", encoding="utf-8") as fh:
-        fh.write(
-            '\n[[targets.npu.benchmarks]]\nname = "aclnn"\nargv = ["{out}/add_custom_app", "{shape}"]\n'
-            'measures = "kernel time"\nshapes = ["16384", "1024001"]\n'
-        )
+        fh.write(f'\n[[targets.npu.benchmarks]]\n{benchmark}measures = "kernel time"\n')
+    return kernel
+
+
+@pytest.mark.live_host  # the probe reads this machine's /dev (no NPU here)
+def test_npu_target_without_an_npu_prints_the_msprof_and_import_commands(tmp_path: Path) -> None:
+    kernel = npu_project(
+        tmp_path, 'name = "aclnn"\nargv = ["{out}/add_custom_app", "{shape}"]\nshapes = ["16384", "1024001"]\n'
+    )
     key = "e" * 64
     entry = add_entry(Store(tmp_path / "st"), "add_custom", key, target="npu")
     code, out, err = ascenv(tmp_path, "bench", "run", "add_custom", "--target", "npu", "--store", "st")
@@ -233,20 +239,9 @@ def test_npu_target_without_an_npu_prints_the_msprof_and_import_commands(tmp_pat
 def test_a_benchmark_reading_src_is_refused_beside_a_build_of_other_sources(tmp_path: Path) -> None:
     """{src} is the project's sources as they are now: beside a build made from other sources, a
     benchmark reading it would time neither version. A build of these very sources is run."""
-    if any(p.name[len("davinci") :].isdigit() for p in Path("/dev").glob("davinci*")):
-        pytest.skip("this machine has an NPU")
-    from dataclasses import replace
-
-    from ascenv import store as store_module
-    from tests.test_store import manifest_for
-
-    kernel = tmp_path / "kernels" / "add_custom"
-    shutil.copytree(Path(__file__).resolve().parents[2] / "kernels" / "add_custom", kernel)
-    with open(kernel / "kernel.toml", "a", encoding="utf-8") as fh:
-        fh.write(
-            '\n[[targets.npu.benchmarks]]\nname = "script"\nargv = ["python3", "{src}/bench.py", "{shape}"]\n'
-            'measures = "kernel time"\nshapes = ["16384"]\n'
-        )
+    kernel = npu_project(
+        tmp_path, 'name = "script"\nargv = ["python3", "{src}/bench.py", "{shape}"]\nshapes = ["16384"]\n'
+    )
     st = Store(tmp_path / "st")
     add_entry(st, "add_custom", "e" * 64, target="npu")  # made from other sources
     code, _, err = ascenv(tmp_path, "bench", "run", "add_custom", "--target", "npu", "--store", "st")
@@ -255,15 +250,7 @@ def test_a_benchmark_reading_src_is_refused_beside_a_build_of_other_sources(tmp_
     assert "ascenv build add_custom --target npu --store st" in err
 
     same = "f" * 64
-    with st.staging("test") as stage:
-        (stage / "entry" / "outputs").mkdir(parents=True)
-        (stage / "entry" / "outputs" / "add_custom_cpu").write_bytes(b"x")
-        manifest = replace(
-            manifest_for("add_custom", same, "npu", "2026-12-01T09:00:00Z", {"add_custom_cpu": b"x"}),
-            source_digest=store_module.tree_digest(store_module.hash_tree(kernel)),
-        )
-        (stage / "entry" / store_module.MANIFEST).write_text(store_module.dumps_manifest(manifest))
-        st.commit("add_custom", same, stage / "entry")
+    add_entry(st, "add_custom", same, target="npu", source_digest=store.tree_digest(store.hash_tree(kernel)))
     code, out, err = ascenv(tmp_path, "bench", "run", "add_custom", "--target", "npu", "--store", "st", "--build", same)
     assert code == errors.EXIT_TOOL_MISSING, err  # no NPU: the commands to run on one
     first = out.splitlines()[0]
