@@ -268,9 +268,11 @@ class Engine:
 
     # containers ------------------------------------------------------------------------------
     def containers(self, labels: Mapping[str, str]) -> list[str]:
-        """Names of all containers (running or not) carrying these labels."""
+        """Names of all containers (running or not) carrying these labels, from one listing: the
+        SDK's ``containers.list`` inspects each after listing, and fails with NotFound on one
+        removed in between (an AutoRemove container that just ended)."""
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
-        return sorted(c.name for c in self.client.containers.list(all=True, filters=filters))
+        return sorted(str(c["Names"][0]).lstrip("/") for c in self.client.api.containers(all=True, filters=filters))
 
     def container_infos(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
         """All containers (running or not) carrying these labels (``{key: ""}``: the key, any value)."""
