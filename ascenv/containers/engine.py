@@ -269,8 +269,9 @@ class Engine:
     # containers ------------------------------------------------------------------------------
     def containers(self, labels: Mapping[str, str]) -> list[str]:
         """Names of all containers (running or not) carrying these labels, from one listing: the
-        SDK's ``containers.list`` inspects each after listing, and fails with NotFound on one
-        removed in between (an AutoRemove container that just ended)."""
+        SDK's ``containers.list`` inspects each after listing, and fails with NotFound where the
+        engine lists a container its inspect does not find (seen for one just created, and so for
+        one removed in between)."""
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
         return sorted(str(c["Names"][0]).lstrip("/") for c in self.client.api.containers(all=True, filters=filters))
 
