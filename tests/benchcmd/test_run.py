@@ -359,7 +359,10 @@ def test_a_tiling_of_many_small_copies_is_slower_exit_1(built: tuple[Path, str],
 
 
 PAIRS = 20
-THRESHOLD = ("--fail-over", "15%")
+# Above the drift of one build's launch/peer medians between runs on this shared machine: they
+# spread 14 % over 21 runs, and one consecutive pair of 40 moved beyond 15 % in a CI run
+# (bench/README.md). Below it, a pair test measures the machine, not the verdict.
+THRESHOLD = ("--fail-over", "20%")
 # the shapes where the kernel's work outweighs the checker's fixed cost per run (at 65536 that
 # cost, memory set-up, is most of the time and moves by itself)
 PAIR_SHAPES = "262145,524288"
@@ -368,7 +371,7 @@ PAIR_SHAPES = "262145,524288"
 @pytest.mark.engine
 @pytest.mark.live_host
 def test_two_runs_of_one_build_never_fail_as_a_regression(built: tuple[Path, str], capsys) -> None:  # type: ignore[no-untyped-def]
-    """21 runs of one unchanged build, each consecutive pair compared with the 15 % threshold the
+    """21 runs of one unchanged build, each consecutive pair compared with the 20 % threshold the
     CPU checker's noise needs on a loaded machine: none may exit 1 (a false regression). The
     verdicts are counted and printed for bench/README.md: a "faster" or "slower" verdict here is
     the machine's load drifting between two runs (seen: 12 to 17 of 40 at load 5-8 on 2 cores),
