@@ -260,6 +260,13 @@ def test_a_benchmark_reading_src_is_refused_beside_a_build_of_other_sources(tmp_
 # real runs in the pinned container ---------------------------------------------------------------
 
 
+# The noise a verdict must stand above on this shared 2-core machine: one build's launch/peer
+# medians spread 14 % over 21 runs, and a CI run saw a consecutive pair of 40 move beyond 15 %
+# and, once, a run's own spread at 131073 elements wider than 15 % (bench/README.md). Below it,
+# these tests measure the machine, not the verdict.
+THRESHOLD = ("--fail-over", "20%")
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory, builder_image: str) -> tuple[Path, str]:
     """One project with a CPU build of add_custom in its store, shared by the engine tests."""
@@ -317,8 +324,8 @@ def test_a_run_has_samples_and_tiling_per_shape_and_is_the_same_as_itself(built:
     assert engine.containers({builder.PURPOSE_LABEL: "bench", builder.LABEL_KEY: key}) == []
 
     # A run against itself: the bootstrap resamples each side on its own, so the interval is as
-    # wide as the run's noise; 15 % holds the noise of a loaded 2-core machine (load 8 seen).
-    code, result = compare(project, run.id, run.id, "--fail-over", "15%")
+    # wide as the run's noise, which THRESHOLD holds.
+    code, result = compare(project, run.id, run.id, *THRESHOLD)
     assert code == 0 and [s["verdict"] for s in result["shapes"]] == ["same"] * 3, result
     # every launch came with the checker's peer time (its reference add), and compare used it
     assert all(len(r.peers) == 20 and all(p > 0 for p in r.peers) for r in run.records)
@@ -359,10 +366,6 @@ def test_a_tiling_of_many_small_copies_is_slower_exit_1(built: tuple[Path, str],
 
 
 PAIRS = 20
-# Above the drift of one build's launch/peer medians between runs on this shared machine: they
-# spread 14 % over 21 runs, and one consecutive pair of 40 moved beyond 15 % in a CI run
-# (bench/README.md). Below it, a pair test measures the machine, not the verdict.
-THRESHOLD = ("--fail-over", "20%")
 # the shapes where the kernel's work outweighs the checker's fixed cost per run (at 65536 that
 # cost, memory set-up, is most of the time and moves by itself)
 PAIR_SHAPES = "262145,524288"
