@@ -268,12 +268,11 @@ class Engine:
 
     # containers ------------------------------------------------------------------------------
     def containers(self, labels: Mapping[str, str]) -> list[str]:
-        """Names of all containers (running or not) carrying these labels, from one listing: the
-        SDK's ``containers.list`` inspects each after listing, and fails with NotFound where the
-        engine lists a container its inspect does not find (seen for one just created, and so for
-        one removed in between)."""
+        """Names of all containers (running or not) carrying these labels. The SDK inspects each
+        container after listing it; one the engine listed but does not find on inspection (seen
+        for one just created, and so for one removed in between) is left out, not an error."""
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
-        return sorted(str(c["Names"][0]).lstrip("/") for c in self.client.api.containers(all=True, filters=filters))
+        return sorted(c.name for c in self.client.containers.list(all=True, filters=filters, ignore_removed=True))
 
     def container_infos(self, labels: Mapping[str, str]) -> list[ContainerInfo]:
         """All containers (running or not) carrying these labels (``{key: ""}``: the key, any value)."""
