@@ -290,6 +290,10 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
     if workers is None:  # the CPUs this process may run on (a container's cpuset), not the machine's
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     count = min(8, workers)
+
+    def here(job: tuple) -> None:
+        absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
+
     pool = None
     if count > 1 and can_fork():
         try:
@@ -298,8 +302,7 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
             pool = None
     if pool is None:
         while queue:
-            job = queue.popleft()
-            absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
+            here(queue.popleft())
         return
     with pool:
         while queue or pool.busy:
@@ -307,12 +310,12 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
                 queue.popleft()
             mine = queue.popleft() if queue else None  # a job here between two collections
             if mine is not None:
-                absorb(mine, _scan_dir(mine[1], mine[2], mine[3], uid, recent, one_fs))
+                here(mine)
             done, returned = pool.collect(0 if mine is not None else None)
             for job, result in done:
                 absorb(job, result)
             for job in returned:  # a worker died or failed: run here, where a failure has its traceback
-                absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
+                here(job)
 
 
 # --- from roots to entries ------------------------------------------------------------------------
