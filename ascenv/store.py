@@ -25,22 +25,25 @@ as an in-toto statement without losing anything:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
 import re
+import secrets
 import shutil
 import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from ascenv import serde
 from ascenv.errors import InputError, SchemaError, UsageError
-from ascenv.fsutil import write_atomic
+from ascenv.fsutil import file_kind, read_input, write_atomic
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -55,7 +58,6 @@ MANIFEST = "manifest.toml"
 BUILD_TYPE = "urn:ascenv:build:kernel:v1"  # SLSA buildType: a URI naming how to read the rest
 TMP = ".tmp"  # staging directories and entries being deleted; same file system, so os.replace works
 LOCKS = ".locks"
-CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is ascenv's build store.\n"
 _CHUNK = 1 << 20
 
 
@@ -120,6 +122,7 @@ class Entry:
     path: Path
     manifest: Optional[Manifest]
     error: Optional[str] = None  # why the manifest could not be read
+    digest: Optional[str] = None  # sha256 of manifest.toml as read (None: it could not be read)
 
     @property
     def outputs(self) -> Path:
@@ -127,10 +130,17 @@ class Entry:
 
     @property
     def manifest_sha256(self) -> Optional[str]:
-        try:
-            return hashlib.sha256((self.path / MANIFEST).read_bytes()).hexdigest()
-        except OSError:
-            return None
+        """The sha256 of manifest.toml, of the bytes read with the entry (never read again: a
+        file swapped for a FIFO meanwhile cannot hang it)."""
+        return self.digest
+
+
+@dataclass(frozen=True)
+class Stray:
+    """Something in a store that is not a build, and why: listed, never deleted."""
+
+    path: str  # relative to the store, '/'-separated
+    why: str
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,7 @@ class GcPlan:
     dead_tmp: tuple[Path, ...]  # staging directories below .tmp/ of processes that are gone
     # beyond --keep but holding the baseline run of these targets (<op>/.bench/baselines.json)
     kept_baseline: tuple[tuple[Entry, tuple[str, ...]], ...] = ()
+    left_alone: tuple[Stray, ...] = ()  # not a build (or damaged, or not ascenv's staging): never deleted
 
 
 @dataclass(frozen=True)
@@ -149,6 +160,12 @@ class GcResult:
     swept_tmp: tuple[str, ...]
     freed: int
     kept_baseline: tuple[tuple[Entry, tuple[str, ...]], ...] = ()
+    left_alone: tuple[Stray, ...] = ()
+    problems: tuple[str, ...] = ()  # planned but not (fully) deleted, and why: exit 1
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
 
 
 @dataclass(frozen=True)
@@ -167,6 +184,8 @@ class Listing:
 
     root: Path
     builds: tuple[CheckedEntry, ...]
+    strays: tuple[Stray, ...] = ()  # what is not a build: listed, never deleted
+    exists: bool = True  # False: no store there (an empty listing, not an error)
 
     @property
     def ok(self) -> bool:
@@ -249,7 +268,9 @@ def dumps_manifest(manifest: Manifest) -> str:
 def loads_manifest(text: str, source: str) -> Manifest:
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except RecursionError:
+        raise InputError(f"{source}: not an ascenv manifest (TOML nested too deep)") from None
+    except ValueError as exc:  # TOMLDecodeError, or an integer longer than Python reads (sys.int_info)
         raise InputError(f"{source}: not valid TOML: {exc}") from None
     try:
         manifest = serde.from_data(Manifest, data, key=serde.kebab)
@@ -266,6 +287,74 @@ def output_files(outputs: Path) -> tuple[OutputFile, ...]:
 
 
 # the store -----------------------------------------------------------------------------------
+# What makes a directory an ascenv store: a CACHEDIR.TAG (https://bford.info/cachedir/) that
+# ascenv wrote when it created the store, holding the standard signature line and ascenv's own
+# line below it. Every store ascenv has made since the store exists carries exactly CACHEDIR_TAG;
+# a tag without ascenv's line is another program's, and a directory without a tag is the user's.
+TAG = "CACHEDIR.TAG"
+TAG_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
+TAG_MARK = "# This directory is ascenv's build store."
+CACHEDIR_TAG = f"{TAG_SIGNATURE}\n{TAG_MARK}\n"  # what ascenv writes (and has written since 0.1.0)
+TAG_LIMIT = 4096  # ascenv writes 88 bytes; a larger tag is not one it wrote
+MANIFEST_LIMIT = 8 << 20  # a manifest lists every source file (~150 bytes each): ~50,000 files
+STAGING_AGE = 7 * 86400  # staging of another host (or an older ascenv) is swept only after a week
+OWN_HIDDEN = (TMP, LOCKS, ".failed")  # what ascenv itself keeps at the top of a store
+OP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")  # builder's recipe names: one path component
+KEY = re.compile(r"[0-9a-f]{64}")  # a build key is a sha256 (builder.build_key)
+_STAGING = re.compile(r"(?P<label>.+?)\.(?:(?P<host>h[0-9a-f]{12})\.)?pid(?P<pid>[0-9]{1,10})\.[A-Za-z0-9_]+")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def this_host() -> str:
+    """This host in a staging directory's name (``h`` and 12 hex digits of the sha256 of the node
+    name): a store shared over NFS holds staging of several hosts, and a pid says whether a
+    process runs only on the host that made it."""
+    node = os.uname().nodename.encode("utf-8", "surrogateescape")
+    return "h" + hashlib.sha256(node).hexdigest()[:12]
+
+
+def tag_problem(root: Union[str, os.PathLike[str]]) -> Optional[str]:
+    """None when ``root`` is an ascenv store (a real directory holding ascenv's tag, a regular
+    file, read without following a symlink); else why it is not, in words. A symlinked ``root``
+    is followed (the user named it); nothing below it is."""
+    try:
+        fd = os.open(os.path.realpath(root), _DIR_FLAGS)
+    except FileNotFoundError:
+        return "there is nothing there"
+    except OSError as exc:
+        return f"it cannot be opened as a directory ({exc.strerror or exc})"
+    try:
+        return _tag_problem_at(fd)
+    finally:
+        os.close(fd)
+
+
+def _tag_problem_at(root_fd: int) -> Optional[str]:
+    try:
+        fd = os.open(TAG, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=root_fd)
+    except FileNotFoundError:
+        return f"it holds no {TAG}"
+    except OSError as exc:
+        return f"its {TAG} cannot be read ({exc.strerror or exc}; a symbolic link is not followed)"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"its {TAG} is {file_kind(info.st_mode)}, not a file"
+        if info.st_size > TAG_LIMIT:
+            return f"its {TAG} is larger than any tag ascenv writes"
+        data = os.read(fd, TAG_LIMIT + 1)
+    except OSError as exc:
+        return f"its {TAG} cannot be read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", "replace").splitlines()
+    if not lines or lines[0] != TAG_SIGNATURE:
+        return f"its {TAG} does not start with the cache-directory signature"
+    if TAG_MARK not in lines[1:]:
+        return f"its {TAG} was written by another program (no line {TAG_MARK!r})"
+    return None
+
+
 class Store:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
@@ -273,29 +362,93 @@ class Store:
     def entry_dir(self, op: str, key: str) -> Path:
         return self.root / op / key
 
+    # what the store is -----------------------------------------------------------------------
+    def exists(self) -> bool:
+        return os.path.lexists(self.root)
+
+    def require(self) -> None:
+        """Refuse (exit 2) to work in a directory that is not an ascenv store: one without
+        ascenv's tag, or nothing at all. Deleting and listing never create a store."""
+        if not self.exists():
+            raise UsageError(
+                f"no build store at {self.root}",
+                hint="`ascenv build` creates one; name another with --store DIR or ASCENV_STORE",
+            )
+        problem = tag_problem(self.root)
+        if problem is not None:
+            raise UsageError(
+                f"{self.root} is not an ascenv build store: {problem}; ascenv only lists and deletes in a"
+                " directory it created",
+                hint=f"check --store / ASCENV_STORE; a store ascenv made holds {TAG} starting with {TAG_SIGNATURE!r}"
+                f" and the line {TAG_MARK!r}",
+            )
+
     def ensure(self) -> None:
-        (self.root / TMP).mkdir(parents=True, exist_ok=True)
-        (self.root / LOCKS).mkdir(exist_ok=True)
-        tag = self.root / "CACHEDIR.TAG"  # https://bford.info/cachedir/ ; clean-cache needs it too
-        if not tag.exists():
-            write_atomic(tag, CACHEDIR_TAG)  # never half a tag for a concurrent reader
+        """Create the store, tagged, if there is none (or the directory is empty, or holds only
+        what ascenv writes there, such as bench runs imported before any build); refuse a
+        directory ascenv did not make. Errors (a read-only file system) are exit 2."""
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            problem = tag_problem(self.root)
+            if problem is not None:
+                if os.path.lexists(self.root / TAG) or not self._only_ascenv_content():
+                    self.require()  # raises, naming the problem
+                write_atomic(self.root / TAG, CACHEDIR_TAG)  # never half a tag for a concurrent reader
+            for name in (TMP, LOCKS):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(self.root / name)
+                if not stat.S_ISDIR(os.lstat(self.root / name).st_mode):
+                    raise UsageError(
+                        f"{self.root / name} is not a directory (a symbolic link is not followed)",
+                        hint="ascenv keeps its staging and locks there: move it away and rerun",
+                    )
+        except OSError as exc:
+            raise UsageError(
+                f"cannot create the build store {self.root}: {exc.strerror or exc}",
+                hint="name a writable place with --store DIR or ASCENV_STORE",
+            ) from None
+
+    def _only_ascenv_content(self) -> bool:
+        """True when every name in the root is one ascenv writes: its own hidden directories and
+        ``<op>/`` holding only ``.bench/``, 64-hex build directories and ``<key>/bench/`` (bench
+        runs imported for a build key, ``bench import --build``)."""
+        for name in os.listdir(self.root):
+            if name.startswith("."):
+                if name not in OWN_HIDDEN:
+                    return False
+                continue
+            path = self.root / name
+            if not OP_NAME.fullmatch(name) or not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+            if any(not _ascenv_made(path, k) for k in os.listdir(path)):
+                return False
+        return True
 
     @contextlib.contextmanager
     def lock(self, name: str = "store") -> Iterator[None]:
         """An exclusive ``flock`` on ``.locks/<name>.lock``, released when the process dies."""
         self.ensure()
-        with open(self.root / LOCKS / f"{name}.lock", "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        path = self.root / LOCKS / f"{name}.lock"
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot lock the build store: {path}: {exc.strerror or exc}",
+                hint="the store must be writable (a symbolic link is not followed)",
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the flock
 
     @contextlib.contextmanager
     def staging(self, label: str) -> Iterator[Path]:
-        """A fresh directory below ``.tmp/``, removed on every exit unless ``commit`` moved it."""
+        """A fresh directory below ``.tmp/``, named ``<label>.<host>.pid<pid>.<random>``, removed
+        on every exit unless ``commit`` moved it."""
         self.ensure()
-        path = Path(tempfile.mkdtemp(prefix=f"{label}.pid{os.getpid()}.", dir=self.root / TMP))
+        prefix = f"{label}.{this_host()}.pid{os.getpid()}."
+        path = Path(tempfile.mkdtemp(prefix=prefix, dir=self.root / TMP))
         try:
             yield path
         finally:
@@ -304,44 +457,93 @@ class Store:
     def commit(self, op: str, key: str, staged: Path) -> tuple[Entry, bool]:
         """Move a complete entry in. Returns (entry, True) if ours went in, (existing, False) if an
         identical build won the race. A damaged entry under the key is replaced."""
+        _check_name(op, key)
         with self.lock():
-            target = self.entry_dir(op, key)
-            if target.exists():
+            op_dir = self.root / op
+            with contextlib.suppress(FileExistsError):
+                op_dir.mkdir()
+            if not stat.S_ISDIR(os.lstat(op_dir).st_mode):
+                raise UsageError(
+                    f"{op_dir} is not a directory (a symbolic link is not followed)",
+                    hint="move it out of the store and rerun",
+                )
+            target = op_dir / key
+            if os.path.lexists(target):
                 existing = self.get(op, key)
-                if existing is not None and not self.verify(existing):
+                if existing is not None and existing.manifest is not None and not self.verify(existing):
                     return existing, False
-                self._delete(target)
-            target.parent.mkdir(parents=True, exist_ok=True)
+                self._move_out(op, key)
             os.replace(staged, target)
-            _fsync_dir(target.parent)
+            _fsync_dir(op_dir)
         entry = self.get(op, key)
         assert entry is not None
         return entry, True
 
+    # reading ---------------------------------------------------------------------------------
     def get(self, op: str, key: str) -> Optional[Entry]:
+        """The build ``<op>/<key>`` (its manifest possibly damaged), or None when nothing of a
+        build's shape is there: names that are not one path component, symlinked directories
+        and a missing ``manifest.toml`` are not builds."""
+        if not (OP_NAME.fullmatch(op) and KEY.fullmatch(key)):
+            return None
         path = self.entry_dir(op, key)
-        if not path.is_dir():
+        if not (_is_real_dir(self.root / op) and _is_real_dir(path) and os.path.lexists(path / MANIFEST)):
             return None
         return self._read(op, key, path)
 
     def _read(self, op: str, key: str, path: Path) -> Entry:
+        """The manifest read with the input rules (a regular file, at most MANIFEST_LIMIT bytes,
+        never a FIFO or device, nesting too deep is damage): a damaged one is named, never fatal."""
+        where = path / MANIFEST
         try:
-            manifest = loads_manifest((path / MANIFEST).read_text(encoding="utf-8"), str(path / MANIFEST))
+            if stat.S_ISLNK(os.lstat(where).st_mode):
+                return Entry(op, key, path, None, f"{MANIFEST} is a symbolic link (not followed)")
+            data = read_input(where, what="", shown=str(where), limit=MANIFEST_LIMIT)
         except OSError as exc:
-            return Entry(op, key, path, None, f"cannot read {MANIFEST}: {exc.strerror}")
+            return Entry(op, key, path, None, f"cannot read {MANIFEST}: {exc.strerror or exc}")
         except InputError as exc:
             return Entry(op, key, path, None, exc.message)
-        return Entry(op, key, path, manifest)
+        digest = hashlib.sha256(data).hexdigest()
+        try:
+            manifest = loads_manifest(data.decode("utf-8"), str(where))
+        except UnicodeDecodeError as exc:
+            return Entry(op, key, path, None, f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})", digest)
+        except InputError as exc:
+            return Entry(op, key, path, None, exc.message, digest)
+        return Entry(op, key, path, manifest, None, digest)
+
+    def survey(self) -> tuple[list[Entry], list[Stray]]:
+        """Every build (``<op>/<64-hex key>/`` directories, neither a symlink, holding a
+        ``manifest.toml``), newest first, and everything else that is not ascenv's own. Hidden
+        names (``.tmp``, ``.locks``, ``<op>/.bench``) are ascenv's and not listed."""
+        found: list[Entry] = []
+        strays: list[Stray] = []
+        if not _is_real_dir(self.root):
+            return found, strays
+        for op in sorted(os.listdir(self.root)):
+            if op.startswith(".") or op == TAG:
+                continue
+            why = _not_a_dir(self.root / op) or (None if OP_NAME.fullmatch(op) else "not an operator name")
+            if why:
+                strays.append(Stray(op, why))
+                continue
+            for key in sorted(_listdir(self.root / op)):
+                if key.startswith("."):
+                    continue
+                path = self.root / op / key
+                why = _not_a_dir(path) or (None if KEY.fullmatch(key) else "its name is not a 64-hex build key")
+                if not why and not os.path.lexists(path / MANIFEST):
+                    why = f"it holds no {MANIFEST}"
+                if why:
+                    strays.append(Stray(f"{op}/{key}", why))
+                else:
+                    found.append(self._read(op, key, path))
+        found.sort(key=lambda e: e.manifest.timings.finished if e.manifest else "", reverse=True)
+        return found, strays
 
     def entries(self) -> list[Entry]:
-        """Every entry, newest build first."""
-        found: list[Entry] = []
-        if not self.root.is_dir():
-            return found
-        for op_dir in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            for key_dir in sorted(p for p in op_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-                found.append(self._read(op_dir.name, key_dir.name, key_dir))
-        return sorted(found, key=lambda e: e.manifest.timings.finished if e.manifest else "", reverse=True)
+        """Every build, newest build first."""
+        return self.survey()[0]
 
     def find(self, prefix: str) -> Entry:
         """The entry whose key starts with ``prefix`` (at least 6 characters, like git)."""
@@ -372,7 +574,7 @@ class Store:
                 f"the manifest is for {entry.manifest.op}/{entry.manifest.key}, found in {entry.op}/{entry.key}"
             )
         listed = {o.path: o for o in entry.manifest.outputs}
-        present = {o.path: o for o in (output_files(entry.outputs) if entry.outputs.is_dir() else ())}
+        present = {o.path: o for o in (output_files(entry.outputs) if _is_real_dir(entry.outputs) else ())}
         for path, want in listed.items():
             got = present.get(path)
             if got is None:
@@ -382,10 +584,14 @@ class Store:
         problems += [f"outputs/{path}: not in the manifest" for path in sorted(set(present) - set(listed))]
         return problems
 
-    def gc_plan(self, keep: int, referenced: Iterable[str] = (), alive=None) -> GcPlan:
-        """What ``gc`` removes, without removing (nor creating) anything."""
+    # gc --------------------------------------------------------------------------------------
+    def gc_plan(self, keep: int, referenced: Iterable[str] = (), alive=None, now: Optional[float] = None) -> GcPlan:
+        """What ``gc`` removes, without removing (nor creating) anything. Only builds whose
+        manifest reads are candidates; a damaged build and anything not shaped as a build is
+        left alone and listed."""
         if keep < 0:
             raise UsageError(f"--keep must be 0 or more, found {keep}")
+        self.require()
         wanted = set(referenced)
         alive = alive or _pid_alive
         remove: list[Entry] = []
@@ -393,8 +599,13 @@ class Store:
         kept_base: list[tuple[Entry, tuple[str, ...]]] = []
         seen: dict[tuple[str, str], int] = {}
         baselines: dict[str, dict[str, str]] = {}
-        for entry in self.entries():  # newest first; never <op>/.bench/, the loose runs and baselines
-            group = (entry.op, entry.manifest.target if entry.manifest else "?")
+        builds, strays = self.survey()
+        left = list(strays)
+        for entry in builds:  # newest first; never <op>/.bench/, the loose runs and baselines
+            if entry.manifest is None:
+                left.append(Stray(f"{entry.op}/{entry.key}", f"damaged ({entry.error}); remove it by hand"))
+                continue
+            group = (entry.op, entry.manifest.target)
             seen[group] = seen.get(group, 0) + 1
             if seen[group] <= keep:
                 continue
@@ -404,56 +615,86 @@ class Store:
                 kept_base.append((entry, targets))
             else:
                 remove.append(entry)
+        dead: list[Path] = []
         tmp = self.root / TMP
-        dead = [p for p in sorted(tmp.iterdir() if tmp.is_dir() else ()) if _dead_staging(p, alive)]
-        return GcPlan(tuple(remove), tuple(kept_ref), tuple(dead), tuple(kept_base))
+        for name in sorted(_listdir(tmp) if _is_real_dir(tmp) else ()):
+            verdict = _staging_verdict(tmp / name, alive, time.time() if now is None else now)
+            if verdict is True:
+                dead.append(tmp / name)
+            elif verdict:
+                left.append(Stray(f"{TMP}/{name}", verdict))
+        return GcPlan(tuple(remove), tuple(kept_ref), tuple(dead), tuple(kept_base), tuple(left))
 
     def gc(self, keep: int, referenced: Iterable[str] = (), alive=None) -> GcResult:
         """Keep the ``keep`` newest builds of each op and target, every build whose manifest
         digest (sha256 of manifest.toml) or key is in ``referenced``, and every build holding a
         baseline run (deleting it would leave ``ascenv bench compare`` a baseline that names a
         missing run); delete the others with their bench runs, and the staging directories of
-        processes that are gone."""
+        this host's processes that are gone. Refuses a directory that is not an ascenv store."""
+        self.require()  # before the lock: locking would create .locks/ in whatever the root is
         freed = 0
+        removed: list[Entry] = []
+        swept: list[str] = []
+        problems: list[str] = []
         with self.lock():
             plan = self.gc_plan(keep, referenced, alive)
             for entry in plan.remove:
-                freed += _size(entry.path)
-                self._delete(entry.path)
+                size = _size(entry.path)
+                why = self._delete_build(entry.op, entry.key)
+                if why is None:
+                    removed.append(entry)
+                    freed += size
+                else:
+                    problems.append(f"{entry.op}/{entry.key}: {why}")
             for path in plan.dead_tmp:
-                freed += _size(path)
-                _remove(path)
-            for op_dir in self.root.iterdir():
-                if op_dir.is_dir() and not op_dir.name.startswith(".") and not any(op_dir.iterdir()):
-                    op_dir.rmdir()
+                size = _size(path)
+                failed = _remove(path)
+                if failed:
+                    problems.append(f"{TMP}/{path.name}: not fully removed ({failed[0]})")
+                else:
+                    swept.append(path.name)
+                    freed += size
+            for op in sorted({e.op for e in removed}):
+                with contextlib.suppress(OSError):
+                    os.rmdir(self.root / op)  # the op's last build went; rmdir keeps a non-empty one
         return GcResult(
-            plan.remove, plan.kept_referenced, tuple(p.name for p in plan.dead_tmp), freed, plan.kept_baseline
+            tuple(removed),
+            plan.kept_referenced,
+            tuple(swept),
+            freed,
+            plan.kept_baseline,
+            plan.left_alone,
+            tuple(problems),
         )
 
     def discard(self, path: Path, referenced: Iterable[str] = (), alive=None) -> Optional[str]:
         """Remove one thing ``gc_plan`` listed, if it still qualifies under the lock: a build no
-        lock references, or a staging directory whose process is gone. Why not, or None."""
+        lock references, or a staging directory of this host whose process is gone (or another
+        host's, a week old). Why not, or None."""
         path = Path(path)
+        self.require()
         with self.lock():
             if path.parent == self.root / TMP:
-                if not _dead_staging(path, alive or _pid_alive):
-                    return "its process is running again"
-                _remove(path)
-                return None
+                verdict = _staging_verdict(path, alive or _pid_alive, time.time())
+                if verdict is not True:
+                    return verdict or "its process is running again"
+                failed = _remove(path)
+                return f"not fully removed: {failed[0]}" if failed else None
             op, key = path.parent.name, path.name
-            is_build = path.parent.parent == self.root and not key.startswith(".") and not op.startswith(".")
-            entry = self.get(op, key) if is_build else None
+            entry = self.get(op, key) if path.parent.parent == self.root else None
             if entry is None:
-                return None if not path.exists() else "not a build in the store"
+                return None if not os.path.lexists(path) else "not a build in the store, left alone"
+            if entry.manifest is None:
+                return f"damaged ({entry.error}), left alone"
             if self._referenced(entry, set(referenced)):
                 return "a lock references it"
             targets = self._baseline_of(entry, {})
             if targets:
                 return f"it holds the bench baseline of {', '.join(targets)}"
-            self._delete(entry.path)
+            why = self._delete_build(op, key)
             with contextlib.suppress(OSError):
-                path.parent.rmdir()  # the op's last build
-        return None
+                os.rmdir(path.parent)  # the op's last build
+        return why
 
     @staticmethod
     def _referenced(entry: Entry, wanted: set) -> bool:
@@ -469,22 +710,112 @@ class Store:
         bench = entry.path / "bench"
         return tuple(sorted(t for t, run in cache[entry.op].items() if (bench / f"{run}.json").is_file()))
 
-    def _delete(self, path: Path) -> None:
-        """Rename out of sight first, so no reader ever sees half an entry."""
-        trash = Path(tempfile.mkdtemp(prefix=f"trash.pid{os.getpid()}.", dir=self.root / TMP))
-        os.replace(path, trash / "entry")
-        _remove(trash)
+    # deleting --------------------------------------------------------------------------------
+    def _delete_build(self, op: str, key: str) -> Optional[str]:
+        """Delete the build ``<op>/<key>`` if it still has a build's shape: why not, or None."""
+        return self._move_out(op, key, build_only=True)
+
+    def _move_out(self, op: str, key: str, build_only: bool = False) -> Optional[str]:
+        """Rename ``<op>/<key>`` into ``.tmp/`` (out of sight: no reader ever sees half an entry)
+        and remove it there. The rename goes through descriptors of the root, ``<op>`` and
+        ``.tmp`` opened without following a symlink, so a directory swapped for a link after
+        the listing fails (ELOOP) instead of leading out of the store; what is renamed is the
+        name itself (a symlink goes as a link). ``build_only``: only a directory holding a
+        regular ``manifest.toml``. Why not, or None (gone, also when it went meanwhile)."""
+        trash = f"trash.{this_host()}.pid{os.getpid()}.{secrets.token_hex(4)}"
+        fds: list[int] = []
+        try:
+            fds.append(os.open(os.path.realpath(self.root), _DIR_FLAGS))
+            if _tag_problem_at(fds[0]) is not None:
+                return "the store lost its tag, left alone"
+            fds.append(os.open(op, _DIR_FLAGS, dir_fd=fds[0]))
+            fds.append(os.open(TMP, _DIR_FLAGS, dir_fd=fds[0]))
+            op_fd, tmp_fd = fds[1], fds[2]
+            if build_only:
+                fds.append(os.open(key, _DIR_FLAGS, dir_fd=op_fd))
+                try:
+                    manifest = os.lstat(MANIFEST, dir_fd=fds[3]).st_mode
+                except FileNotFoundError:
+                    return f"it holds no {MANIFEST} any more, left alone"
+                if not stat.S_ISREG(manifest):
+                    return f"its {MANIFEST} is not a regular file, left alone"
+            os.mkdir(trash, 0o700, dir_fd=tmp_fd)
+            try:
+                os.rename(key, f"{trash}/entry", src_dir_fd=op_fd, dst_dir_fd=tmp_fd)
+            except OSError:
+                os.rmdir(trash, dir_fd=tmp_fd)
+                raise
+        except FileNotFoundError:
+            return None  # gone meanwhile: nothing to do
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                return "changed after the scan (a symbolic link or a file in its path), left alone"
+            return f"cannot be moved out of sight ({exc.strerror or exc}), left alone"
+        finally:
+            for fd in fds:
+                os.close(fd)
+        failed = _remove(Path(os.path.realpath(self.root)) / TMP / trash)
+        return f"not fully removed ({failed[0]}); the rest is in {TMP}/{trash}" if failed else None
 
 
-def _pid_of(name: str) -> Optional[int]:
-    """Staging directories are named ``<label>.pid<pid>.<random>``."""
-    found = re.search(r"\.pid(\d+)\.", name)
-    return int(found.group(1)) if found else None
+def _check_name(op: str, key: str) -> None:
+    if not OP_NAME.fullmatch(op):
+        raise UsageError(f"{op!r} is not an operator name (letters, digits, '_', '.', '-'; one path component)")
+    if not KEY.fullmatch(key):
+        raise UsageError(f"{key!r} is not a build key (64 lower-case hex digits)")
 
 
-def _dead_staging(path: Path, alive: Callable[[int], bool]) -> bool:
-    pid = _pid_of(path.name)
-    return pid is None or not alive(pid)
+def _ascenv_made(op_dir: Path, name: str) -> bool:
+    if name == ".bench" or KEY.fullmatch(name):
+        return True
+    return _is_real_dir(op_dir / name) and _listdir(op_dir / name) == ["bench"]
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _not_a_dir(path: Path) -> Optional[str]:
+    """Why ``path`` is not a directory ascenv made (None: it is one), never following a link."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link (not followed)"
+    return None if stat.S_ISDIR(mode) else f"{file_kind(mode)}, not a build directory"
+
+
+def _listdir(path: Path) -> list[str]:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def _staging_verdict(path: Path, alive: Callable[[int], bool], now: float) -> Union[bool, str]:
+    """True: a staging (or trash) directory to sweep; False: one to keep, unsaid (its process
+    runs); a string: kept, and why. Staging is ``<label>.<host>.pid<pid>.<random>``: this host's
+    is swept when its process is gone; another host's (its pid means nothing here) and one
+    without a host (ascenv 0.1.0) only when STAGING_AGE old; anything else is not ascenv's."""
+    named = _STAGING.fullmatch(path.name)
+    if named is None:
+        return "not a staging directory ascenv names, left alone"
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False  # gone meanwhile
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{file_kind(info.st_mode) if not stat.S_ISLNK(info.st_mode) else 'a symbolic link'}, left alone"
+    if named.group("host") == this_host():
+        return not alive(int(named.group("pid")))
+    if now - info.st_mtime > STAGING_AGE:  # mtime: set when the staging was made and filled
+        return True
+    whose = "another host's" if named.group("host") else "made by an older ascenv (no host recorded)"
+    return f"staging {whose}, kept until it is {STAGING_AGE // 86400} days old"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -506,13 +837,26 @@ def _size(path: Path) -> int:
     return total
 
 
-def _remove(path: Path) -> None:
-    """rmtree that also removes read-only files and directories (store outputs are made read-only)."""
-    if path.exists() or path.is_symlink():
+def _remove(path: Path) -> list[str]:
+    """rmtree that also removes read-only files and directories (store outputs are made
+    read-only); what could not be removed (an immutable file: ``chattr +i``) is returned, not
+    raised, so that the caller reports it and goes on."""
+    failed: list[str] = []
+
+    def retry(func: Callable[[str], object], target: str, _exc: object) -> None:
+        try:
+            _unlock_and_retry(func, target, _exc)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            failed.append(f"{target}: {exc.strerror or exc}")
+
+    if os.path.lexists(path):
         if sys.version_info >= (3, 12):
-            shutil.rmtree(path, onexc=_unlock_and_retry)
+            shutil.rmtree(path, onexc=retry)
         else:  # pragma: no cover
-            shutil.rmtree(path, onerror=_unlock_and_retry)
+            shutil.rmtree(path, onerror=retry)
+    return failed
 
 
 def _unlock_and_retry(func: Callable[[str], object], target: str, _exc: object) -> None:
@@ -552,13 +896,23 @@ def checked(store: Store, entry: Entry, baselines: Optional[dict[str, dict[str, 
 
 
 def list_builds(store: Store) -> Listing:
+    """Every build, checked, and what is not a build; no store there is an empty listing, a
+    directory ascenv did not make is refused (exit 2)."""
+    if not store.exists():
+        return Listing(store.root, (), (), exists=False)
+    store.require()
     baselines: dict[str, dict[str, str]] = {}
-    return Listing(store.root, tuple(checked(store, e, baselines) for e in store.entries()))
+    builds, strays = store.survey()
+    return Listing(store.root, tuple(checked(store, e, baselines) for e in builds), tuple(strays))
 
 
 def show_build(store: Store, prefix: str) -> Shown:
+    store.require()
     entry = store.find(prefix)
-    text = (entry.path / MANIFEST).read_text(encoding="utf-8", errors="replace")
+    try:  # read as the listing did: a damaged manifest is shown as far as it reads, or not at all
+        text = read_input(entry.path / MANIFEST, what="", limit=MANIFEST_LIMIT).decode("utf-8", "replace")
+    except InputError:
+        text = ""
     return Shown(checked(store, entry), text)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Optional
 
@@ -142,8 +143,8 @@ def test_a_bad_manifest_names_the_key_path() -> None:
 
 def test_commit_moves_a_whole_entry_in_and_staging_never_leaks(tmp_path: Path) -> None:
     st = Store(tmp_path / "store")
-    entry = add_entry(st, "add_custom", "k1" * 32)
-    assert entry.path == tmp_path / "store" / "add_custom" / ("k1" * 32)
+    entry = add_entry(st, "add_custom", "a1" * 32)
+    assert entry.path == tmp_path / "store" / "add_custom" / ("a1" * 32)
     assert st.verify(entry) == []
     assert list((tmp_path / "store" / store.TMP).iterdir()) == []
     assert (tmp_path / "store" / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
@@ -152,21 +153,21 @@ def test_commit_moves_a_whole_entry_in_and_staging_never_leaks(tmp_path: Path) -
             (stage / "half").write_text("x")
             raise KeyboardInterrupt
     assert list((tmp_path / "store" / store.TMP).iterdir()) == []
-    assert [e.key for e in st.entries()] == ["k1" * 32]
+    assert [e.key for e in st.entries()] == ["a1" * 32]
 
 
 def test_a_second_commit_of_a_good_entry_keeps_the_first(tmp_path: Path) -> None:
     st = Store(tmp_path / "store")
-    first = add_entry(st, "add_custom", "k1" * 32)
+    first = add_entry(st, "add_custom", "a1" * 32)
     with st.staging("test") as stage:
         (stage / "entry" / "outputs").mkdir(parents=True)
-        committed, ours = st.commit("add_custom", "k1" * 32, stage / "entry")
+        committed, ours = st.commit("add_custom", "a1" * 32, stage / "entry")
     assert not ours and committed.path == first.path and st.verify(committed) == []
 
 
 def test_verify_names_changed_missing_and_extra_outputs(tmp_path: Path) -> None:
     st = Store(tmp_path / "store")
-    entry = add_entry(st, "add_custom", "k1" * 32, outputs={"a": b"abc", "b": b"def"})
+    entry = add_entry(st, "add_custom", "a1" * 32, outputs={"a": b"abc", "b": b"def"})
     (entry.outputs / "a").write_bytes(b"abd")
     (entry.outputs / "b").unlink()
     (entry.outputs / "c").write_bytes(b"new")
@@ -179,9 +180,9 @@ def test_verify_names_changed_missing_and_extra_outputs(tmp_path: Path) -> None:
 
 def test_a_damaged_entry_is_replaced_on_commit(tmp_path: Path) -> None:
     st = Store(tmp_path / "store")
-    entry = add_entry(st, "add_custom", "k1" * 32, outputs={"a": b"abc"})
+    entry = add_entry(st, "add_custom", "a1" * 32, outputs={"a": b"abc"})
     (entry.outputs / "a").write_bytes(b"abd")
-    again = add_entry(st, "add_custom", "k1" * 32, outputs={"a": b"abc"})
+    again = add_entry(st, "add_custom", "a1" * 32, outputs={"a": b"abc"})
     assert st.verify(again) == [] and (again.outputs / "a").read_bytes() == b"abc"
 
 
@@ -223,29 +224,50 @@ def test_find_by_prefix(tmp_path: Path) -> None:
 def test_gc_keeps_the_newest_per_op_and_target_and_what_a_lock_references(tmp_path: Path) -> None:
     st = Store(tmp_path / "store")
     for day in (1, 2, 3):
-        add_entry(st, "add_custom", f"cpu{day}".ljust(64, "0"), finished=f"2026-01-0{day}T00:00:00Z")
-    npu_old = add_entry(st, "add_custom", "npu1".ljust(64, "0"), target="npu", finished="2026-01-01T00:00:00Z")
-    add_entry(st, "add_custom", "npu2".ljust(64, "0"), target="npu", finished="2026-01-02T00:00:00Z")
-    referenced = add_entry(st, "other", "oth1".ljust(64, "0"), finished="2026-01-01T00:00:00Z")
-    add_entry(st, "other", "oth2".ljust(64, "0"), finished="2026-01-02T00:00:00Z")
+        add_entry(st, "add_custom", f"c0c{day}".ljust(64, "0"), finished=f"2026-01-0{day}T00:00:00Z")
+    npu_old = add_entry(st, "add_custom", "d0d1".ljust(64, "0"), target="npu", finished="2026-01-01T00:00:00Z")
+    add_entry(st, "add_custom", "d0d2".ljust(64, "0"), target="npu", finished="2026-01-02T00:00:00Z")
+    referenced = add_entry(st, "other", "e0e1".ljust(64, "0"), finished="2026-01-01T00:00:00Z")
+    add_entry(st, "other", "e0e2".ljust(64, "0"), finished="2026-01-02T00:00:00Z")
     result = st.gc(1, referenced={referenced.manifest_sha256})
-    assert sorted(e.key[:4] for e in result.removed) == ["cpu1", "cpu2", "npu1"]
-    assert [e.key[:4] for e in result.kept_referenced] == ["oth1"]
-    assert sorted(e.key[:4] for e in st.entries()) == ["cpu3", "npu2", "oth1", "oth2"]
+    assert sorted(e.key[:4] for e in result.removed) == ["c0c1", "c0c2", "d0d1"]
+    assert [e.key[:4] for e in result.kept_referenced] == ["e0e1"]
+    assert sorted(e.key[:4] for e in st.entries()) == ["c0c3", "d0d2", "e0e1", "e0e2"]
     assert not npu_old.path.exists() and result.freed > 0
     assert list((tmp_path / "store" / store.TMP).iterdir()) == []
 
 
-def test_gc_sweeps_staging_of_dead_processes_only(tmp_path: Path) -> None:
+def test_gc_sweeps_staging_of_dead_processes_of_this_host_only(tmp_path: Path) -> None:
+    """S3: a store shared by two hosts; the other host's pid says nothing here."""
     st = Store(tmp_path / "store")
     st.ensure()
-    dead = tmp_path / "store" / store.TMP / "build-add_custom.pid999999.abc"
-    alive = tmp_path / "store" / store.TMP / f"build-add_custom.pid{os.getpid()}.def"
-    for path in (dead, alive):
+    tmp = tmp_path / "store" / store.TMP
+    here = store.this_host()
+    other = "h" + "0" * 12 if here != "h" + "0" * 12 else "h" + "1" * 12
+    dead = tmp / f"build-add_custom.{here}.pid999999.abc"
+    alive = tmp / f"build-add_custom.{here}.pid{os.getpid()}.def"
+    remote = tmp / f"build-add_custom.{other}.pid4000000.ghi"  # pid 4000000 is dead here, alive there
+    legacy = tmp / "build-add_custom.pid999999.jkl"  # ascenv 0.1.0 recorded no host
+    stale_remote = tmp / f"verify-add_custom.{other}.pid12.mno"
+    foreign = tmp / "users-notes"
+    for path in (dead, alive, remote, legacy, stale_remote, foreign):
         (path / "out").mkdir(parents=True)
+    week = time.time() - store.STAGING_AGE - 3600
+    os.utime(stale_remote, (week, week))
     result = st.gc(5, alive=lambda pid: pid == os.getpid())
-    assert result.swept_tmp == ("build-add_custom.pid999999.abc",)
-    assert alive.exists() and not dead.exists()
+    assert result.swept_tmp == (dead.name, stale_remote.name)
+    assert alive.exists() and remote.exists() and legacy.exists() and foreign.exists()
+    assert not dead.exists() and not stale_remote.exists()
+    why = {s.path: s.why for s in result.left_alone}
+    assert "another host's" in why[f".tmp/{remote.name}"] and "older ascenv" in why[f".tmp/{legacy.name}"]
+    assert "not a staging directory" in why[".tmp/users-notes"] and f".tmp/{alive.name}" not in why
+
+
+def test_staging_names_record_this_host(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    with st.staging("build-add_custom") as stage:
+        assert stage.name.startswith(f"build-add_custom.{store.this_host()}.pid{os.getpid()}.")
+        assert store._staging_verdict(stage, store._pid_alive, time.time()) is False  # ours, running
 
 
 def test_removing_a_read_only_entry_never_chmods_through_a_symlink(tmp_path: Path) -> None:
@@ -320,7 +342,7 @@ def test_gc_keeps_runs_of_kept_builds_the_baselines_build_and_the_loose_runs(tmp
     assert [e.key[:2] for e in plan.remove] == ["b1"]
     assert [(e.key[:2], t) for e, t in plan.kept_baseline] == [("b2", ("npu",))]
     assert st.discard(middle.path) == "it holds the bench baseline of npu"
-    assert st.discard(loose) == "not a build in the store"
+    assert st.discard(loose) == "not a build in the store, left alone"
     result = st.gc(1)
     assert [e.key[:2] for e in result.removed] == ["b1"] and not old.path.exists()
     assert [(e.key[:2], t) for e, t in result.kept_baseline] == [("b2", ("npu",))]

@@ -251,10 +251,13 @@ def _owners(
     store_dir = common.store_dir(ctx, args.store)
     if (filters.kinds is None or "ascenv-store" in filters.kinds) and store_dir.is_dir():
         from ascenv.cache import build_store
-        from ascenv.store import Store, referenced_builds
+        from ascenv.store import Store, referenced_builds, tag_problem
 
         st = Store(store_dir)
-        if st.root.is_dir():
+        problem = tag_problem(st.root)
+        if problem is not None:  # S2: only a store ascenv made holds debris; nothing else is planned
+            notes.append(f"not cleaning {st.root} (build store): not an ascenv store: {problem}")
+        else:
             owners[STORE_OWNER] = build_store.StoreDebris(
                 st,
                 keep=args.keep_builds,

@@ -1,7 +1,10 @@
 """Look after the build store (.ascenv/store/ by default): `ls` lists the builds and checks each
 output against its sha256, `show KEY` prints a build's manifest and bench runs, `gc --keep N` keeps
 the N newest builds of each operator and target, every build a lock file references and every
-build holding a bench baseline, and deletes the rest (with their bench runs; never <op>/.bench/)."""
+build holding a bench baseline, and deletes the rest (with their bench runs; never <op>/.bench/).
+Only in a store ascenv made (its CACHEDIR.TAG), only builds (<op>/<64-hex key>/manifest.toml);
+everything else is listed as left alone. No store: `ls` says so (exit 0), `show` and `gc` exit 2;
+a build gc could not fully delete is exit 1."""
 
 from __future__ import annotations
 
@@ -52,6 +55,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         return errors.EXIT_FINDINGS if shown.build.problems else errors.EXIT_OK
     if args.keep is None:
         raise errors.UsageError("ascenv store gc needs --keep N", hint="for example: ascenv store gc --keep 3")
+    st.require()  # no store, or a directory ascenv did not make: exit 2 before any lock is read
     result = st.gc(args.keep, store.referenced_builds(args.lock, ctx.cwd))
     render.render_gc(ctx.out, result, args.format)
-    return errors.EXIT_OK
+    return errors.EXIT_OK if result.ok else errors.EXIT_FINDINGS

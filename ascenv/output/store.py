@@ -8,7 +8,7 @@ from ascenv import serde
 from ascenv.bench.store import BuildRun
 from ascenv.output import Output, safe
 from ascenv.output.build import size
-from ascenv.store import CheckedEntry, GcResult, Listing, Shown
+from ascenv.store import CheckedEntry, GcResult, Listing, Shown, Stray
 
 
 def entry_data(build: CheckedEntry) -> dict:
@@ -41,9 +41,28 @@ def bench_run_data(r: BuildRun) -> dict:
     }
 
 
+def stray_data(stray: Stray) -> dict:
+    return {"path": stray.path, "why": stray.why}
+
+
+def render_strays(out: Output, strays: tuple[Stray, ...]) -> None:
+    for s in strays:
+        out.message(f"left alone {s.path}: {s.why}")
+
+
 def render_ls(out: Output, listing: Listing, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json({"store": str(listing.root), "builds": [entry_data(b) for b in listing.builds]})
+        out.json(
+            {
+                "store": str(listing.root),
+                "exists": listing.exists,
+                "builds": [entry_data(b) for b in listing.builds],
+                "not_builds": [stray_data(s) for s in listing.strays],
+            }
+        )
+        return
+    if not listing.exists:
+        out.console.print(f"No build store at {safe(str(listing.root))} (ascenv build creates one).")
         return
     table = Table(box=None, pad_edge=False)
     for title in ("OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "RUNS", "STATE"):
@@ -65,6 +84,7 @@ def render_ls(out: Output, listing: Listing, fmt: str = "human") -> None:
     count = len(listing.builds)
     if count:
         out.console.print(table)
+    render_strays(out, listing.strays)
     out.console.print(f"{count} build{'s' if count != 1 else ''} in the store.")
 
 
@@ -110,6 +130,8 @@ def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
                 "kept_baseline": [{"build": f"{e.op}/{e.key}", "targets": list(t)} for e, t in result.kept_baseline],
                 "swept_tmp": list(result.swept_tmp),
                 "freed": result.freed,
+                "left_alone": [stray_data(s) for s in result.left_alone],
+                "not_removed": list(result.problems),
             }
         )
         return
@@ -122,4 +144,7 @@ def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
     if result.swept_tmp:
         n = len(result.swept_tmp)
         out.message(f"removed {n} leftover staging director{'y' if n == 1 else 'ies'}")
+    render_strays(out, result.left_alone)
+    for problem in result.problems:
+        out.warn(f"not removed: {problem}")
     out.console.print(f"{len(result.removed)} build(s) removed, {size(result.freed)} freed.")

@@ -154,7 +154,7 @@ def build_store(home):
     from dataclasses import replace
 
     from ascenv import lockfile
-    from ascenv.store import TMP, Store
+    from ascenv.store import TMP, Store, this_host
     from tests.test_store import add_entry
 
     st = Store(home / "proj/.ascenv/store")
@@ -165,8 +165,8 @@ def build_store(home):
     vendor = lockfile.LockedVendor("customize", "/opp/vendors/customize", 0, manifest_digest=old.manifest_sha256)
     lock = lockfile.Lock(vendors=(vendor,))
     (home / "proj/ascenv.lock").write_text(lockfile.dumps_lock(replace(lock, input_hash=lockfile.input_hash(lock))))
-    dead = st.root / TMP / f"build-add_custom.pid{_dead_pid()}.x1"
-    live = st.root / TMP / f"build-add_custom.pid{os.getpid()}.x2"
+    dead = st.root / TMP / f"build-add_custom.{this_host()}.pid{_dead_pid()}.x1"
+    live = st.root / TMP / f"build-add_custom.{this_host()}.pid{os.getpid()}.x2"
     for d in (dead, live):
         (d / "out").mkdir(parents=True)
         (d / "out/partial.o").write_bytes(b"half")
