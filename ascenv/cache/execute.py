@@ -78,6 +78,30 @@ class Outcome:
     def kept_foreign(self) -> int:
         return sum(r.kept_foreign for r in self.results)
 
+    @property
+    def deleted(self) -> tuple[EntryResult, ...]:
+        """Entries removed as planned (files kept by rule, recent or another user's, aside)."""
+        return tuple(r for r in self.results if not r.errors)
+
+    @property
+    def partly_deleted(self) -> tuple[EntryResult, ...]:
+        """Entries of which something went and something could not (an immutable file)."""
+        return tuple(r for r in self.results if r.errors and _removed_any(r))
+
+    @property
+    def skipped(self) -> tuple[EntryResult, ...]:
+        """Entries left alone whole: changed after the scan, refused by their owner, ..."""
+        return tuple(r for r in self.results if r.errors and not _removed_any(r))
+
+    @property
+    def complete(self) -> bool:
+        """Every planned entry went (the command exits 1 otherwise)."""
+        return not any(r.errors for r in self.results)
+
+
+def _removed_any(r: EntryResult) -> bool:
+    return bool(r.removed_files or r.removed_dirs or r.freed)
+
 
 class _Stop(Exception):
     """The walk cannot go on safely (an ancestor moved while cleaning)."""

@@ -104,12 +104,18 @@ def render_outcome(out: Output, outcome, journal: Optional[str]) -> None:
     if outcome.kept_foreign:
         kept.append(f"{outcome.kept_foreign:,} of other users")
     tail = f" Kept {', '.join(kept)}." if kept else ""
-    out.message(
-        f"Deleted {len(outcome.results)} entr{'y' if len(outcome.results) == 1 else 'ies'}: "
-        f"freed {size(outcome.freed)} in {outcome.files:,} files.{tail}"
-    )
+    deleted, partly, skipped = outcome.deleted, outcome.partly_deleted, outcome.skipped
+    out.message(f"Deleted {_entries(len(deleted))}: freed {size(outcome.freed)} in {outcome.files:,} files.{tail}")
+    if partly:  # C2: say it, and the command exits 1
+        out.message(f"Only partly deleted {_entries(len(partly))} (see the warnings above).")
+    if skipped:  # C1: an entry left alone is not "deleted"
+        out.message(f"Skipped {_entries(len(skipped))}, left as they were (see the warnings above).")
     if journal:
         out.message(f"Journal: {journal}")
+
+
+def _entries(n: int) -> str:
+    return f"{n} entr{'y' if n == 1 else 'ies'}"
 
 
 def can_confirm(out: Output, fmt: str) -> bool:
@@ -183,6 +189,9 @@ def json_payload(result: CleanCache) -> dict:
             "files": outcome.files,
             "kept_recent": outcome.kept_recent,
             "kept_foreign": outcome.kept_foreign,
+            "deleted": [display_path(r.path) for r in outcome.deleted],
+            "partly_deleted": [display_path(r.path) for r in outcome.partly_deleted],
+            "skipped": [display_path(r.path) for r in outcome.skipped],
             "errors": [display_path(x) for x in outcome.errors],
             "journal": None if result.journal is None else display_path(result.journal),
         }

@@ -237,9 +237,9 @@ def test_an_ancestor_swapped_while_the_user_reads_the_plan_is_not_followed(sb, m
 
     monkeypatch.setattr(Output, "confirm", confirm_after_swapping)
     code, _, err = run(sb, interactive=True)
-    assert code == 0
+    assert code == errors.EXIT_FINDINGS  # the plan was not carried out (C1)
     assert (victim / "kernel_cache/Ascend910B4/precious.txt").read_bytes() == b"precious"
-    assert "left alone" in err
+    assert "left alone" in err and "Skipped 1 entry" in err and "Deleted 0 entries" in err
 
 
 def test_a_swap_between_the_scan_and_the_delete_with_yes_is_not_followed(sb, monkeypatch):
@@ -255,7 +255,9 @@ def test_a_swap_between_the_scan_and_the_delete_with_yes_is_not_followed(sb, mon
     monkeypatch.setattr(execute_module, "execute", swap_then_execute)
     with canary(sb, sb / "state", home):
         code, out, _ = run(sb, "--yes", "--format", "json")
-    assert code == 0 and json.loads(out)["result"]["files"] == 0
+    result = json.loads(out)["result"]
+    assert code == errors.EXIT_FINDINGS and result["files"] == 0
+    assert result["skipped"] == [str(home / "atc_data/kernel_cache/Ascend910B4")] and result["deleted"] == []
     assert (home / "kc.moved/Ascend910B4/k.o").exists()
 
 
