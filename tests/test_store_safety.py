@@ -436,3 +436,58 @@ def test_get_refuses_names_that_are_not_one_component(tmp_path: Path) -> None:
     assert st.get("add_custom", "../" + key(0)) is None and st.get("add_custom", key(0)[:63]) is None
     with pytest.raises(errors.UsageError, match="not an operator name"):
         st.commit("../x", key(0), tmp_path)
+
+
+# concurrency: gc, clean-cache and a writer on one store ----------------------------------------------
+
+WRITER = """
+import sys
+from ascenv.store import Store
+from tests.test_store import add_entry
+from tests.test_store_safety import key
+st = Store(sys.argv[1])
+for n in range(int(sys.argv[2]), int(sys.argv[3])):
+    add_entry(st, "add_custom", key(n), target="npu" if n % 2 else "cpu", finished=f"2026-01-01T00:{n:02d}:00Z")
+"""
+
+
+def test_concurrent_gc_clean_cache_and_a_writer_keep_the_store_whole(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    for n in range(4):
+        add_entry(st, "add_custom", key(n), target="npu" if n % 2 else "cpu", finished=f"2026-01-01T00:{n:02d}:00Z")
+    fill(st.root / "add_custom", "projects", key(99)[:63])  # not builds: must outlive every round
+    fill(tmp_path / "outside", "a", "b")
+    (st.root / "linked").symlink_to(tmp_path / "outside")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HOME": str(tmp_path / "home"), "XDG_STATE_HOME": str(tmp_path)}
+    gc_argv = [sys.executable, "-m", "ascenv", "store", "gc", "--keep", "2", "--store", str(st.root)]
+    clean_argv = [sys.executable, "-m", "ascenv", "clean-cache", "--kind", "ascenv-store", "--keep-builds", "2"]
+    clean_argv += ["--recent", "0s", "--yes", "--store", str(st.root)]
+    outside = [st.root / "add_custom" / "projects", st.root / "add_custom" / key(99)[:63], tmp_path / "outside"]
+    before = {str(p): tree_digest(p) for p in outside}
+    written = 4
+    for round_ in range(3):
+        writer = [sys.executable, "-c", WRITER, str(st.root), str(written), str(written + 4)]
+        procs = [subprocess.Popen(a, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for a in (writer, gc_argv, gc_argv, gc_argv, clean_argv)]  # fmt: skip
+        results = [(p.args, p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+        for p in procs:
+            for stream in (p.stdout, p.stderr):
+                if stream:
+                    stream.close()
+        written += 4
+        for argv, code, err in results:
+            assert code in (0, errors.EXIT_FINDINGS) and "Traceback" not in err, (round_, argv[3:6], code, err)
+            assert code == 0 or "Skipped" in err, (round_, argv[3:6], err)  # only clean-cache may skip
+        assert {str(p): tree_digest(p) for p in outside} == before, round_
+        builds = st.entries()
+        assert all(st.verify(b) == [] for b in builds), round_  # every build whole: none half-deleted
+        assert list((st.root / store.TMP).iterdir()) == [], round_  # no staging or trash left behind
+    final = st.gc(2)
+    assert final.ok
+    by_target: dict[str, list[str]] = {}
+    for b in st.entries():
+        by_target.setdefault(b.manifest.target, []).append(b.key)  # type: ignore[union-attr]
+    newest = {
+        t: [key(n) for n in sorted(range(written), reverse=True) if (n % 2 == (t == "npu"))][:2] for t in by_target
+    }
+    assert by_target == newest
