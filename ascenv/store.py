@@ -4,7 +4,14 @@
 Crash safety follows pre-commit's store (pre_commit/store.py: a file lock around every mutation,
 new entries made in a temp dir below the store and moved in with ``os.replace``): an entry
 appears whole or not at all, so an interrupted or failed build (SIGKILL included) leaves at most
-a directory under ``.tmp/``, which ``gc`` sweeps once its process is gone.
+a directory under ``.tmp/``, which ``gc`` sweeps once its process is gone (only staging of this
+host: its name records the host, since a store shared over NFS holds other hosts' staging).
+
+Deletion only of what ascenv made: a store is a directory holding ascenv's ``CACHEDIR.TAG``
+(``tag_problem``), written only when ascenv creates the store; listing and gc never create one.
+A build is ``<op>/<64-hex key>/`` holding a regular ``manifest.toml``, found with ``lstat`` (no
+symlink followed); anything else is a ``Stray``, listed and left alone. A build is deleted by
+renaming it through directory descriptors opened with ``O_NOFOLLOW`` into ``.tmp/``, then removed.
 
 The manifest maps onto SLSA provenance v1 (https://slsa.dev/provenance/v1.0) so it can be exported
 as an in-toto statement without losing anything:
@@ -44,6 +51,15 @@ from typing import TYPE_CHECKING, Optional, Union
 from ascenv import serde
 from ascenv.errors import InputError, SchemaError, UsageError
 from ascenv.fsutil import file_kind, read_input, write_atomic
+from ascenv.store_tag import (
+    CACHEDIR_TAG,
+    DIR_FLAGS,
+    TAG,
+    TAG_MARK,
+    TAG_SIGNATURE,
+    tag_problem,
+    tag_problem_at,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -287,22 +303,12 @@ def output_files(outputs: Path) -> tuple[OutputFile, ...]:
 
 
 # the store -----------------------------------------------------------------------------------
-# What makes a directory an ascenv store: a CACHEDIR.TAG (https://bford.info/cachedir/) that
-# ascenv wrote when it created the store, holding the standard signature line and ascenv's own
-# line below it. Every store ascenv has made since the store exists carries exactly CACHEDIR_TAG;
-# a tag without ascenv's line is another program's, and a directory without a tag is the user's.
-TAG = "CACHEDIR.TAG"
-TAG_SIGNATURE = "Signature: 8a477f597d28d172789f06886806bc55"
-TAG_MARK = "# This directory is ascenv's build store."
-CACHEDIR_TAG = f"{TAG_SIGNATURE}\n{TAG_MARK}\n"  # what ascenv writes (and has written since 0.1.0)
-TAG_LIMIT = 4096  # ascenv writes 88 bytes; a larger tag is not one it wrote
 MANIFEST_LIMIT = 8 << 20  # a manifest lists every source file (~150 bytes each): ~50,000 files
 STAGING_AGE = 7 * 86400  # staging of another host (or an older ascenv) is swept only after a week
 OWN_HIDDEN = (TMP, LOCKS, ".failed")  # what ascenv itself keeps at the top of a store
 OP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")  # builder's recipe names: one path component
 KEY = re.compile(r"[0-9a-f]{64}")  # a build key is a sha256 (builder.build_key)
 _STAGING = re.compile(r"(?P<label>.+?)\.(?:(?P<host>h[0-9a-f]{12})\.)?pid(?P<pid>[0-9]{1,10})\.[A-Za-z0-9_]+")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 def this_host() -> str:
@@ -311,48 +317,6 @@ def this_host() -> str:
     process runs only on the host that made it."""
     node = os.uname().nodename.encode("utf-8", "surrogateescape")
     return "h" + hashlib.sha256(node).hexdigest()[:12]
-
-
-def tag_problem(root: Union[str, os.PathLike[str]]) -> Optional[str]:
-    """None when ``root`` is an ascenv store (a real directory holding ascenv's tag, a regular
-    file, read without following a symlink); else why it is not, in words. A symlinked ``root``
-    is followed (the user named it); nothing below it is."""
-    try:
-        fd = os.open(os.path.realpath(root), _DIR_FLAGS)
-    except FileNotFoundError:
-        return "there is nothing there"
-    except OSError as exc:
-        return f"it cannot be opened as a directory ({exc.strerror or exc})"
-    try:
-        return _tag_problem_at(fd)
-    finally:
-        os.close(fd)
-
-
-def _tag_problem_at(root_fd: int) -> Optional[str]:
-    try:
-        fd = os.open(TAG, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=root_fd)
-    except FileNotFoundError:
-        return f"it holds no {TAG}"
-    except OSError as exc:
-        return f"its {TAG} cannot be read ({exc.strerror or exc}; a symbolic link is not followed)"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return f"its {TAG} is {file_kind(info.st_mode)}, not a file"
-        if info.st_size > TAG_LIMIT:
-            return f"its {TAG} is larger than any tag ascenv writes"
-        data = os.read(fd, TAG_LIMIT + 1)
-    except OSError as exc:
-        return f"its {TAG} cannot be read ({exc.strerror or exc})"
-    finally:
-        os.close(fd)
-    lines = data.decode("utf-8", "replace").splitlines()
-    if not lines or lines[0] != TAG_SIGNATURE:
-        return f"its {TAG} does not start with the cache-directory signature"
-    if TAG_MARK not in lines[1:]:
-        return f"its {TAG} was written by another program (no line {TAG_MARK!r})"
-    return None
 
 
 class Store:
@@ -725,14 +689,14 @@ class Store:
         trash = f"trash.{this_host()}.pid{os.getpid()}.{secrets.token_hex(4)}"
         fds: list[int] = []
         try:
-            fds.append(os.open(os.path.realpath(self.root), _DIR_FLAGS))
-            if _tag_problem_at(fds[0]) is not None:
+            fds.append(os.open(os.path.realpath(self.root), DIR_FLAGS))
+            if tag_problem_at(fds[0]) is not None:
                 return "the store lost its tag, left alone"
-            fds.append(os.open(op, _DIR_FLAGS, dir_fd=fds[0]))
-            fds.append(os.open(TMP, _DIR_FLAGS, dir_fd=fds[0]))
+            fds.append(os.open(op, DIR_FLAGS, dir_fd=fds[0]))
+            fds.append(os.open(TMP, DIR_FLAGS, dir_fd=fds[0]))
             op_fd, tmp_fd = fds[1], fds[2]
             if build_only:
-                fds.append(os.open(key, _DIR_FLAGS, dir_fd=op_fd))
+                fds.append(os.open(key, DIR_FLAGS, dir_fd=op_fd))
                 try:
                     manifest = os.lstat(MANIFEST, dir_fd=fds[3]).st_mode
                 except FileNotFoundError:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ascenv import errors, store
+from ascenv import errors, store, store_tag
 from ascenv.cache.machine import MachineFacts
 from ascenv.commands import clean_cache
 from ascenv.store import Store
@@ -104,7 +104,7 @@ def test_s1_a_tag_that_is_not_a_small_regular_file_is_not_a_store(tmp_path: Path
     three_builds(st)
     tag = st.root / "CACHEDIR.TAG"
     real = tmp_path / "elsewhere.tag"
-    real.write_text(store.CACHEDIR_TAG)
+    real.write_text(store_tag.CACHEDIR_TAG)
     tag.unlink()
     if kind == "symlink":
         tag.symlink_to(real)
@@ -113,7 +113,7 @@ def test_s1_a_tag_that_is_not_a_small_regular_file_is_not_a_store(tmp_path: Path
     elif kind == "directory":
         tag.mkdir()
     else:
-        tag.write_text(store.CACHEDIR_TAG + "#" * store.TAG_LIMIT)
+        tag.write_text(store_tag.CACHEDIR_TAG + "#" * store_tag.TAG_LIMIT)
     with canary(tmp_path):
         code, _, err = gc(tmp_path, "--keep", "0", "--store", str(st.root))
     assert code == errors.EXIT_USAGE and "not an ascenv build store" in err
@@ -211,7 +211,7 @@ def test_stores_made_before_this_change_keep_working(tmp_path: Path) -> None:
     assert (root / "CACHEDIR.TAG").read_text() == (
         "Signature: 8a477f597d28d172789f06886806bc55\n# This directory is ascenv's build store.\n"
     )
-    assert store.tag_problem(root) is None and len(st.gc(1).removed) == 2
+    assert store_tag.tag_problem(root) is None and len(st.gc(1).removed) == 2
 
 
 # X4: gc and listing never create a store ------------------------------------------------------------
@@ -281,12 +281,12 @@ def test_writers_tag_only_a_new_empty_or_ascenv_made_directory(tmp_path: Path) -
             Store(tmp_path / "home").ensure()
     (tmp_path / "empty").mkdir()
     Store(tmp_path / "empty").ensure()
-    assert store.tag_problem(tmp_path / "empty") is None
+    assert store_tag.tag_problem(tmp_path / "empty") is None
     runs_only = tmp_path / "runs_only"  # `bench import` before any build made the store
     (runs_only / "add_custom/.bench/runs").mkdir(parents=True)
     (runs_only / "add_custom" / key(1) / "bench").mkdir(parents=True)
     Store(runs_only).ensure()
-    assert store.tag_problem(runs_only) is None
+    assert store_tag.tag_problem(runs_only) is None
     other = tmp_path / "other"
     other.mkdir()
     (other / "CACHEDIR.TAG").write_text(OTHER_TAG)

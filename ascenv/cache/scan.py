@@ -450,8 +450,8 @@ def _units(root: CacheRoot, mounts: frozenset[str]) -> tuple[list[_Unit], list[s
         names = sorted(os.listdir(root.path))
     except OSError:
         return [], notes
-    if root.require_tag and "CACHEDIR.TAG" not in names:
-        return [], notes  # not a directory ascenv created: nothing in it is ours to delete
+    if root.require_tag and not _tagged_cache(root.path, names):
+        return [], notes  # not a tagged cache directory, or ascenv's build store: nothing to plan here
     pattern = re.compile(root.pattern) if root.pattern else None
     content = re.compile(root.content) if root.content else None
     result = []
@@ -474,6 +474,18 @@ def _units(root: CacheRoot, mounts: frozenset[str]) -> tuple[list[_Unit], list[s
             continue
         result.append(_Unit(root, path, name if root.layout == "soc" else None, _ident(st), _ident(top)))
     return result, notes
+
+
+def _tagged_cache(path: str, names: list[str]) -> bool:
+    """A directory tagged as a cache (https://bford.info/cachedir/: a regular file starting with
+    the signature, no symlink followed) and not ascenv's build store, whose builds go only
+    through the store's own rules (``cache.build_store``: never a locked build or a baseline's)."""
+    if "CACHEDIR.TAG" not in names:
+        return False
+    from ascenv.store_tag import TAG_SIGNATURE, tag_lines, tag_problem
+
+    lines = tag_lines(path)
+    return isinstance(lines, list) and lines[:1] == [TAG_SIGNATURE] and tag_problem(path) is not None
 
 
 def _holds_only(path: str, st: os.stat_result, content: re.Pattern) -> bool:

@@ -252,7 +252,8 @@ def _owners(
     store_dir = common.store_dir(ctx, args.store)
     if (filters.kinds is None or "ascenv-store" in filters.kinds) and store_dir.is_dir():
         from ascenv.cache import build_store
-        from ascenv.store import Store, referenced_builds, tag_problem
+        from ascenv.store import Store, referenced_builds
+        from ascenv.store_tag import tag_problem
 
         st = Store(store_dir)
         problem = tag_problem(st.root)

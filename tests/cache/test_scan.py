@@ -192,3 +192,30 @@ def test_find_named_dirs_stops_at_finds_and_skips_symlinks(tmp_path):
 def test_stats_survive_json(tmp_path):
     write(str(tmp_path / "c/a"))
     assert json.dumps(tree_stats([str(tmp_path / "c")])[0].__dict__)
+
+
+@pytest.mark.parametrize(
+    "tag, listed",
+    [
+        (b"Signature: 8a477f597d28d172789f06886806bc55\n# This directory is ascenv's build store.\n", False),
+        (b"Signature: 8a477f597d28d172789f06886806bc55\n# a cache of some tool\n", True),
+        (b"# no signature\n", False),
+        ("symlink", False),
+        ("directory", False),
+    ],
+)
+def test_a_tagged_cache_root_needs_a_real_tag_and_is_never_a_build_store(tmp_path, tag, listed):
+    """ascenv's build store as the cache directory (ASCENV_CACHE_DIR = ASCENV_STORE): its op
+    directories must not go whole, past the store's rules (locks, baselines, --keep)."""
+    root = tmp_path / "cache"
+    write(str(root / "add_custom" / ("a" * 64) / "manifest.toml"))
+    if tag == "symlink":
+        write(str(tmp_path / "real.tag"), b"Signature: 8a477f597d28d172789f06886806bc55\n")
+        os.symlink(tmp_path / "real.tag", root / "CACHEDIR.TAG")
+    elif tag == "directory":
+        os.mkdir(root / "CACHEDIR.TAG")
+    else:
+        write(str(root / "CACHEDIR.TAG"), tag)
+    report = scan([CacheRoot("ascenv-store", str(root), "t", "children", require_tag=True)], uid=None,
+                  recent_cutoff=float("inf"))  # fmt: skip
+    assert [os.path.basename(e.path) for e in report.entries] == (["add_custom"] if listed else [])
