@@ -482,7 +482,7 @@ class Store:
         names (``.tmp``, ``.locks``, ``<op>/.bench``) are ascenv's and not listed."""
         found: list[Entry] = []
         strays: list[Stray] = []
-        if not _is_real_dir(self.root):
+        if not os.path.isdir(self.root):  # the root itself may be a symlink the user named
             return found, strays
         for op in sorted(os.listdir(self.root)):
             if op.startswith(".") or op == TAG:

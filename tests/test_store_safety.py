@@ -186,6 +186,15 @@ def test_s1_only_the_full_shape_is_a_build(tmp_path: Path) -> None:
     assert "symbolic link" in why[f"add_custom/{key(15)}"]
     assert why["My Documents"] == "not an operator name" and "not a build directory" in why["notes.txt"]
     assert op.is_dir()  # it still holds what is not a build
+    code, out, err = run_cli(["store", "ls", "--store", str(st.root), "--format", "json"], {}, cwd=tmp_path)
+    listed = json.loads(out)
+    assert code == errors.EXIT_FINDINGS and sorted(b["key"] for b in listed["builds"]) == sorted([key(14), key(15)])
+    assert {s["path"] for s in listed["not_builds"]} == {f"add_custom/{n}" for n in odd} | {"My Documents", "notes.txt"}
+    code, out, err = run_cli(["store", "ls", "--store", str(st.root)], {}, cwd=tmp_path)
+    assert "left alone add_custom/projects: its name is not a 64-hex build key" in err and "2 builds" in out
+    assert Store(tmp_path / "link").entries() == [] and not (tmp_path / "link").exists()
+    (tmp_path / "link").symlink_to(st.root)
+    assert sorted(e.key for e in Store(tmp_path / "link").entries()) == sorted([key(14), key(15)])
 
 
 def test_s1_a_symlinked_store_root_is_followed_to_a_real_store_only(tmp_path: Path) -> None:
