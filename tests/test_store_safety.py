@@ -500,3 +500,31 @@ def test_concurrent_gc_clean_cache_and_a_writer_keep_the_store_whole(tmp_path: P
         t: [key(n) for n in sorted(range(written), reverse=True) if (n % 2 == (t == "npu"))][:2] for t in by_target
     }
     assert by_target == newest
+
+
+def test_an_op_dir_swapped_for_a_link_after_the_plan_is_not_followed(tmp_path: Path) -> None:
+    """gc_plan, then the op directory becomes a symlink to a look-alike: discard (clean-cache's
+    removal) and the delete under gc's lock refuse, through O_NOFOLLOW descriptors."""
+    st = Store(tmp_path / "store")
+    builds = three_builds(st)
+    plan = st.gc_plan(1)
+    victim = tmp_path / "victim"
+    for b in builds:  # a copy of every build, manifest included: only the path tells them apart
+        (victim / b.key).mkdir(parents=True)
+        (victim / b.key / store.MANIFEST).write_bytes((b.path / store.MANIFEST).read_bytes())
+    os.rename(st.root / "add_custom", tmp_path / "moved")
+    (st.root / "add_custom").symlink_to(victim)
+    with canary(tmp_path):
+        assert [st.discard(e.path) for e in plan.remove] == ["not a build in the store, left alone"] * 2
+        assert [st._delete_build("add_custom", e.key) for e in plan.remove] == [
+            "changed after the scan (a symbolic link or a file in its path), left alone"
+        ] * 2
+
+
+def test_commit_refuses_a_symlinked_op_dir(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    three_builds(st, "other")
+    (tmp_path / "victim").mkdir()
+    (st.root / "add_custom").symlink_to(tmp_path / "victim")
+    with canary(tmp_path / "victim"), pytest.raises(errors.UsageError, match="add_custom is not a directory"):
+        add_entry(st, "add_custom", key(5))

@@ -51,7 +51,8 @@ class EntryResult:
     kept_foreign: int = 0
     kept_other: int = 0  # op_cache.ini, other file systems
     vanished: int = 0
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # what failed or changed since the plan: exit 1
+    left_alone: list[str] = field(default_factory=list)  # never entered by rule (mounts, other file systems)
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,14 @@ class Outcome:
         return sum(r.kept_foreign for r in self.results)
 
     @property
+    def left_alone(self) -> list[str]:
+        return [x for r in self.results for x in r.left_alone]
+
+    @property
     def deleted(self) -> tuple[EntryResult, ...]:
-        """Entries removed as planned (files kept by rule, recent or another user's, aside)."""
-        return tuple(r for r in self.results if not r.errors)
+        """Entries removed as planned (what is kept by rule aside: recent files, other users',
+        mount points inside)."""
+        return tuple(r for r in self.results if not r.errors and (_removed_any(r) or not r.left_alone))
 
     @property
     def partly_deleted(self) -> tuple[EntryResult, ...]:
@@ -90,12 +96,13 @@ class Outcome:
 
     @property
     def skipped(self) -> tuple[EntryResult, ...]:
-        """Entries left alone whole: changed after the scan, refused by their owner, ..."""
-        return tuple(r for r in self.results if r.errors and not _removed_any(r))
+        """Entries left as they were: changed after the scan, refused by their owner, a mount."""
+        return tuple(r for r in self.results if (r.errors or r.left_alone) and not _removed_any(r))
 
     @property
     def complete(self) -> bool:
-        """Every planned entry went (the command exits 1 otherwise)."""
+        """Nothing failed or changed since the plan (the command exits 1 otherwise); what is
+        left alone by rule, every time (mount points, other file systems), does not count."""
         return not any(r.errors for r in self.results)
 
 
@@ -155,7 +162,7 @@ class _Remover:
         it must be left alone (another file system, a mount point, swapped since the lstat)."""
         if self.one_fs and st.st_dev != dev:
             self.r.kept_other += 1
-            self.r.errors.append(f"{display_path(path)}: on another file system, left alone")
+            self.r.left_alone.append(f"{display_path(path)}: on another file system, left alone")
             return None
         try:
             fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd)
@@ -171,7 +178,7 @@ class _Remover:
                 self.r.errors.append(f"{display_path(path)}: replaced while cleaning, left alone")
             elif mnt is not None and mount_id(fd) != mnt:
                 self.r.kept_other += 1
-                self.r.errors.append(f"{display_path(path)}: a mount point, left alone")
+                self.r.left_alone.append(f"{display_path(path)}: a mount point, left alone")
             else:
                 names = os.listdir(fd)
                 names.reverse()  # popped from the end: removed in listing order
@@ -403,7 +410,7 @@ class _Journal:
                 dirs=result.removed_dirs,
                 kept_recent=result.kept_recent,
                 kept_foreign=result.kept_foreign,
-                errors=result.errors,
+                errors=result.errors + result.left_alone,
             )
             record.update({k: v for k, v in extra.items() if v})
         os.write(self.fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))  # one write: one line

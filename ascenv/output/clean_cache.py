@@ -96,7 +96,7 @@ def render_plan(out: Output, result: CleanCache, fmt: str = "human") -> None:
 
 
 def render_outcome(out: Output, outcome, journal: Optional[str]) -> None:
-    for error in outcome.errors:
+    for error in outcome.errors + outcome.left_alone:
         out.warn(error)
     kept = []
     if outcome.kept_recent:
@@ -193,6 +193,7 @@ def json_payload(result: CleanCache) -> dict:
             "partly_deleted": [display_path(r.path) for r in outcome.partly_deleted],
             "skipped": [display_path(r.path) for r in outcome.skipped],
             "errors": [display_path(x) for x in outcome.errors],
+            "left_alone": [display_path(x) for x in outcome.left_alone],
             "journal": None if result.journal is None else display_path(result.journal),
         }
     return data
