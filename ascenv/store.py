@@ -636,7 +636,9 @@ class Store:
         lock references, or a staging directory of this host whose process is gone (or another
         host's, a week old). Why not, or None."""
         path = Path(path)
-        self.require()
+        problem = tag_problem(self.root)
+        if problem is not None:  # untagged since the plan: nothing in it is ascenv's to delete
+            return f"the store is no longer an ascenv store ({problem}), left alone"
         with self.lock():
             if path.parent == self.root / TMP:
                 verdict = _staging_verdict(path, alive or _pid_alive, time.time())

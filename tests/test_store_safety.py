@@ -528,3 +528,14 @@ def test_commit_refuses_a_symlinked_op_dir(tmp_path: Path) -> None:
     (st.root / "add_custom").symlink_to(tmp_path / "victim")
     with canary(tmp_path / "victim"), pytest.raises(errors.UsageError, match="add_custom is not a directory"):
         add_entry(st, "add_custom", key(5))
+
+
+def test_discard_after_the_tag_went_leaves_everything(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    three_builds(st)
+    plan = st.gc_plan(1)
+    (st.root / "CACHEDIR.TAG").unlink()
+    with canary(tmp_path):
+        assert [st.discard(e.path) for e in plan.remove] == [
+            "the store is no longer an ascenv store (it holds no CACHEDIR.TAG), left alone"
+        ] * 2
