@@ -539,3 +539,24 @@ def test_discard_after_the_tag_went_leaves_everything(tmp_path: Path) -> None:
         assert [st.discard(e.path) for e in plan.remove] == [
             "the store is no longer an ascenv store (it holds no CACHEDIR.TAG), left alone"
         ] * 2
+
+
+def test_s3_clean_cache_plans_only_this_hosts_dead_staging(sb: Path) -> None:
+    st = Store(sb / "store")
+    three_builds(st)
+    tmp = st.root / store.TMP
+    here, other = store.this_host(), "h" + "f" * 12
+    dead = tmp / f"build-add_custom.{here}.pid{2**22 + 7}.aa"  # above pid_max's default: never alive
+    remote = tmp / f"build-add_custom.{other}.pid{2**22 + 7}.bb"
+    linked = tmp / f"build-add_custom.{here}.pid{2**22 + 7}.cc"
+    for path in (dead, remote):
+        (path / "out").mkdir(parents=True)
+        (path / "out" / "partial.o").write_bytes(b"half")
+    fill(sb / "victim", "x")
+    linked.symlink_to(sb / "victim")
+    with canary(sb, sb / "state", dead):
+        code, out, err = clean(sb, st.root, "--kind", "ascenv-store", "--keep-builds", "3", "--yes", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["result"]["deleted"] == [str(dead)] and not dead.exists()
+    why = {s.path: s.why for s in st.gc_plan(3).left_alone}
+    assert "another host's" in why[f".tmp/{remote.name}"] and "symbolic link" in why[f".tmp/{linked.name}"]
