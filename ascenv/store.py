@@ -221,12 +221,20 @@ DEFAULT_LOCK = "ascenv.lock"
 
 # hashing -------------------------------------------------------------------------------------
 def sha256_file(path: Path, buffer: Optional[bytearray] = None) -> tuple[int, str]:
-    """(size, hex sha256), read in 1 MiB blocks into one reused buffer (as fast as sha256sum)."""
+    """(size, hex sha256), read in 1 MiB blocks into one reused buffer (as fast as sha256sum).
+    Only a regular file: opened non-blocking (a FIFO swapped in after the caller's lstat cannot
+    hang the read) and without following a symlink; anything else is an OSError (EINVAL)."""
     digest = hashlib.sha256()
     buf = buffer if buffer is not None else bytearray(_CHUNK)
     view = memoryview(buf)
     size = 0
-    with open(path, "rb", buffering=0) as fh:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"{file_kind(mode)}, not a regular file", str(path))
+    os.set_blocking(fd, True)
+    with open(fd, "rb", buffering=0) as fh:
         while True:
             n = fh.readinto(buf)
             if not n:
@@ -258,7 +266,12 @@ def hash_tree(root: Path, exclude: Iterable[str] = (".git", ".ascenv")) -> tuple
                 target = os.readlink(entry.path).encode()
                 found.append(InputFile(rel, "120000", len(target), hashlib.sha256(target).hexdigest()))
             elif stat.S_ISREG(st.st_mode):
-                size, digest = sha256_file(Path(entry.path), buf)
+                try:
+                    size, digest = sha256_file(Path(entry.path), buf)
+                except OSError as exc:
+                    if exc.errno not in (errno.EINVAL, errno.ELOOP):
+                        raise
+                    continue  # swapped since the lstat for a FIFO or a link: not a file, as above
                 found.append(InputFile(rel, "100755" if st.st_mode & 0o111 else "100644", size, digest))
 
     walk(root, "")

@@ -361,3 +361,32 @@ def test_gc_refuses_to_guess_with_an_unreadable_baselines_file(tmp_path: Path) -
     with pytest.raises(InputError, match="baselines.json: not valid JSON"):
         st.gc(1)
     assert len(st.entries()) == 2
+
+
+def test_sha256_file_refuses_a_fifo_and_a_link_without_blocking(tmp_path: Path) -> None:
+    import signal
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link").symlink_to(tmp_path / "fifo")
+    signal.alarm(20)  # a blocking open would hang here: fail instead
+    try:
+        with pytest.raises(OSError, match="FIFO"):
+            store.sha256_file(tmp_path / "fifo")
+        with pytest.raises(OSError):
+            store.sha256_file(tmp_path / "link")
+    finally:
+        signal.alarm(0)
+
+
+def test_hash_tree_skips_a_file_swapped_for_a_fifo_after_its_lstat(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    root = make_tree(tmp_path / "p")
+    real = store.sha256_file
+
+    def swap_then_hash(path: Path, buffer=None):  # type: ignore[no-untyped-def]
+        if path.name == "add_custom.cpp":
+            path.unlink()
+            os.mkfifo(path)
+        return real(path, buffer)
+
+    monkeypatch.setattr(store, "sha256_file", swap_then_hash)
+    assert [f.path for f in store.hash_tree(root)] == ["build.sh", "link"]
