@@ -254,7 +254,10 @@ def test_gc_sweeps_staging_of_dead_processes_of_this_host_only(tmp_path: Path) -
         (path / "out").mkdir(parents=True)
     week = time.time() - store.STAGING_AGE - 3600
     os.utime(stale_remote, (week, week))
-    result = st.gc(5, alive=lambda pid: pid == os.getpid())
+    from tests.cache.helpers import canary
+
+    with canary(tmp_path, dead, stale_remote, tmp_path / "store" / store.LOCKS):  # the lock file gc takes
+        result = st.gc(5, alive=lambda pid: pid == os.getpid())
     assert result.swept_tmp == (dead.name, stale_remote.name)
     assert alive.exists() and remote.exists() and legacy.exists() and foreign.exists()
     assert not dead.exists() and not stale_remote.exists()

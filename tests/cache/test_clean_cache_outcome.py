@@ -73,7 +73,7 @@ def socs(sb: Path, *names: str) -> list[Path]:
 
 def test_c2_an_immutable_file_makes_the_entry_partly_deleted_and_exit_1(sb: Path) -> None:
     stuck, clean = socs(sb, "Ascend910B4", "Ascend310P3")
-    with immutable(stuck / "k1.o", sb):
+    with immutable(stuck / "k1.o", sb), canary(sb, sb / "state", stuck, clean):
         code, out, err = run(sb, "--yes")
         assert (stuck / "k1.o").exists() and not clean.exists()
     assert code == errors.EXIT_FINDINGS, err
@@ -93,7 +93,8 @@ def test_c2_a_file_that_cannot_be_unlinked_is_exit_1_in_json_too(sb: Path, monke
         return real(path, *args, **kwargs)
 
     monkeypatch.setattr(execute_module.os, "unlink", unlink)
-    code, out, _ = run(sb, "--yes", "--format", "json")
+    with canary(sb, sb / "state", stuck):
+        code, out, _ = run(sb, "--yes", "--format", "json")
     result = json.loads(out)["result"]
     assert code == errors.EXIT_FINDINGS and result["partly_deleted"] == [str(stuck)] and result["deleted"] == []
     assert os.listdir(stuck) == ["k2.o"]
@@ -154,7 +155,7 @@ def test_c2_store_gc_with_an_immutable_output_says_so_and_exits_1(tmp_path: Path
 def test_c2_clean_cache_store_debris_with_an_immutable_output_exits_1(sb: Path) -> None:
     st = Store(sb / "store")
     builds = [add_entry(st, "add_custom", key(n), finished=f"2026-01-0{n + 1}T00:00:00Z") for n in range(3)]
-    with immutable(builds[0].outputs / "add_custom_cpu", sb):
+    with immutable(builds[0].outputs / "add_custom_cpu", sb), canary(sb, sb / "state", st.root):
         code, out, err = run(
             sb, "--kind", "ascenv-store", "--keep-builds", "1", "--yes", "--format", "json",
             environ={"ASCENV_STORE": str(st.root)},
