@@ -1,7 +1,7 @@
 """The build store's debris as clean-cache entries (kind ``ascenv-store``, ``owner`` "store"):
 staging directories below ``.tmp/`` whose process is gone, and the builds ``ascenv store gc
 --keep N`` would remove (``Store.gc_plan``: never one a lock references or that holds a bench
-baseline). Only in a directory ascenv made (``store.tag_problem``: its CACHEDIR.TAG with ascenv's
+baseline). Only in a directory ascenv made (``store_tag.tag_problem``: its CACHEDIR.TAG with ascenv's
 line; ``Store.gc_plan`` refuses any other) and only builds by their full shape (``<op>/<64-hex
 key>/manifest.toml``, no symlink followed). They are removed through the store (``Store.discard``:
 under its lock, a build renamed out of sight first, the lock's references and the staging's

@@ -209,7 +209,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             remove_other=lambda e: owners[e.owner or ""].remove(e),
         )
     render.render(ctx.out, result.with_outcome(outcome, journal), args.format)
-    # C2: an entry skipped or only partly deleted (an immutable file) is a plan not carried out
+    # C1, C2: an entry that failed or changed since the plan (skipped, or only partly deleted: an
+    # immutable file) is a plan not carried out; what is left alone by rule (a mount) is not
     return errors.EXIT_OK if outcome.complete else errors.EXIT_FINDINGS
 
 
