@@ -11,10 +11,12 @@ import selectors
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional
 
 from ascenv.signals import held
@@ -33,6 +35,13 @@ OUTPUT_LIMIT = 4 << 20
 # After the program exits, how long to wait for its pipes to reach EOF: a background child it left
 # (``cmd &`` in a wrapper script) holds them open, and would otherwise hold the run until the timeout.
 EXIT_GRACE = 0.5
+# How long a process group that is ended gets between SIGTERM and SIGKILL. Long enough for a
+# shell's trap to run: makeself's ``trap MS_cleanup 1 2 3 15`` removes its $TMPDIR/selfgzNNN
+# extraction directory (makeself-header.sh, 2.4.5), which a bare SIGKILL leaves behind (I10);
+# short enough that a Ctrl-C still feels immediate. systemd's default is 90 s (TimeoutStopSec),
+# coreutils ``timeout -k`` takes the duration from its caller; a few seconds suits programs that
+# only have temp files to remove.
+TERM_GRACE = 3.0
 _CHUNK = 1 << 16
 
 
@@ -174,8 +183,9 @@ def run(
 
     The program runs in a session (and process group) of its own, and when the run ends (exit,
     timeout, or an exception such as KeyboardInterrupt in the waiting thread) whatever is left of
-    that group is killed: a timed-out wrapper script's ``sleep`` or a daemon a tool forked must not
-    outlive ascenv (``subprocess.run`` kills only the direct child)."""
+    that group is ended, SIGTERM then SIGKILL after ``TERM_GRACE``: a timed-out wrapper script's
+    ``sleep`` or a daemon a tool forked must not outlive ascenv (``subprocess.run`` kills only the
+    direct child). The child also gets SIGTERM should ascenv die without unwinding (``_dies_with``)."""
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
 
@@ -199,6 +209,7 @@ def run(
                     env=None if env is None else dict(env),
                     cwd=cwd,
                     start_new_session=True,
+                    preexec_fn=_dies_with(os.getpid()),
                 )
             except FileNotFoundError as exc:
                 return failed(NOT_FOUND, str(exc))
@@ -227,11 +238,11 @@ def run(
 
 
 def kill_running() -> None:
-    """Kill every child this process is running, with its process group (an interrupt's clean-up)."""
+    """End every child this process is running, with its process group (an interrupt's clean-up):
+    SIGTERM, up to ``TERM_GRACE`` seconds, then SIGKILL."""
     with _running_lock:
         children = list(_running.values())
-    for child in children:
-        _signal_group(child, signal.SIGKILL)
+    _end_groups(children)
 
 
 class _Capture:
@@ -327,21 +338,111 @@ def _exited(child: subprocess.Popen) -> bool:
 
 
 def _kill_group(child: subprocess.Popen) -> None:
-    """Kill what is left of the child's process group, then reap the child."""
-    _signal_group(child, signal.SIGKILL)
-    for stream in (child.stdin, child.stdout, child.stderr):
-        if stream is not None:
-            stream.close()
-    child.wait()
+    """End what is left of the child's process group, then reap the child. Signals are held
+    meanwhile: a second Ctrl-C or SIGTERM must not cut the clean-up short (it is acted on after)."""
+    with held():
+        _end_groups([child])
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+        child.wait()
 
 
-def _signal_group(child: subprocess.Popen, signum: int) -> None:
-    if child.returncode is not None:  # reaped: its pid may belong to someone else by now
-        return
+def _end_groups(children: Iterable[subprocess.Popen], grace: Optional[float] = None) -> None:
+    """SIGTERM to the process group of each child that still has a live member, up to ``grace``
+    (default ``TERM_GRACE``) seconds for the groups to empty, then SIGKILL to what is left. A
+    group whose only member is its exited (unreaped) leader is left alone, so a run that ended
+    normally costs one look at /proc and no wait."""
+    grace = TERM_GRACE if grace is None else grace
+    # start_new_session: a group's id is its leader's pid. A reaped child's pid may belong to
+    # someone else by now; an unreaped one (a zombie at worst) still holds it.
+    leaders = {child.pid: child for child in children if child.returncode is None}
+    alive = _live_groups(leaders)
+    for group in alive:
+        _signal_group(group, signal.SIGTERM)
+    end = time.monotonic() + grace
+    pause = 0.005
+    while alive and time.monotonic() < end:
+        time.sleep(min(pause, max(0.0, end - time.monotonic())))
+        pause = min(pause * 2, 0.1)
+        alive = _live_groups({group: leaders[group] for group in alive})
+    for group in alive:
+        _signal_group(group, signal.SIGKILL)
+
+
+def _live_groups(leaders: Mapping[int, subprocess.Popen]) -> set[int]:
+    """The groups among ``leaders`` (group id -> leader) with a member still running: read from
+    /proc/<pid>/stat (pgrp is its 5th field, state its 3rd; a zombie, Z, has finished: proc(5),
+    https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html). Without /proc, a group counts
+    as live while its leader runs."""
+    if not leaders:
+        return set()
     try:
-        os.killpg(child.pid, signum)  # start_new_session: the group id is the child's pid
+        names = os.listdir("/proc")
+    except OSError:
+        return {group for group, leader in leaders.items() if not _exited(leader)}
+    live: set[int] = set()
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:  # os.open/os.read: a buffered file object per process costs twice the time
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                fields = os.read(fd, 1024).rpartition(b")")[2].split()
+            finally:
+                os.close(fd)
+            group = int(fields[2])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        if group in leaders and fields[0] not in (b"Z", b"X"):
+            live.add(group)
+    return live
+
+
+def _signal_group(group: int, signum: int) -> None:
+    try:
+        os.killpg(group, signum)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+@lru_cache(maxsize=1)
+def _prctl() -> Optional[Callable[..., int]]:
+    """libc's prctl(2), looked up once in the parent (a child between fork and exec should call
+    nothing that may take a lock); None off Linux or where it cannot be found."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # imported on first use: commands that run nothing do not pay for it
+
+    try:
+        function = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _dies_with(parent: int) -> Optional[Callable[[], None]]:
+    """The child's set-up (run after fork, before exec): PR_SET_PDEATHSIG, so the child gets
+    SIGTERM when ascenv dies, even by SIGKILL, when no ``finally`` of ours can run (prctl(2):
+    the signal is kept across execve, cleared by fork). SIGTERM rather than SIGKILL: no one is
+    left to send a SIGKILL after a grace, and SIGTERM lets the child clean up, as makeself's
+    trap does. Only the direct child is covered (its own children do not inherit the setting).
+    If the parent died before the prctl, the child is already an orphan: it ends itself."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+
+    def set_up() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return set_up
 
 
 def last_line(text: str) -> str:
