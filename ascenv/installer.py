@@ -128,6 +128,14 @@ def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
         directory = vendors_dir / vendor
         if not directory.is_dir():
             raise errors.InstallFailed(f"the installer reported success but {directory} does not exist")
-        write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
+        try:
+            write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
+        except OSError as exc:
+            raise errors.InstallFailed(
+                f"the package is installed but its manifest could not be recorded in {directory}: "
+                f"{exc.strerror or exc}",
+                hint="free space or fix permissions there, then install again (doctor and lock cannot tie the "
+                "vendor to its build until then)",
+            ) from None
         written.append(directory / VENDOR_MANIFEST)
     return written

@@ -261,9 +261,15 @@ def _keep_dir(root: Path, *, create: bool) -> Optional[Path]:
         except FileNotFoundError:
             if not create:
                 return None
-            with contextlib.suppress(FileExistsError):  # made by another run meanwhile
+            try:
                 os.mkdir(path)
+            except FileExistsError:  # made by another run meanwhile
+                pass
+            except OSError as exc:
+                raise _cannot("create", path, exc) from None
             continue
+        except OSError as exc:
+            raise _cannot("use", path, exc) from None
         if stat.S_ISDIR(mode):
             return path
         what = f"a symbolic link to {os.readlink(path)}" if stat.S_ISLNK(mode) else file_kind(mode)
@@ -371,8 +377,12 @@ def replacing(root: Path, vendors: Sequence[str], on_wait: Waiting = _no_wait) -
     prepare_root(root, create=True)
     with locked(root, create=True, on_wait=on_wait) as keep:
         assert keep is not None
-        _tidy(root, keep)
-        yield keep_previous(root, vendors)
+        try:
+            _tidy(root, keep)
+            kept = keep_previous(root, vendors)
+        except OSError as exc:  # finishing what killed runs left (keep_previous names its own)
+            raise _cannot("prepare the install in", root, exc) from None
+        yield kept
 
 
 def keep_previous(root: Path, vendors: Sequence[str], step: Step = _no_step) -> list[Path]:

@@ -1,7 +1,7 @@
 """Vendor names: one check (deploy.check_vendor_name) for --rollback's argument and for the names a
 package listing gives. `--rollback .` moved the whole keep directory into vendors/, `..` and an
 absolute path "succeeded" (I3); a listing naming packages/vendors/../x made install copy the
-install root into itself (I5)."""
+install root into itself (I5). Also the install's last step, the manifest, on a full disk."""
 
 from __future__ import annotations
 
@@ -133,3 +133,19 @@ def test_a_listing_of_vendors_gives_their_names(tmp_path: Path) -> None:
         "-rw-r--r-- root/root 9 2026-01-01 00:00 packages/vendors/other_v2/b.so\n"
     )
     assert installer.package_vendors(tmp_path / PACKAGE, listing_runner(listing, []), {}) == ["customize", "other_v2"]
+
+
+def test_a_manifest_that_cannot_be_recorded_is_an_install_failure_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    st = stored(tmp_path)
+    root = installed(tmp_path)
+    listing = "-rw-r--r-- 0 ./packages/vendors/customize/version.info\n"
+
+    def full(path: object, data: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(installer, "write_atomic", full)
+    with pytest.raises(errors.InstallFailed, match="manifest could not be recorded .*No space left") as caught:
+        installer.install(st, "add_custom", None, root, listing_runner(listing, []), {})
+    assert caught.value.exit_code == errors.EXIT_BUILD_FAILED

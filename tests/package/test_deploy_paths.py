@@ -164,6 +164,26 @@ def test_an_absent_install_path_is_created_for_an_install_only(tmp_path: Path) -
     assert deploy.prepare_root(tmp_path / "a" / "b", create=True) is True and (tmp_path / "a" / "b").is_dir()
 
 
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES])
+def test_an_install_path_where_nothing_can_be_written_is_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int
+) -> None:
+    """A read-only or foreign install path: exit 2 naming it, as `lock -o` does (X4's kind)."""
+    root = tmp_path / "opp"
+    vendor_tree(root / "vendors" / "customize")
+    real = os.mkdir
+
+    def mkdir(path: object, *args: object, **kwargs: object) -> None:
+        if os.fspath(path).endswith(deploy.KEEP_DIR):  # type: ignore[arg-type]
+            raise OSError(code, os.strerror(code), path)
+        real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    with pytest.raises(errors.UsageError, match=f"cannot create {root / deploy.KEEP_DIR}: .*{os.strerror(code)}"):
+        with deploy.replacing(root, ["customize"]):
+            raise AssertionError("the installer must not run")
+
+
 # --- I8: a planted .ascenv-previous --------------------------------------------------------------
 
 
