@@ -166,3 +166,35 @@ def test_a_signal_during_install_ends_the_installer_leaves_no_selfgz_and_exits_1
     code, _, err = ascenv(tmp_path, "install", "--rollback", "customize", "--install-path", "opp")
     assert code == 0, err
     assert tree(tmp_path / "opp" / "vendors" / "customize") == live
+
+
+@pytest.mark.slow
+def test_two_real_installs_at_once_take_turns_and_leave_one_whole_vendor(tmp_path: Path) -> None:
+    """I2: `ascenv install --key aaaaaa & ascenv install --key bbbbbb & wait` crashed one run with
+    exit 3 in 17 of 20 pairs (FileNotFoundError, Directory not empty, FileExistsError)."""
+    stored(tmp_path, "a" * 64, "2026-01-01T00:00:00Z", kernel=b"kernel-v1")
+    stored(tmp_path, "b" * 64, "2026-01-02T00:00:00Z", kernel=b"kernel-v2")
+    wholes = []
+    for key in ("a", "b"):  # one after the other first: the two whole trees (same files, other bytes)
+        code, _, err = ascenv(tmp_path, "install", "add_custom", "--key", key * 6, "--install-path", "opp")
+        assert code == 0, err
+        wholes.append(tree(tmp_path / "opp" / "vendors" / "customize"))
+    assert wholes[0] != wholes[1]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    for _ in range(3):
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "ascenv", "install", "add_custom", "--key", key * 6, "--install-path", "opp"],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for key in ("a", "b")
+        ]
+        for run in runs:
+            _, err = run.communicate(timeout=120)
+            assert run.returncode == 0, err
+        assert tree(tmp_path / "opp" / "vendors" / "customize") in wholes
+        assert tree(tmp_path / "opp" / ".ascenv-previous" / "customize") in wholes
+        assert sorted(os.listdir(tmp_path / "opp" / ".ascenv-previous")) == [".lock", "customize"]
