@@ -240,3 +240,25 @@ def test_an_install_waits_for_a_rollback_and_keeps_what_is_live_then(tmp_path: P
         assert tree(root / "vendors" / "customize") == old  # the rollback happened before our keep
     assert tree(root / deploy.KEEP_DIR / "customize") == old  # we kept what was live once we held the lock
     assert on_wait.waited  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_two_rollbacks_at_once_swap_twice_and_strand_nothing(tmp_path: Path) -> None:
+    """I1's reproducer, through the command: two `install --rollback customize` at once left the
+    kept tree in vendors/.customize.ascenv-incoming, or no live vendor at all, and crashed with
+    exit 3 on the journal. Each pair now swaps twice: the trees end where they started."""
+    root = installed(tmp_path)
+    old, new = tree(root / deploy.KEEP_DIR / "customize"), tree(root / "vendors" / "customize")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    argv = [sys.executable, "-m", "ascenv", "install", "--rollback", "customize", "--install-path", "opp"]
+    for _ in range(4):
+        runs = [
+            subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            for _ in range(2)
+        ]
+        for run in runs:
+            _, err = run.communicate(timeout=120)
+            assert run.returncode == 0, err
+        assert tree(root / "vendors" / "customize") == new and tree(root / deploy.KEEP_DIR / "customize") == old
+        assert os.listdir(root / "vendors") == ["customize"]
+        assert sorted(os.listdir(root / deploy.KEEP_DIR)) == [deploy.LOCK_FILE, "customize"]
