@@ -342,7 +342,9 @@ def _tidy(root: Path, keep: Path) -> None:
                 os.unlink(keep / name)
             continue
         if name.endswith(JOURNAL_SUFFIX) and vendor_name_problem(name[: -len(JOURNAL_SUFFIX)]) is None:
-            finish_interrupted(VendorPaths(root, name[: -len(JOURNAL_SUFFIX)]))
+            # a damaged journal stops only its own vendor's runs, which raise it themselves
+            with contextlib.suppress(errors.InputError):
+                finish_interrupted(VendorPaths(root, name[: -len(JOURNAL_SUFFIX)]))
             continue
         for suffix in (".partial", ".discard"):
             vendor = name[1 : -len(suffix)] if name.startswith(".") and name.endswith(suffix) else ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -341,3 +342,39 @@ def test_a_damaged_journal_is_exit_2_naming_it(tmp_path: Path, content: object) 
         journal.write_text(str(content))
     with pytest.raises(errors.InputError, match="the rollback journal .* cannot be read"):
         deploy.rollback(root, "customize")
+
+
+def test_another_vendors_interrupted_rollback_is_finished_and_a_damaged_one_does_not_block(tmp_path: Path) -> None:
+    root = installed(tmp_path)
+    other = deploy.VendorPaths(root, "other")
+    vendor_tree(other.previous, kernel=b"other-v1")
+    vendor_tree(other.current, kernel=b"other-v2")
+    kept_other = tree(other.previous)
+    identity = other.previous.stat()
+    other.journal.write_text(f'{{"vendor": "other", "dev": {identity.st_dev}, "ino": {identity.st_ino}}}\n')
+    broken = deploy.VendorPaths(root, "broken").journal
+    broken.write_text("not json")
+    with deploy.replacing(root, ["customize"]) as kept:
+        assert kept == [root / deploy.KEEP_DIR / "customize"]
+    assert tree(other.current) == kept_other and not other.journal.exists()  # finished under the lock
+    assert broken.exists()  # left for its own vendor's runs to report
+    with pytest.raises(errors.InputError, match="broken.rollback.json cannot be read"):
+        deploy.rollback(root, "broken")
+
+
+def test_a_special_file_in_the_live_vendor_is_exit_2_and_nothing_is_kept_half(tmp_path: Path) -> None:
+    root = installed(tmp_path)
+    kept = tree(root / deploy.KEEP_DIR / "customize")
+    os.mkfifo(root / "vendors" / "customize" / "pipe")
+    with pytest.raises(errors.UsageError, match="is a FIFO .named pipe.: a vendor tree holds files"):
+        deploy.keep_previous(root, ["customize"])
+    assert keep_names(root) == ["customize"] and tree(root / deploy.KEEP_DIR / "customize") == kept
+
+
+def test_a_rollback_with_no_live_vendor_and_no_vendors_directory_puts_the_kept_one_back(tmp_path: Path) -> None:
+    root = installed(tmp_path)
+    old = tree(root / deploy.KEEP_DIR / "customize")
+    shutil.rmtree(root / "vendors")
+    deploy.rollback(root, "customize")
+    assert tree(root / "vendors" / "customize") == old
+    assert keep_names(root) == [deploy.LOCK_FILE]
