@@ -262,3 +262,21 @@ def test_two_rollbacks_at_once_swap_twice_and_strand_nothing(tmp_path: Path) -> 
         assert tree(root / "vendors" / "customize") == new and tree(root / deploy.KEEP_DIR / "customize") == old
         assert os.listdir(root / "vendors") == ["customize"]
         assert sorted(os.listdir(root / deploy.KEEP_DIR)) == [deploy.LOCK_FILE, "customize"]
+
+
+def test_the_command_says_it_waits_then_does_the_rollback(tmp_path: Path) -> None:
+    root = installed(tmp_path)
+    old = tree(root / deploy.KEEP_DIR / "customize")
+    holder, go = holding(root, tmp_path, "pass")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(REPO), "COLUMNS": "500"}
+    argv = [sys.executable, "-m", "ascenv", "install", "--rollback", "customize", "--install-path", "opp"]
+    with subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as run:
+        assert run.stderr is not None
+        said = run.stderr.readline().decode()  # blocks until it says something: it must not go on meanwhile
+        assert said.startswith("waiting for another ascenv install or rollback in") and not go.exists()
+        assert tree(root / "vendors" / "customize") != old  # nothing done while waiting
+        go.touch()
+        out, err = run.communicate(timeout=60)
+    assert finished(holder) == 0
+    assert run.returncode == 0, err
+    assert tree(root / "vendors" / "customize") == old
