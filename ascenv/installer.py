@@ -48,7 +48,8 @@ def install(
     package = run_file(entry)
     vendors = package_vendors(package, run, environ)
     with deploy.replacing(root, vendors, on_wait) as kept:
-        done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ))
+        # guard: even a SIGKILL'd ascenv leaves no installer writing the vendor tree (I4)
+        done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ), guard=True)
         if not done.ok:
             undo = "".join(
                 f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept

@@ -6,6 +6,7 @@ status), never an exception: a missing ``npu-smi`` is a finding, not a traceback
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shlex
@@ -177,6 +178,7 @@ def run(
     cwd: Optional[str] = None,
     input: Optional[str] = None,
     limit: int = OUTPUT_LIMIT,
+    guard: bool = False,
 ) -> Completed:
     """Run ``argv`` with a timeout and capture its output as text (undecodable bytes replaced),
     at most ``limit`` bytes of each stream.
@@ -185,7 +187,9 @@ def run(
     timeout, or an exception such as KeyboardInterrupt in the waiting thread) whatever is left of
     that group is ended, SIGTERM then SIGKILL after ``TERM_GRACE``: a timed-out wrapper script's
     ``sleep`` or a daemon a tool forked must not outlive ascenv (``subprocess.run`` kills only the
-    direct child). The child also gets SIGTERM should ascenv die without unwinding (``_dies_with``)."""
+    direct child). The child also gets SIGTERM should ascenv die without unwinding (``_dies_with``);
+    with ``guard``, so does its whole group, then SIGKILL (``_Guard``): for a long run whose
+    children must not outlive even a SIGKILL'd ascenv (an installer writing a vendor tree)."""
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
 
@@ -193,7 +197,10 @@ def run(
         return Completed(argv, status, None, "", message, time.monotonic() - start, (), limit)
 
     child: Optional[subprocess.Popen] = None
+    watch: Optional[_Guard] = None
     try:
+        if guard:  # ready before the child starts: no moment where ascenv's death goes unnoticed
+            watch = _Guard.start()
         # Started and registered at once. Under the lock: an interrupt's kill_running() on another
         # thread must not miss a child that runs but is not registered yet. With the signals held:
         # a Ctrl-C or SIGTERM on this thread between the fork and the registration (inside Popen,
@@ -216,12 +223,16 @@ def run(
             except OSError as exc:
                 return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
             _running[child.pid] = child
+            if watch is not None:
+                watch.watch(child.pid)
         out, err, timed_out = _communicate(child, input, start + max(0.0, timeout), limit)
     finally:
         if child is not None:
             _kill_group(child)
             with _running_lock:
                 _running.pop(child.pid, None)
+        if watch is not None:
+            watch.stop()
     code = child.returncode
     status = TIMEOUT if timed_out else OK if code == 0 else EXIT
     cut = tuple(name for name, data in (("stdout", out), ("stderr", err)) if data.overflowed)
@@ -407,6 +418,107 @@ def _signal_group(group: int, signum: int) -> None:
 
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+# The guard of a run: a process of its own (in its own session, out of the child's group) that
+# gets SIGTERM when ascenv dies (PR_SET_PDEATHSIG) and then ends the child's whole group as
+# ``_end_groups`` would. PR_SET_PDEATHSIG reaches only the direct child (the setting is cleared
+# by fork), and a child that is a shell waits for its own child before its trap runs: makeself's
+# bash would let install.sh write on. Python, not sh: dash's ``kill`` takes no negative group id.
+_GUARD = """
+import os, signal, sys, time
+group, grace = None, float(sys.argv[1])
+# The child's stdout and stderr, opened anew from /proc (a pipe opened there read-only is a new
+# read end): once ascenv is dead a cleanup trap's message must not die of SIGPIPE (makeself's
+# MS_cleanup echoes to stderr before it removes its directory). Read only to be drained.
+held = []
+def drain():
+    for fd in held:
+        try:
+            while os.read(fd, 65536):
+                pass
+        except OSError:
+            pass
+def end(signum, frame):
+    if group is None:  # ascenv died before it started the child
+        os._exit(0)
+    for number in (signal.SIGTERM, signal.SIGKILL):
+        end = time.monotonic() + grace
+        try:
+            os.killpg(group, number)
+            while time.monotonic() < end:  # its leader, orphaned, is reaped by init: then ESRCH
+                drain()
+                time.sleep(0.05)
+                os.killpg(group, 0)
+        except OSError:
+            break
+    os._exit(0)
+signal.signal(signal.SIGTERM, end)
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
+line = sys.stdin.readline()  # the group to guard
+if not line.strip():
+    os._exit(0)
+for number in (1, 2):
+    try:
+        held.append(os.open(f"/proc/{int(line)}/fd/{number}", os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+group = int(line)
+while True:
+    signal.pause()
+"""
+
+
+class _Guard:
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process = process
+
+    @classmethod
+    def start(cls) -> Optional[_Guard]:
+        """A guard, once it is ready to act (``watch`` tells it the group); None where it cannot
+        be had (not Linux, no prctl, no interpreter): the run goes on without one."""
+        set_up = _dies_with(os.getpid())
+        if set_up is None or not sys.executable:
+            return None
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _GUARD, str(TERM_GRACE)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=set_up,
+            )
+        except OSError:
+            return None
+        guard = cls(process)
+        try:
+            assert process.stdout is not None
+            with selectors.DefaultSelector() as selector:  # ready: its handler is in place
+                selector.register(process.stdout, selectors.EVENT_READ)
+                if selector.select(10.0):
+                    return guard
+        except BaseException:  # an interrupt meanwhile: the run's clean-up does not know it yet
+            guard.stop()
+            raise
+        guard.stop()
+        return None
+
+    def watch(self, group: int) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(f"{group}\n".encode())
+            self.process.stdin.flush()
+        except OSError:  # the guard is gone: the run goes on without one
+            pass
+
+    def stop(self) -> None:
+        _signal_group(self.process.pid, signal.SIGKILL)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self.process.wait()
 
 
 @lru_cache(maxsize=1)

@@ -341,13 +341,13 @@ if sys.argv[2] == "thread":
     worker.start()
     worker.join()
 else:
-    proc.run([sys.argv[1]], timeout=100)
+    proc.run([sys.argv[1]], timeout=100, guard=sys.argv[2] == "guard")
 """
 
 
-def killed_parent(tmp_path, body, mode="main"):
+def killed_parent(tmp_path, body, mode="main", count=1):
     """Start a Python process that runs ``body`` (a script) through proc.run, SIGKILL it once the
-    script has written its pid; returns the script's pid."""
+    script has written its pid (and ``count`` - 1 more); returns the script's pid (with them)."""
     pids = tmp_path / "pids"
     script = write_script(tmp_path / "child.sh", f'echo "$$" >> "{pids}"\n{body}\n')
     parent = subprocess.Popen(
@@ -356,11 +356,12 @@ def killed_parent(tmp_path, body, mode="main"):
         env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": REPO},
     )
     try:
-        (child,) = wait_for_pids(pids, 1)
+        found = wait_for_pids(pids, count)
+        assert len(found) == count
     finally:
         parent.kill()
         parent.wait(30)
-    return child
+    return found[0] if count == 1 else found
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
@@ -388,3 +389,55 @@ def test_without_pdeathsig_the_child_would_survive(tmp_path):
         assert not all_gone([child], within=1.0)
     finally:
         os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_a_guarded_run_leaves_no_grandchild_after_a_sigkill_of_ascenv(tmp_path):
+    """PR_SET_PDEATHSIG reaches the direct child only; the guard ends its whole group."""
+    pids = tmp_path / "pids"
+    found = killed_parent(tmp_path, f'sleep 100000 &\necho "$!" >> "{pids}"\nwait', "guard", count=2)
+    assert all_gone(found, within=10)
+
+
+def test_without_a_guard_the_grandchild_of_a_sigkilled_ascenv_survives(tmp_path):
+    """The control: only the direct child got the signal."""
+    pids = tmp_path / "pids"
+    shell, grandchild = killed_parent(tmp_path, f'sleep 100000 &\necho "$!" >> "{pids}"\nwait', "main", count=2)
+    try:
+        assert all_gone([shell]) and not all_gone([grandchild], within=1.0)
+    finally:
+        os.kill(grandchild, signal.SIGKILL)
+
+
+def test_a_guarded_run_that_ends_normally_leaves_no_guard(tmp_path):
+    before = set(os.listdir("/proc")) if os.path.isdir("/proc") else set()
+    done = proc.run(["true"], timeout=30, guard=True)
+    assert done.ok
+    guards = [
+        pid
+        for pid in set(os.listdir("/proc")) - before
+        if pid.isdigit() and os.path.exists(f"/proc/{pid}/cmdline") and b"signal.pause" in _cmdline(pid)
+    ]
+    assert all_gone([int(pid) for pid in guards])
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_a_guarded_childs_cleanup_trap_may_still_print_after_a_sigkill_of_ascenv(tmp_path):
+    """The trap's message goes to a pipe whose reader, ascenv, is dead: the guard holds a read end,
+    so the message does not kill the trap with SIGPIPE before its clean-up (makeself's MS_cleanup)."""
+    pids, marker = tmp_path / "pids", tmp_path / "cleaned"
+    body = (
+        f"trap 'echo cleaning up >&2; echo done >&1; echo cleaned > \"{marker}\"; exit 0' TERM\n"
+        f'sleep 100000 &\necho "$!" >> "{pids}"\nwait'
+    )
+    found = killed_parent(tmp_path, body, "guard", count=2)
+    assert all_gone(found, within=10)
+    assert marker.read_text() == "cleaned\n"
