@@ -14,6 +14,7 @@ from typing import Optional
 
 from ascenv import errors, proc
 from ascenv.fsutil import write_atomic
+from ascenv.package import deploy
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
 from ascenv.store import MANIFEST, Entry, Store
 
@@ -31,26 +32,33 @@ class Installed:
 
 
 def install(
-    st: Store, op: str, key: Optional[str], root: Path, run: proc.Runner, environ: Mapping[str, str]
+    st: Store,
+    op: str,
+    key: Optional[str],
+    root: Path,
+    run: proc.Runner,
+    environ: Mapping[str, str],
+    on_wait: deploy.Waiting = lambda lock: None,
 ) -> Installed:
-    """Install the chosen build of ``op`` into ``root`` (created when absent) and record its manifest."""
+    """Install the chosen build of ``op`` into ``root`` (created when absent) and record its
+    manifest. Keeping the replaced vendors, the installer and the manifests run under the install
+    path's lock (``deploy.replacing``; ``on_wait`` is told when another run holds it): install.sh
+    merges into vendors/ and rewrites vendors/config.ini, which two runs at once would interleave."""
     entry = pick_build(st, op, key)
     package = run_file(entry)
-    root.mkdir(parents=True, exist_ok=True)  # install.sh creates it with a plain mkdir (no -p)
     vendors = package_vendors(package, run, environ)
-    from ascenv.package import deploy
-
-    kept = deploy.keep_previous(root, vendors)
-    done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ))
-    if not done.ok:
-        undo = "".join(
-            f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
-        )
-        raise errors.InstallFailed(
-            f"the installer of {package.name} failed:\n{done.describe()}",
-            hint="nothing was recorded; see the installer's output above" + undo,
-        )
-    return Installed(entry, package, root, tuple(record_manifest(entry, root, vendors)), tuple(kept))
+    with deploy.replacing(root, vendors, on_wait) as kept:
+        # guard: even a SIGKILL'd ascenv leaves no installer writing the vendor tree (I4)
+        done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ), guard=True)
+        if not done.ok:
+            undo = "".join(
+                f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
+            )
+            raise errors.InstallFailed(
+                f"the installer of {package.name} failed:\n{done.describe()}",
+                hint="nothing was recorded; see the installer's output above" + undo,
+            )
+        return Installed(entry, package, root, tuple(record_manifest(entry, root, vendors)), tuple(kept))
 
 
 def pick_build(st: Store, op: str, key: Optional[str]) -> Entry:
@@ -96,16 +104,20 @@ def install_argv(package: Path, root: Path) -> list[str]:
 
 
 def package_vendors(package: Path, run: proc.Runner, environ: Mapping[str, str]) -> list[str]:
-    """Vendor names from the archive listing (``--list`` only lists; ``--check`` would install)."""
+    """Vendor names from the archive listing (``--list`` only lists; ``--check`` would install),
+    each checked as --rollback's are: a listing naming ``packages/vendors/../x`` made the install
+    copy the install root into itself (I5)."""
     done = run(["bash", str(package), "--list"], timeout=120, env=dict(environ))
-    return sorted(set(_VENDOR_IN_LISTING.findall(done.stdout))) if done.ok else []
+    names = sorted(set(_VENDOR_IN_LISTING.findall(done.stdout))) if done.ok else []
+    return [deploy.check_vendor_name(name, f"the listing of {package.name}") for name in names]
 
 
 def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
     """Copy manifest.toml into each installed vendor directory, atomically."""
     vendors_dir = root / "vendors"
     if not vendors:  # no listing: the one vendor directory the installer made
-        vendors = sorted(p.name for p in vendors_dir.iterdir() if p.is_dir()) if vendors_dir.is_dir() else []
+        found = sorted(p.name for p in vendors_dir.iterdir() if p.is_dir()) if vendors_dir.is_dir() else []
+        vendors = [name for name in found if deploy.vendor_name_problem(name) is None]  # not staging names
         if len(vendors) != 1:
             raise errors.InstallFailed(
                 f"cannot tell which vendor {entry.op} installed under {vendors_dir} "
@@ -117,6 +129,14 @@ def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
         directory = vendors_dir / vendor
         if not directory.is_dir():
             raise errors.InstallFailed(f"the installer reported success but {directory} does not exist")
-        write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
+        try:
+            write_atomic(directory / VENDOR_MANIFEST, data, mode=0o644)
+        except OSError as exc:
+            raise errors.InstallFailed(
+                f"the package is installed but its manifest could not be recorded in {directory}: "
+                f"{exc.strerror or exc}",
+                hint="free space or fix permissions there, then install again (doctor and lock cannot tie the "
+                "vendor to its build until then)",
+            ) from None
         written.append(directory / VENDOR_MANIFEST)
     return written

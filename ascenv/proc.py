@@ -6,15 +6,18 @@ status), never an exception: a missing ``npu-smi`` is a finding, not a traceback
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Optional
 
 from ascenv.signals import held
@@ -33,6 +36,13 @@ OUTPUT_LIMIT = 4 << 20
 # After the program exits, how long to wait for its pipes to reach EOF: a background child it left
 # (``cmd &`` in a wrapper script) holds them open, and would otherwise hold the run until the timeout.
 EXIT_GRACE = 0.5
+# How long a process group that is ended gets between SIGTERM and SIGKILL. Long enough for a
+# shell's trap to run: makeself's ``trap MS_cleanup 1 2 3 15`` removes its $TMPDIR/selfgzNNN
+# extraction directory (makeself-header.sh, 2.4.5), which a bare SIGKILL leaves behind (I10);
+# short enough that a Ctrl-C still feels immediate. systemd's default is 90 s (TimeoutStopSec),
+# coreutils ``timeout -k`` takes the duration from its caller; a few seconds suits programs that
+# only have temp files to remove.
+TERM_GRACE = 3.0
 _CHUNK = 1 << 16
 
 
@@ -168,14 +178,18 @@ def run(
     cwd: Optional[str] = None,
     input: Optional[str] = None,
     limit: int = OUTPUT_LIMIT,
+    guard: bool = False,
 ) -> Completed:
     """Run ``argv`` with a timeout and capture its output as text (undecodable bytes replaced),
     at most ``limit`` bytes of each stream.
 
     The program runs in a session (and process group) of its own, and when the run ends (exit,
     timeout, or an exception such as KeyboardInterrupt in the waiting thread) whatever is left of
-    that group is killed: a timed-out wrapper script's ``sleep`` or a daemon a tool forked must not
-    outlive ascenv (``subprocess.run`` kills only the direct child)."""
+    that group is ended, SIGTERM then SIGKILL after ``TERM_GRACE``: a timed-out wrapper script's
+    ``sleep`` or a daemon a tool forked must not outlive ascenv (``subprocess.run`` kills only the
+    direct child). The child also gets SIGTERM should ascenv die without unwinding (``_dies_with``);
+    with ``guard``, so does its whole group, then SIGKILL (``_Guard``): for a long run whose
+    children must not outlive even a SIGKILL'd ascenv (an installer writing a vendor tree)."""
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
 
@@ -183,7 +197,10 @@ def run(
         return Completed(argv, status, None, "", message, time.monotonic() - start, (), limit)
 
     child: Optional[subprocess.Popen] = None
+    watch: Optional[_Guard] = None
     try:
+        if guard:  # ready before the child starts: no moment where ascenv's death goes unnoticed
+            watch = _Guard.start()
         # Started and registered at once. Under the lock: an interrupt's kill_running() on another
         # thread must not miss a child that runs but is not registered yet. With the signals held:
         # a Ctrl-C or SIGTERM on this thread between the fork and the registration (inside Popen,
@@ -199,18 +216,23 @@ def run(
                     env=None if env is None else dict(env),
                     cwd=cwd,
                     start_new_session=True,
+                    preexec_fn=_dies_with(os.getpid()),
                 )
             except FileNotFoundError as exc:
                 return failed(NOT_FOUND, str(exc))
             except OSError as exc:
                 return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
             _running[child.pid] = child
+            if watch is not None:
+                watch.watch(child.pid)
         out, err, timed_out = _communicate(child, input, start + max(0.0, timeout), limit)
     finally:
         if child is not None:
             _kill_group(child)
             with _running_lock:
                 _running.pop(child.pid, None)
+        if watch is not None:
+            watch.stop()
     code = child.returncode
     status = TIMEOUT if timed_out else OK if code == 0 else EXIT
     cut = tuple(name for name, data in (("stdout", out), ("stderr", err)) if data.overflowed)
@@ -227,11 +249,11 @@ def run(
 
 
 def kill_running() -> None:
-    """Kill every child this process is running, with its process group (an interrupt's clean-up)."""
+    """End every child this process is running, with its process group (an interrupt's clean-up):
+    SIGTERM, up to ``TERM_GRACE`` seconds, then SIGKILL."""
     with _running_lock:
         children = list(_running.values())
-    for child in children:
-        _signal_group(child, signal.SIGKILL)
+    _end_groups(children)
 
 
 class _Capture:
@@ -327,21 +349,212 @@ def _exited(child: subprocess.Popen) -> bool:
 
 
 def _kill_group(child: subprocess.Popen) -> None:
-    """Kill what is left of the child's process group, then reap the child."""
-    _signal_group(child, signal.SIGKILL)
-    for stream in (child.stdin, child.stdout, child.stderr):
-        if stream is not None:
-            stream.close()
-    child.wait()
+    """End what is left of the child's process group, then reap the child. Signals are held
+    meanwhile: a second Ctrl-C or SIGTERM must not cut the clean-up short (it is acted on after)."""
+    with held():
+        _end_groups([child])
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+        child.wait()
 
 
-def _signal_group(child: subprocess.Popen, signum: int) -> None:
-    if child.returncode is not None:  # reaped: its pid may belong to someone else by now
-        return
+def _end_groups(children: Iterable[subprocess.Popen], grace: Optional[float] = None) -> None:
+    """SIGTERM to the process group of each child that still has a live member, up to ``grace``
+    (default ``TERM_GRACE``) seconds for the groups to empty, then SIGKILL to what is left. A
+    group whose only member is its exited (unreaped) leader is left alone, so a run that ended
+    normally costs one look at /proc and no wait."""
+    grace = TERM_GRACE if grace is None else grace
+    # start_new_session: a group's id is its leader's pid. A reaped child's pid may belong to
+    # someone else by now; an unreaped one (a zombie at worst) still holds it.
+    leaders = {child.pid: child for child in children if child.returncode is None}
+    alive = _live_groups(leaders)
+    for group in alive:
+        _signal_group(group, signal.SIGTERM)
+    end = time.monotonic() + grace
+    pause = 0.005
+    while alive and time.monotonic() < end:
+        time.sleep(min(pause, max(0.0, end - time.monotonic())))
+        pause = min(pause * 2, 0.1)
+        alive = _live_groups({group: leaders[group] for group in alive})
+    for group in alive:
+        _signal_group(group, signal.SIGKILL)
+
+
+def _live_groups(leaders: Mapping[int, subprocess.Popen]) -> set[int]:
+    """The groups among ``leaders`` (group id -> leader) with a member still running: read from
+    /proc/<pid>/stat (pgrp is its 5th field, state its 3rd; a zombie, Z, has finished: proc(5),
+    https://man7.org/linux/man-pages/man5/proc_pid_stat.5.html). Without /proc, a group counts
+    as live while its leader runs."""
+    if not leaders:
+        return set()
     try:
-        os.killpg(child.pid, signum)  # start_new_session: the group id is the child's pid
+        names = os.listdir("/proc")
+    except OSError:
+        return {group for group, leader in leaders.items() if not _exited(leader)}
+    live: set[int] = set()
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:  # os.open/os.read: a buffered file object per process costs twice the time
+            fd = os.open(f"/proc/{name}/stat", os.O_RDONLY)
+            try:
+                fields = os.read(fd, 1024).rpartition(b")")[2].split()
+            finally:
+                os.close(fd)
+            group = int(fields[2])
+        except (OSError, IndexError, ValueError):
+            continue  # gone meanwhile
+        if group in leaders and fields[0] not in (b"Z", b"X"):
+            live.add(group)
+    return live
+
+
+def _signal_group(group: int, signum: int) -> None:
+    try:
+        os.killpg(group, signum)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+# The guard of a run: a process of its own (in its own session, out of the child's group) that
+# gets SIGTERM when ascenv dies (PR_SET_PDEATHSIG) and then ends the child's whole group as
+# ``_end_groups`` would. PR_SET_PDEATHSIG reaches only the direct child (the setting is cleared
+# by fork), and a child that is a shell waits for its own child before its trap runs: makeself's
+# bash would let install.sh write on. Python, not sh: dash's ``kill`` takes no negative group id.
+_GUARD = """
+import os, signal, sys, time
+group, grace = None, float(sys.argv[1])
+# The child's stdout and stderr, opened anew from /proc (a pipe opened there read-only is a new
+# read end): once ascenv is dead a cleanup trap's message must not die of SIGPIPE (makeself's
+# MS_cleanup echoes to stderr before it removes its directory). Read only to be drained.
+held = []
+def drain():
+    for fd in held:
+        try:
+            while os.read(fd, 65536):
+                pass
+        except OSError:
+            pass
+def end(signum, frame):
+    if group is None:  # ascenv died before it started the child
+        os._exit(0)
+    for number in (signal.SIGTERM, signal.SIGKILL):
+        end = time.monotonic() + grace
+        try:
+            os.killpg(group, number)
+            while time.monotonic() < end:  # its leader, orphaned, is reaped by init: then ESRCH
+                drain()
+                time.sleep(0.05)
+                os.killpg(group, 0)
+        except OSError:
+            break
+    os._exit(0)
+signal.signal(signal.SIGTERM, end)
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
+line = sys.stdin.readline()  # the group to guard
+if not line.strip():
+    os._exit(0)
+for number in (1, 2):
+    try:
+        held.append(os.open(f"/proc/{int(line)}/fd/{number}", os.O_RDONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+group = int(line)
+while True:
+    signal.pause()
+"""
+
+
+class _Guard:
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process = process
+
+    @classmethod
+    def start(cls) -> Optional[_Guard]:
+        """A guard, once it is ready to act (``watch`` tells it the group); None where it cannot
+        be had (not Linux, no prctl, no interpreter): the run goes on without one."""
+        set_up = _dies_with(os.getpid())
+        if set_up is None or not sys.executable:
+            return None
+        try:
+            process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _GUARD, str(TERM_GRACE)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=set_up,
+            )
+        except OSError:
+            return None
+        guard = cls(process)
+        try:
+            assert process.stdout is not None
+            with selectors.DefaultSelector() as selector:  # ready: its handler is in place
+                selector.register(process.stdout, selectors.EVENT_READ)
+                if selector.select(10.0):
+                    return guard
+        except BaseException:  # an interrupt meanwhile: the run's clean-up does not know it yet
+            guard.stop()
+            raise
+        guard.stop()
+        return None
+
+    def watch(self, group: int) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(f"{group}\n".encode())
+            self.process.stdin.flush()
+        except OSError:  # the guard is gone: the run goes on without one
+            pass
+
+    def stop(self) -> None:
+        _signal_group(self.process.pid, signal.SIGKILL)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        self.process.wait()
+
+
+@lru_cache(maxsize=1)
+def _prctl() -> Optional[Callable[..., int]]:
+    """libc's prctl(2), looked up once in the parent (a child between fork and exec should call
+    nothing that may take a lock); None off Linux or where it cannot be found."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # imported on first use: commands that run nothing do not pay for it
+
+    try:
+        function = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _dies_with(parent: int) -> Optional[Callable[[], None]]:
+    """The child's set-up (run after fork, before exec): PR_SET_PDEATHSIG, so the child gets
+    SIGTERM when ascenv dies, even by SIGKILL, when no ``finally`` of ours can run (prctl(2):
+    the signal is kept across execve, cleared by fork). SIGTERM rather than SIGKILL: no one is
+    left to send a SIGKILL after a grace, and SIGTERM lets the child clean up, as makeself's
+    trap does. Only the direct child is covered (its own children do not inherit the setting).
+    If the parent died before the prctl, the child is already an orphan: it ends itself."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+
+    def set_up() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return set_up
 
 
 def last_line(text: str) -> str:

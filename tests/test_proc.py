@@ -1,5 +1,6 @@
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -249,3 +250,195 @@ def test_held_signals_are_acted_on_when_the_block_ends():
             time.sleep(0.05)
             reached.append("again")
     assert reached[-1] == "again" and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+# --- ending a group: SIGTERM, a grace, then SIGKILL -----------------------------------------------
+
+
+def trapping_program(path, pids, marker, trap="cleanup"):
+    """A wrapper whose grandchild sleeps; on SIGTERM it cleans up (writes ``marker``, as makeself's
+    trap removes its extraction directory) or, with ``trap="ignore"``, ignores it (and so does the
+    grandchild, which inherits the ignored signal)."""
+    handler = f"'echo cleaned > \"{marker}\"; exit 15'" if trap == "cleanup" else "''"
+    return write_script(path, f'trap {handler} TERM\nsleep 100000 &\necho "$$ $!" >> "{pids}"\nwait\nwait\n')
+
+
+def wait_for_pids(pids, count):
+    deadline = time.monotonic() + 10
+    while len(pids_in(pids)) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return pids_in(pids)
+
+
+def test_a_timed_out_group_gets_sigterm_first_so_its_trap_cleans_up(tmp_path):
+    pids, marker = tmp_path / "pids", tmp_path / "cleaned"
+    done = proc.run([str(trapping_program(tmp_path / "trap.sh", pids, marker))], timeout=1)
+    assert done.status == proc.TIMEOUT
+    assert marker.read_text() == "cleaned\n"  # a bare SIGKILL never lets the trap run
+    assert all_gone(pids_in(pids))
+
+
+def test_an_interrupted_run_ends_its_group_with_sigterm_first(tmp_path):
+    pids, marker = tmp_path / "pids", tmp_path / "cleaned"
+    script = trapping_program(tmp_path / "trap.sh", pids, marker)
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            proc.run([str(script)], timeout=60)
+    finally:
+        timer.cancel()
+    assert marker.read_text() == "cleaned\n" and all_gone(pids_in(pids))
+
+
+def test_kill_running_ends_other_threads_runs_with_sigterm_first(tmp_path):
+    pids, marker = tmp_path / "pids", tmp_path / "cleaned"
+    script = trapping_program(tmp_path / "trap.sh", pids, marker)
+    results: list[proc.Completed] = []
+    worker = threading.Thread(target=lambda: results.append(proc.run([str(script)], timeout=60)))
+    worker.start()
+    wait_for_pids(pids, 2)
+    proc.kill_running()
+    worker.join(10)
+    assert not worker.is_alive() and results[0].returncode == 15  # the trap's own exit status
+    assert marker.read_text() == "cleaned\n" and all_gone(pids_in(pids))
+
+
+def test_a_group_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, monkeypatch):
+    monkeypatch.setattr(proc, "TERM_GRACE", 0.5)
+    pids, marker = tmp_path / "pids", tmp_path / "cleaned"
+    start = time.monotonic()
+    done = proc.run([str(trapping_program(tmp_path / "deaf.sh", pids, marker, trap="ignore"))], timeout=0.5)
+    took = time.monotonic() - start
+    assert done.status == proc.TIMEOUT and not marker.exists()
+    assert all_gone(pids_in(pids))  # SIGKILL after the grace, for the shell and its grandchild
+    assert 1.0 <= took < 15  # the timeout, then the whole grace: SIGTERM was not enough
+
+
+def test_a_run_that_leaves_a_daemon_does_not_wait_the_grace(tmp_path, monkeypatch):
+    monkeypatch.setattr(proc, "TERM_GRACE", 60.0)  # waiting it out would be unmistakable
+    pids = tmp_path / "pids"
+    script = write_script(tmp_path / "detach", f'sleep 100000 >/dev/null 2>&1 &\necho "$!" >> "{pids}"\n')
+    start = time.monotonic()
+    assert proc.run([str(script)], timeout=30).ok
+    assert time.monotonic() - start < 20  # the daemon ended at SIGTERM, at once
+    assert all_gone(pids_in(pids))
+    start = time.monotonic()
+    for _ in range(5):  # nothing left at all: no signal, no wait
+        assert proc.run(["true"], timeout=30).ok
+    assert time.monotonic() - start < 20
+
+
+# --- a child does not outlive an ascenv killed with SIGKILL (PR_SET_PDEATHSIG) --------------------
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PARENT = """
+import sys, threading
+from ascenv import proc
+if sys.argv[2] == "no-pdeathsig":
+    proc._dies_with = lambda parent: None
+if sys.argv[2] == "thread":
+    worker = threading.Thread(target=proc.run, args=([sys.argv[1]],), kwargs={"timeout": 100})
+    worker.start()
+    worker.join()
+else:
+    proc.run([sys.argv[1]], timeout=100, guard=sys.argv[2] == "guard")
+"""
+
+
+def killed_parent(tmp_path, body, mode="main", count=1):
+    """Start a Python process that runs ``body`` (a script) through proc.run, SIGKILL it once the
+    script has written its pid (and ``count`` - 1 more); returns the script's pid (with them)."""
+    pids = tmp_path / "pids"
+    script = write_script(tmp_path / "child.sh", f'echo "$$" >> "{pids}"\n{body}\n')
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(script), mode],
+        cwd=REPO,
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": REPO},
+    )
+    try:
+        found = wait_for_pids(pids, count)
+        assert len(found) == count
+    finally:
+        parent.kill()
+        parent.wait(30)
+    return found[0] if count == 1 else found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+@pytest.mark.parametrize("mode", ["main", "thread"])
+def test_a_child_does_not_survive_a_sigkill_of_ascenv(tmp_path, mode):
+    child = killed_parent(tmp_path, "exec sleep 100000", mode)  # the signal setting survives exec
+    assert all_gone([child])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_the_child_of_a_sigkilled_ascenv_gets_sigterm_and_cleans_up(tmp_path):
+    marker = tmp_path / "cleaned"
+    child = killed_parent(tmp_path, f"trap 'echo cleaned > \"{marker}\"; exit 0' TERM\nwhile :; do sleep 0.05; done")
+    assert all_gone([child])
+    deadline = time.monotonic() + 5
+    while not marker.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert marker.read_text() == "cleaned\n"
+
+
+def test_without_pdeathsig_the_child_would_survive(tmp_path):
+    """The control for the two tests above: they fail when the setting is not made."""
+    child = killed_parent(tmp_path, "exec sleep 100000", "no-pdeathsig")
+    try:
+        assert not all_gone([child], within=1.0)
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_a_guarded_run_leaves_no_grandchild_after_a_sigkill_of_ascenv(tmp_path):
+    """PR_SET_PDEATHSIG reaches the direct child only; the guard ends its whole group."""
+    pids = tmp_path / "pids"
+    found = killed_parent(tmp_path, f'sleep 100000 &\necho "$!" >> "{pids}"\nwait', "guard", count=2)
+    assert all_gone(found, within=10)
+
+
+def test_without_a_guard_the_grandchild_of_a_sigkilled_ascenv_survives(tmp_path):
+    """The control: only the direct child got the signal."""
+    pids = tmp_path / "pids"
+    shell, grandchild = killed_parent(tmp_path, f'sleep 100000 &\necho "$!" >> "{pids}"\nwait', "main", count=2)
+    try:
+        assert all_gone([shell]) and not all_gone([grandchild], within=1.0)
+    finally:
+        os.kill(grandchild, signal.SIGKILL)
+
+
+def test_a_guarded_run_that_ends_normally_leaves_no_guard(tmp_path):
+    before = set(os.listdir("/proc")) if os.path.isdir("/proc") else set()
+    done = proc.run(["true"], timeout=30, guard=True)
+    assert done.ok
+    guards = [
+        pid
+        for pid in set(os.listdir("/proc")) - before
+        if pid.isdigit() and os.path.exists(f"/proc/{pid}/cmdline") and b"signal.pause" in _cmdline(pid)
+    ]
+    assert all_gone([int(pid) for pid in guards])
+
+
+def _cmdline(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
+def test_a_guarded_childs_cleanup_trap_may_still_print_after_a_sigkill_of_ascenv(tmp_path):
+    """The trap's message goes to a pipe whose reader, ascenv, is dead: the guard holds a read end,
+    so the message does not kill the trap with SIGPIPE before its clean-up (makeself's MS_cleanup)."""
+    pids, marker = tmp_path / "pids", tmp_path / "cleaned"
+    body = (
+        f"trap 'echo cleaning up >&2; echo done >&1; echo cleaned > \"{marker}\"; exit 0' TERM\n"
+        f'sleep 100000 &\necho "$!" >> "{pids}"\nwait'
+    )
+    found = killed_parent(tmp_path, body, "guard", count=2)
+    assert all_gone(found, within=10)
+    assert marker.read_text() == "cleaned\n"

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ascenv import errors
 from ascenv.commands import _common as common
+from ascenv.signals import termination_as_interrupt
 
 if TYPE_CHECKING:
     from ascenv.bench.store import BenchStore
@@ -100,6 +101,7 @@ def _add_run_arguments(sub: Any) -> None:
     common.add_format_option(ran)
 
 
+@termination_as_interrupt()  # SIGTERM ends the children it runs, as Ctrl-C does (I4, F4)
 def _run_benchmarks(args: argparse.Namespace, ctx: common.Context, store: Store, render: Any) -> int:
     import shutil
 

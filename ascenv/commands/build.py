@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ascenv import __version__, builder, errors, paths
 from ascenv.commands import _common as common
+from ascenv.signals import termination_as_interrupt
 from ascenv.store import Store
 
 NAME = "build"
@@ -50,6 +51,7 @@ def containers_dir(project: Path) -> Path:
     return local if local.is_dir() else paths.data_dir("containers")
 
 
+@termination_as_interrupt()  # SIGTERM unwinds like Ctrl-C: staging dirs and containers are removed
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.containers.engine import connect
 

@@ -17,6 +17,7 @@ from ascenv.containers import engine as engine_mod
 from ascenv.containers import images
 from ascenv.containers.pins import PINS_FILE, load_pins, save_pins
 from ascenv.containers.recipe import load_recipe, recipe_names
+from ascenv.signals import termination_as_interrupt
 
 NAME = "image"
 ORDER = 60
@@ -51,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         common.add_format_option(p)
 
 
+@termination_as_interrupt()  # SIGTERM unwinds like Ctrl-C: staging dirs and containers are removed
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.output import image as render
 

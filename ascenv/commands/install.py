@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ascenv import errors, installer
 from ascenv.commands import _common as common
+from ascenv.signals import termination_as_interrupt
 from ascenv.store import Store
 
 NAME = "install"
@@ -42,15 +43,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.output import install as render
 
-    root = Path(ctx.cwd, args.install_path).resolve()
-    if args.rollback:
-        from ascenv.package import deploy
+    try:
+        root = Path(ctx.cwd, args.install_path).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise errors.UsageError(f"--install-path {args.install_path} cannot be resolved: {exc}") from None
 
-        render.render_rollback(ctx.out, deploy.rollback(root, args.rollback), args.format)
-        return errors.EXIT_OK
-    if not args.op:
-        raise errors.UsageError("ascenv install needs OP (or --rollback VENDOR)")
-    st = Store(common.store_dir(ctx, args.store))
-    result = installer.install(st, args.op, args.key, root, ctx.run, ctx.environ)
+    def waiting(lock: Path) -> None:
+        ctx.out.message(f"waiting for another ascenv install or rollback in {root} to finish (it holds {lock})")
+
+    # SIGTERM and SIGHUP unwind like Ctrl-C: the installer's process group is ended and the lock
+    # released, rather than ascenv dying at once with the installer running on (I4).
+    with termination_as_interrupt():
+        if args.rollback is not None:
+            from ascenv.package import deploy
+
+            render.render_rollback(ctx.out, deploy.rollback(root, args.rollback, on_wait=waiting), args.format)
+            return errors.EXIT_OK
+        if not args.op:
+            raise errors.UsageError("ascenv install needs OP (or --rollback VENDOR)")
+        st = Store(common.store_dir(ctx, args.store))
+        result = installer.install(st, args.op, args.key, root, ctx.run, ctx.environ, on_wait=waiting)
     render.render(ctx.out, result, args.format)
     return errors.EXIT_OK

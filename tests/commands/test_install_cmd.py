@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from ascenv import errors, store
 from tests.cli_helpers import run_cli
+from tests.fixture_hosts import all_gone, pids_in
+from tests.package import pkgbuild
 from tests.package.pkgbuild import cann_header, make_package, needs_makeself
-from tests.package.test_deploy import tree
+from tests.package.test_deploy import REPO, tree
 from tests.test_store import add_entry
 
 pytestmark = needs_makeself
@@ -63,3 +72,136 @@ def test_rollback_with_nothing_kept_and_install_without_op_are_usage_errors(tmp_
     assert code == errors.EXIT_USAGE and "no previous customize vendor is kept" in err
     code, _, err = ascenv(tmp_path, "install", "--install-path", "opp")
     assert code == errors.EXIT_USAGE and "needs OP" in err
+
+
+# --- refused inputs: exit 2, nothing changed (I3, I7, I8) -----------------------------------------
+
+
+def test_rollback_of_a_name_that_is_not_a_vendor_is_exit_2_and_changes_nothing(tmp_path: Path) -> None:
+    """I3: `--rollback .` moved the keep directory into vendors/ (exit 3); `..` and an absolute
+    path said "rolled back" (exit 0)."""
+    (tmp_path / "opp" / "vendors" / "customize").mkdir(parents=True)
+    (tmp_path / "opp" / ".ascenv-previous" / "customize").mkdir(parents=True)
+    (tmp_path / "victim").mkdir()
+    before = tree(tmp_path)
+    for name in (".", "..", str(tmp_path / "victim"), "../victim", ""):
+        code, out, err = ascenv(tmp_path, "install", "--rollback", name, "--install-path", "opp")
+        assert (code, out) == (errors.EXIT_USAGE, "") and "which is not a vendor name" in err, name
+        assert "Traceback" not in err and tree(tmp_path) == before
+    code, _, err = ascenv(tmp_path, "install", "--rollback", "customize", "--install-path", "opp")
+    assert code == 0, err  # rollback still works for the real vendor
+
+
+def test_an_install_path_that_is_a_file_or_goes_through_one_is_exit_2(tmp_path: Path) -> None:
+    """I7: exit 3 (FileExistsError, NotADirectoryError)."""
+    stored(tmp_path, "a" * 64, "2026-01-01T00:00:00Z")
+    (tmp_path / "afile").write_text("x")
+    for path, words in (("afile", "is a regular file, not a directory"), ("afile/sub", "goes through")):
+        for argv in (("add_custom",), ("--rollback", "customize")):
+            code, _, err = ascenv(tmp_path, "install", *argv, "--install-path", path)
+            assert code == errors.EXIT_USAGE and words in err and "Traceback" not in err, (path, argv, err)
+    (tmp_path / "loop").symlink_to("loop")
+    code, _, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "loop/opp")
+    assert code == errors.EXIT_USAGE, err
+    assert not (tmp_path / "canary").exists()  # the installer never ran
+
+
+def test_a_planted_keep_directory_symlink_is_exit_2_and_the_victim_untouched(tmp_path: Path) -> None:
+    """I8: .ascenv-previous -> ../victim had the kept tree written into victim/, and its
+    .customize.discard deleted."""
+    stored(tmp_path, "a" * 64, "2026-01-01T00:00:00Z")
+    code, _, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
+    assert code == 0, err
+    victim = tmp_path / "victim"
+    (victim / ".customize.discard").mkdir(parents=True)
+    (victim / ".customize.discard" / "precious").write_text("mine")
+    shutil.rmtree(tmp_path / "opp" / ".ascenv-previous")
+    (tmp_path / "opp" / ".ascenv-previous").symlink_to("../victim")
+    before = tree(tmp_path)
+    for argv in (("add_custom",), ("--rollback", "customize")):
+        code, _, err = ascenv(tmp_path, "install", *argv, "--install-path", "opp")
+        assert code == errors.EXIT_USAGE and "is a symbolic link to ../victim" in err, err
+        assert tree(tmp_path) == before
+
+
+# --- signals: the installer's process group is ended, exit 130 (I4, I10) -------------------------
+
+# install.sh that hangs after it started: its pid, its parent's (makeself's bash) and a sleeping
+# grandchild's go to <canary>.pids
+SLOW_INSTALL_SH = pkgbuild.INSTALL_SH.replace(
+    'echo ran > "{canary}"\n', 'echo ran > "{canary}"\nsleep 100000 &\necho "$PPID $$ $!" >> "{canary}.pids"\nwait\n'
+)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL])
+def test_a_signal_during_install_ends_the_installer_leaves_no_selfgz_and_exits_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: int
+) -> None:
+    """I4: SIGTERM gave exit 143 and the installer ran on; I10: makeself's $TMPDIR/selfgzNNN was
+    left because its group got SIGKILL at once, so its trap never ran. SIGKILL: nothing of ascenv
+    runs, its guard ends the installer's group (PR_SET_PDEATHSIG reaches makeself's bash only)."""
+    first = stored(tmp_path, "a" * 64, "2026-01-01T00:00:00Z", kernel=b"kernel-v1")
+    code, _, err = ascenv(tmp_path, "install", "add_custom", "--key", first.key, "--install-path", "opp")
+    assert code == 0, err
+    live = tree(tmp_path / "opp" / "vendors" / "customize")
+    monkeypatch.setattr(pkgbuild, "INSTALL_SH", SLOW_INSTALL_SH)
+    stored(tmp_path, "b" * 64, "2026-01-02T00:00:00Z", kernel=b"kernel-v2")
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "TMPDIR": str(tmpdir), "PYTHONPATH": str(REPO)}
+    argv = [sys.executable, "-m", "ascenv", "install", "add_custom", "--key", "b" * 6, "--install-path", "opp"]
+    with subprocess.Popen(argv, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as run:
+        pids = tmp_path / "canary.pids"
+        deadline = time.monotonic() + 60
+        while len(pids_in(pids)) < 3 and time.monotonic() < deadline and run.poll() is None:
+            time.sleep(0.05)
+        assert len(pids_in(pids)) == 3, run.communicate()
+        assert [p.name for p in tmpdir.iterdir() if p.name.startswith("selfgz")]  # extracted, installing
+        run.send_signal(signum)
+        out, err = run.communicate(timeout=60)
+    if signum == signal.SIGKILL:
+        assert run.returncode == -signal.SIGKILL
+    else:
+        assert run.returncode == errors.EXIT_INTERRUPTED, err
+        assert b"interrupted" in err and b"Traceback" not in err
+    assert all_gone(pids_in(pids), within=15)  # makeself's bash, install.sh and its grandchild
+    deadline = time.monotonic() + 10  # after a SIGKILL the trap runs on its own, a moment later
+    while list(tmpdir.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert list(tmpdir.iterdir()) == []  # makeself's trap removed its extraction directory
+    # the lock went with the process: a rollback runs at once and puts back the first install
+    code, _, err = ascenv(tmp_path, "install", "--rollback", "customize", "--install-path", "opp")
+    assert code == 0, err
+    assert tree(tmp_path / "opp" / "vendors" / "customize") == live
+
+
+@pytest.mark.slow
+def test_two_real_installs_at_once_take_turns_and_leave_one_whole_vendor(tmp_path: Path) -> None:
+    """I2: `ascenv install --key aaaaaa & ascenv install --key bbbbbb & wait` crashed one run with
+    exit 3 in 17 of 20 pairs (FileNotFoundError, Directory not empty, FileExistsError)."""
+    stored(tmp_path, "a" * 64, "2026-01-01T00:00:00Z", kernel=b"kernel-v1")
+    stored(tmp_path, "b" * 64, "2026-01-02T00:00:00Z", kernel=b"kernel-v2")
+    wholes = []
+    for key in ("a", "b"):  # one after the other first: the two whole trees (same files, other bytes)
+        code, _, err = ascenv(tmp_path, "install", "add_custom", "--key", key * 6, "--install-path", "opp")
+        assert code == 0, err
+        wholes.append(tree(tmp_path / "opp" / "vendors" / "customize"))
+    assert wholes[0] != wholes[1]
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp_path), "PYTHONPATH": str(REPO)}
+    for _ in range(3):
+        runs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "ascenv", "install", "add_custom", "--key", key * 6, "--install-path", "opp"],
+                cwd=tmp_path,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
+            for key in ("a", "b")
+        ]
+        for run in runs:
+            _, err = run.communicate(timeout=120)
+            assert run.returncode == 0, err
+        assert tree(tmp_path / "opp" / "vendors" / "customize") in wholes
+        assert tree(tmp_path / "opp" / ".ascenv-previous" / "customize") in wholes
+        assert sorted(os.listdir(tmp_path / "opp" / ".ascenv-previous")) == [".lock", "customize"]
