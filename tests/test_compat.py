@@ -29,7 +29,7 @@ def test_every_shipped_file_loads_with_rows(matrix: compat.Matrix) -> None:
     assert sorted(p.name for p in SHIPPED.glob("*.toml")) == sorted(compat.FILES)
     assert compat.load() == matrix  # the default directory is the shipped one
     assert len(matrix.cann_releases) >= 25 and len(matrix.hdk_rules) >= 40 and len(matrix.compilers) >= 5
-    assert len(matrix.torch_npu_releases) >= 100 and len(matrix.windows) == 4 and matrix.as_of == "2026-12-01"
+    assert len(matrix.torch_npu_releases) >= 100 and len(matrix.windows) >= 5 and matrix.as_of == "2026-12-01"
     assert len(matrix.socs) >= 20 and matrix.pci_devices and matrix.pci_cards
 
 
@@ -182,7 +182,9 @@ def test_empty_source_and_conflict_without_the_other_value_are_refused(tmp_path:
         'source = ["https://www.hiascend.com/document/detail/zh/Pytorch/720/releasenote/releasenote_0005.html"]',
         "source = []",
     )
-    with pytest.raises(DataFileError, match=r"compat/torch_npu.toml: windows\[0\].source: expected at least one entry"):
+    with pytest.raises(
+        DataFileError, match=r"compat/torch_npu.toml: windows\[\d+\].source: expected at least one entry"
+    ):
         compat.load(folder)
     folder = copy_shipped(tmp_path / "again")
     edit(

@@ -312,11 +312,18 @@ def _torch_npu_release(row: TableReader) -> TorchNpuRelease:
 
 
 def _window(row: TableReader) -> CompatWindow:
+    kind = row.string("kind", required=False) or "compatible"
+    if kind not in ("compatible", "incompatible"):
+        raise row.fail("kind", f"expected compatible or incompatible, found {kind!r}")
     return CompatWindow(
         pta=row.patterns("pta", ProductLine.PTA),
         cann=row.patterns("cann", ProductLine.CANN),
         provenance=row.provenance(),
         cann_text=row.strings("cann"),
+        kind=kind,
+        torch_npu=tuple(
+            row.parsed(f"torch_npu[{i}]", lambda t=t: python_version(t)) for i, t in enumerate(row.strings("torch_npu"))
+        ),
     )
 
 

@@ -110,6 +110,9 @@ class Matrix:
         ):
             if of(kind):
                 return verdict(fit, of(kind))
+        if self._newer_than_every_hdk(driver_v, hdk_line):
+            # a driver released after the data: no table could name it (info, never a downgrade)
+            return verdict(DriverFit.NEWER_THAN_DATA, of(HdkKind.COMPATIBLE, containing=False))
         if of(HdkKind.COMPATIBLE, containing=False):
             return verdict(DriverFit.NOT_LISTED, of(HdkKind.COMPATIBLE, containing=False))
         matched = of(HdkKind.MATCHED, containing=False)
@@ -117,6 +120,13 @@ class Matrix:
             older = driver_v < min(r.floor for r in matched)
             return verdict(DriverFit.OLDER_THAN_MATCHED if older else DriverFit.NEWER_THAN_MATCHED, matched)
         return verdict(DriverFit.UNKNOWN, rules)
+
+    def _newer_than_every_hdk(self, driver: AscendVersion, hdk_line: Optional[str]) -> bool:
+        """True when the driver is above every HDK any rule of its line names."""
+        ranges = [r for rule in self.hdk_rules if rule.hdk_line == hdk_line for r in rule.hdk]
+        if not ranges or any(r.contains(driver) for r in ranges):
+            return False
+        return all(r.upper is not None and driver > r.upper for r in ranges)
 
     def cann_for_driver(
         self, driver: str | AscendVersion, *, applies_to: Iterable[str] = (), hdk_line: Optional[str] = None
@@ -178,41 +188,37 @@ class Matrix:
         return tuple(fits)
 
     def _grade(self, row: TorchNpuRelease, cann: AscendVersion) -> TorchNpuFit:
-        """Grade what is published, and only that. A pair is "outside" only when pairings are
-        published for both sides and this CANN's name other torch_npu lines (torch_npu 2.7.1 on
-        CANN 9.0.0 fails with an undefined symbol, triton-ascend#326); when nothing is published
-        for the torch_npu or for the CANN, the grade says so instead of failing."""
+        """Grade what is published, and only that. The 1:1 pair is validated; a row of a pairing
+        table that names this CANN is documented compatible (WINDOW); an explicit N or a reported
+        failure is OUTSIDE (torch_npu 2.7.1 on CANN 9.0.0: undefined symbol MsprofSysCycleTime,
+        triton-ascend#326). A CANN no row names is not documented (a table that lists some CANN
+        columns says nothing about the others): UNKNOWN, or NEWER_THAN_DATA, never an error.
+        Rows whose sources disagree (CONFLICT) or are INFERRED grade UNVERIFIED."""
         if row.cann is not None and row.cann.release_target() == cann:
             documented = row.provenance.status is Status.DOCUMENTED
             grade = TorchNpuFitGrade.VALIDATED if documented else TorchNpuFitGrade.UNVERIFIED
             return TorchNpuFit(row, grade, cann=cann)
-        if row.pta is not None:
-            window = next((w for w in self.windows if w.covers(row.pta, cann)), None)
-            if window is not None:
-                return TorchNpuFit(row, TorchNpuFitGrade.WINDOW, window, cann=cann)
+        said = [w for w in self.windows if row.pta is not None and w.covers(row.pta, cann, row.version)]
+        for kind, grade in (("incompatible", TorchNpuFitGrade.OUTSIDE), ("compatible", TorchNpuFitGrade.WINDOW)):
+            window = next((w for w in said if w.kind == kind), None)
+            if window is None:
+                continue
+            sure = window.provenance.status is Status.DOCUMENTED and len({w.kind for w in said}) == 1
+            return TorchNpuFit(row, grade if sure else TorchNpuFitGrade.UNVERIFIED, window, cann=cann)
         has_pairing = row.cann is not None or (row.pta is not None and any(w.covers_pta(row.pta) for w in self.windows))
-        if not has_pairing:
-            return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN, cann=cann, nearest=self._nearest_rows(row))
-        if not self._cann_has_pairings(cann):
-            newest = max((r.version for r in self.cann_releases), default=None)
-            grade = (
-                TorchNpuFitGrade.NEWER_THAN_DATA if newest is not None and cann > newest else TorchNpuFitGrade.UNKNOWN
-            )
-            return TorchNpuFit(row, grade, cann=cann, nearest=self._pairings_of(row))
-        return TorchNpuFit(row, TorchNpuFitGrade.OUTSIDE, cann=cann, nearest=self._pairings_of(row))
-
-    def _cann_has_pairings(self, cann: AscendVersion) -> bool:
-        if any(w.covers_cann(cann) for w in self.windows):
-            return True
-        return any(r.cann is not None and r.cann.release_target() == cann for r in self.torch_npu_releases)
+        newest = max((r.version for r in self.cann_releases), default=None)
+        if newest is not None and cann > newest:
+            return TorchNpuFit(row, TorchNpuFitGrade.NEWER_THAN_DATA, cann=cann, nearest=self._pairings_of(row))
+        nearest = self._pairings_of(row) if has_pairing else self._nearest_rows(row)
+        return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN, cann=cann, nearest=nearest)
 
     def _pairings_of(self, row: TorchNpuRelease) -> tuple[str, ...]:
         """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA."""
         found = [f"CANN {row.cann} ({'validated' if row.provenance.status is Status.DOCUMENTED else 'inferred'})"]
         found = found if row.cann is not None else []
         for w in self.windows:
-            if row.pta is not None and w.covers_pta(row.pta):
-                found.append("CANN " + "/".join(w.cann_text) + " (window)")
+            if row.pta is not None and w.kind == "compatible" and w.covers_pta(row.pta):
+                found.append("CANN " + "/".join(w.cann_text) + " (published table)")
         return tuple(dict.fromkeys(found))
 
     def _nearest_rows(self, row: TorchNpuRelease, count: int = 3) -> tuple[str, ...]:

@@ -29,6 +29,21 @@ def test_cann_driver_grades(cann, driver, severity, fit):
     assert any(e.startswith("compat: ") for e in f.evidence)
 
 
+@pytest.mark.parametrize(
+    "cann, driver",
+    [
+        ("9.2.0", "27.0.rc1"),  # newer than every HDK of the data (26.2.RC1)
+        ("9.1.1", "26.3.0"),
+        ("8.5.0", "26.2.rc1.2"),  # 8.5.0's list names 25.0.X…25.5.X only: it says nothing about 26.2
+        ("9.2.0", "25.9.rc1"),  # between two listed columns, named by none
+    ],
+)
+def test_a_driver_no_list_names_is_a_note_without_a_downgrade(cann, driver):
+    (f,) = findings_of(with_install(host(driver=driver), version=cann), "ASC-CANN-DRIVER", shipped_matrix())
+    assert f.severity is model.Severity.INFO and f.fix == ""
+    assert "(data as of 2026-12-01)" in f.found and "documented for CANN" in f.found
+
+
 def test_incompatible_driver_fix_names_the_hdk_and_the_cann_the_driver_allows():
     (f,) = findings_of(with_install(host(), version="9.1.0"), "ASC-CANN-DRIVER", shipped_matrix())
     assert "25.2.X" in f.expected
