@@ -75,7 +75,8 @@ def test_an_unparsable_torch_npu_version_never_crashes_the_python_check(npu):
         ("2.1.0.post10", "2.1.0", "8.0.0", "ok"),  # the README pair
         ("2.1.0.post10", "2.1.0", "8.3.RC1", "ok"),  # PTA 6.0.0 table: 8.0.RC2…8.3.RC1 (documented)
         ("2.7.1.post4", "2.7.1", "9.2.0", "info"),  # no table names CANN 9.2.0 for PTA 26.0.0
-        ("2.9.0", "2.9.0", "8.3.RC1", "info"),  # PTA 7.3.0's table of the summary lacks 8.3.RC1: not documented
+        ("2.9.0", "2.9.0", "8.3.RC1", "ok"),  # PTA 7.3.0's own release-note table lists CANN 8.3.RC1
+        ("2.9.0", "2.9.0", "8.0.RC2", "info"),  # ... and not 8.0.RC2: not documented, not an error
         ("2.7.1", "2.7.1", "9.0.0", "error"),  # undefined symbol MsprofSysCycleTime (triton-ascend#326)
         ("2.5.1.dev20250218", "2.5.1", "8.1.RC1", "info"),  # a daily: no row
         ("2.1.0.post10", "2.1.0", "8.0.T63", "info"),  # T build: not comparable
