@@ -480,9 +480,44 @@ _BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
 HOST_NAMES = tuple(_BUILDERS)
 
 
+_950_INFO = "../compat/npu_smi_info_ascend950pr_25.7.rc1_constructed.txt"  # constructed: see its header
+
+
+def atlas350_cann910(m: _Machine) -> FixtureHost:
+    """An Atlas 350 (Ascend 950PR, PCI 0xd806/0x4003) on its own HDK line 25.7.RC1 with CANN 9.1.0
+    in the 8.5 layout and *no* Ascend-cann-950-ops installed (no kernel/ascend950 directory).
+    Everything is constructed: no capture of a 950 host was found (see the npu-smi file's header)."""
+    # constructed: the minimum driver version.info (Version=), the driver line of the Atlas 350
+    # (MindCluster 26.1.0 note: Atlas 350 with HDK 25.7.RC1)
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.7.rc1\n")
+    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 1)
+    install = "/usr/local/Ascend/cann-9.1.0"
+    # constructed as in a3-cann850: the 8.5 layout's ascend_toolkit_install.info
+    m.write(
+        f"{install}/aarch64-linux/ascend_toolkit_install.info",
+        "package_name=Ascend-cann-toolkit\nversion=9.1.0\narch=aarch64\nos=linux\npath=/usr/local/Ascend/cann-9.1.0/aarch64-linux\n",
+    )
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/config")
+    m.write(
+        f"{install}/set_env.sh",
+        "export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-9.1.0\nexport ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}\n"
+        "export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp\n",
+    )
+    m.link("/usr/local/Ascend/cann", "cann-9.1.0")
+    m.write("/etc/Ascend/ascend_cann_install.info", "Install_Path=/usr/local/Ascend\n")
+    # 0xd806 with subsystem 0x4003: "Atlas 350 A5" in ascend-deployer 26.0.0's card_map
+    m.devices(1, (("0000:01:00.0", "0xd806", "0x4003"),))
+    m.npu_smi({"info": _950_INFO}, npu_ids=(0,))
+    return m.host(sourced_environ(m.bin, install), "/root")
+
+
+# Hosts built on demand only (not in HOST_NAMES, whose hosts every probe test walks).
+_MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {"atlas350-cann910": atlas350_cann910}
+
+
 def build_host(name: str, tmp_path: Path) -> FixtureHost:
-    """Build fixture machine ``name`` (one of HOST_NAMES) under ``tmp_path / name``."""
-    return _BUILDERS[name](_Machine(Path(tmp_path), name))
+    """Build fixture machine ``name`` (one of HOST_NAMES, or atlas350-cann910) under ``tmp_path / name``."""
+    return {**_BUILDERS, **_MORE_BUILDERS}[name](_Machine(Path(tmp_path), name))
 
 
 # --- hostile helpers: programs that hang, flood or leave processes behind -------------------------

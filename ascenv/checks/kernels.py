@@ -22,13 +22,10 @@ from ascenv.versions import ProductLine
 
 
 def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str, bool]]:
-    """(package name, documented?) for a compute unit in this CANN release, if the matrix knows."""
-    release = (
-        matrix.cann_release(install.version)
-        if matrix is not None and parse(install.version, ProductLine.CANN)
-        else None
-    )
-    found = release.package_for(unit) if release else None
+    """(package name, documented?) for a compute unit in this CANN release, if the matrix knows:
+    the release's own row, else the name an older release of the same packaging gives (inferred)."""
+    version = parse(install.version, ProductLine.CANN) if matrix is not None else None
+    found = matrix.ops_package(version, unit) if version is not None and not version.is_test_build else None
     return (found[0], found[1].value == "documented") if found else None
 
 

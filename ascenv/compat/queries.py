@@ -59,6 +59,25 @@ class Matrix:
         wanted = _cann(version).commercial()
         return next((r for r in self.cann_releases if r.version == wanted), None)
 
+    def ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status]]:
+        """The kernels/ops package of a compute unit for a CANN release: the release row's, else
+        (INFERRED) the name the nearest release of the same packaging gives it, older first (from
+        8.5 on Ascend-cann-<chip>-ops, before that Ascend-cann-kernels-<chip>: CANN 8.5.0 release
+        note)."""
+        wanted = _cann(cann).commercial()
+        release = self.cann_release(wanted)
+        found = release.package_for(compute_unit) if release else None
+        if found:
+            return found
+        same_scheme = [r for r in self.cann_releases if (r.version.release >= (8, 5)) == (wanted.release >= (8, 5))]
+        older = sorted((r for r in same_scheme if r.version < wanted), key=lambda r: r.version, reverse=True)
+        newer = sorted((r for r in same_scheme if r.version > wanted), key=lambda r: r.version)
+        for other in older + newer:
+            named = other.package_for(compute_unit)
+            if named:
+                return named[0], Status.INFERRED
+        return None
+
     def compiler_version(self, cann: str | AscendVersion) -> Optional[CompilerVersion]:
         wanted = _cann(cann)
         rows = [c for c in self.compilers if c.cann in (wanted, wanted.commercial())]
@@ -70,11 +89,11 @@ class Matrix:
         """The HDK rules about one CANN that apply to this machine: same HDK line, and either
         general or limited to one of ``applies_to`` (compute unit, product names)."""
         wanted = _cann(cann).commercial()
-        context = set(applies_to)
+        context = tuple(applies_to)
         return tuple(
             r
             for r in self.hdk_rules
-            if r.hdk_line == hdk_line and r.covers_cann(wanted) and (not r.applies_to or context & set(r.applies_to))
+            if r.hdk_line == hdk_line and r.covers_cann(wanted) and (not r.applies_to or _names(r.applies_to, context))
         )
 
     def driver_fit(
@@ -246,9 +265,13 @@ class Matrix:
     def soc_for_npu_smi(
         self, name: str, *, board_chip_name: Optional[str] = None, board_npu_name: Optional[str] = None
     ) -> Optional[Soc]:
-        """The SoC row for an ``npu-smi info`` Name (A3 needs the board's Chip/NPU Name)."""
+        """The SoC row for an ``npu-smi info`` Name (A3 needs the board's Chip/NPU Name); else the
+        row that names this npu-smi Name itself (the Ascend 950 prints ``Ascend950PR``, whose full
+        SoC carries a suffix only the board info gives, like the A3)."""
         soc_version = soc_version_for_npu_smi(name, board_chip_name=board_chip_name, board_npu_name=board_npu_name)
-        return self.soc(soc_version) if soc_version else None
+        row = self.soc(soc_version) if soc_version else None
+        wanted = name.strip().lower()
+        return row or next((s for s in self.socs if (s.npu_smi_name or "").lower() == wanted), None)
 
     def card_for_pci(
         self,
@@ -289,6 +312,12 @@ def soc_version_for_npu_smi(
     if not name or name.lower().startswith("ascend"):
         return None
     return "Ascend" + name
+
+
+def _names(products: tuple[str, ...], context: tuple[str, ...]) -> bool:
+    """Whether the machine is one of ``products``: a compute unit or product name, or a card model
+    of that product ("Atlas 350 A5", ascend-deployer's card_map name, is an "Atlas 350")."""
+    return any(c == p or c.startswith(p + " ") for p in products for c in context)
 
 
 def _desc(version: Version) -> tuple:
