@@ -6,7 +6,10 @@ fetched) and the day it was retrieved. Parsers read the formats as published:
 
 * the TorchNPU version mapping tables of Ascend/pytorch COMPATIBILITY.en.md (markdown);
 * the "Version Mapping" / "Version Compatibility" tables of the CANN release notes, as the
-  hiascend pages serve them as text (``cann-<version>-release-notes.txt``);
+  hiascend pages serve them as text (``cann-<version>-release-notes.txt``), and the Chinese layout
+  (CANN与驱动版本配套关系, ``cann-<version>-release-notes.zh.txt``);
+* the pairing tables of the Ascend/pytorch release notes of each release branch (zh and en:
+  版本兼容性说明 / Version Compatibility, ``ascend-pytorch-<branch>-release_notes.<lang>.md``);
 * the ``Requires-Dist: torch`` line of torch-npu wheel METADATA (``torch-npu-wheel-metadata.json``);
 * ascend-deployer's ``downloader/version_match.json`` (framework -> CANN pairs).
 
@@ -288,6 +291,21 @@ def windows_block(notes: list[tuple[Saved, list[Pairing]]]) -> tuple[str, list[s
     return "\n".join(out) + "\n", conflicts
 
 
+_ZH_ROW = re.compile(r"CANN\s+(\d[\w.\-]*)\s*\|?\s*((?:Ascend HDK\s+[\w.]+\s*)+)")
+
+
+def parse_release_notes_zh(text: str) -> ReleaseNotes:
+    """The Chinese layout of a CANN release note as served (CANN与驱动版本配套关系 / CANN版本兼容性):
+    one row per CANN, ``CANN 8.5.0 | Ascend HDK 25.5.X Ascend HDK 25.3.X …`` (cells may run
+    together on one line). Every HDK a row lists is a Y; the table has no N and no mapping column."""
+    compatibility = []
+    for cann, cell in _ZH_ROW.findall(text):
+        compatibility += [(cann, hdk, True) for hdk in re.findall(r"Ascend HDK\s+([\w.]+)", cell)]
+    if not compatibility:
+        raise SystemExit("Chinese release note: no 'CANN <version> | Ascend HDK …' row")
+    return ReleaseNotes((), tuple(compatibility))
+
+
 def torch_pin(requirement: str) -> tuple[str, str]:
     """(torch_pin kind, torch X.Y.Z) for a wheel's ``Requires-Dist: torch`` (x86_64 wheel)."""
     match = re.search(r"==\s*([0-9][0-9.]*?)(\.\*)?(\+cpu)?\)?$", requirement.strip())
@@ -554,7 +572,11 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
 
     saved = sources if sources is not None else load_sources(data / "sources")
     notes = sorted(
-        ((s, parse_release_notes(s.text)) for name, s in saved.items() if name.startswith("cann-")),
+        (
+            (s, parse_release_notes_zh(s.text) if name.endswith(".zh.txt") else parse_release_notes(s.text))
+            for name, s in saved.items()
+            if name.startswith("cann-")
+        ),
         key=lambda pair: pair[0].name,
     )
     block, conflicts = hdk_block(notes)
@@ -571,28 +593,29 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
     changes = plan_torch_npu(tomllib.loads(torch_text)["releases"], torch_npu_facts(saved))
     new_torch = apply_torch_npu(with_windows, changes)
     report = [str(c) for c in changes]
-    if new_cann != cann_text:
-        report.append("change   compat/cann.toml: the generated HDK rows differ from the release-note tables")
-    report += _window_report(torch_text, with_windows)
+    report += _block_report(cann_text, new_cann, BEGIN, END, "hdk", ("cann", "kind", "hdk", "applies_to", "status"))
+    report += _block_report(
+        torch_text, with_windows, WINDOWS_BEGIN, WINDOWS_END, "windows", ("pta", "cann", "kind", "status")
+    )
     report += [f"conflict {c}" for c in conflicts + window_conflicts]
     contradicted = conflicts + window_conflicts + [c.detail for c in changes if c.action == "conflict"]
     return Update(new_cann, new_torch, report, contradicted)
 
 
-def _window_report(old: str, new: str) -> list[str]:
-    """What the regenerated pairing rows add or drop, one line per PTA x CANN row."""
+def _block_report(old: str, new: str, begin: str, end: str, table: str, keys: tuple[str, ...]) -> list[str]:
+    """What a regenerated block adds or drops, one line per row (its key fields)."""
 
     def rows(text: str) -> set[str]:
-        start, end = text.find(WINDOWS_BEGIN), text.find(WINDOWS_END)
-        block = text[start:end] if 0 <= start < end else ""
+        start, stop = text.find(begin), text.find(end)
+        block = text[start:stop] if 0 <= start < stop else ""
         return {
-            " ".join(line for line in chunk.splitlines() if line.startswith(("pta", "cann", "kind", "status")))
-            for chunk in block.split("[[windows]]")[1:]
+            " ".join(line for line in chunk.splitlines() if line.startswith(keys))
+            for chunk in block.split(f"[[{table}]]")[1:]
         }
 
     before, after = rows(old), rows(new)
-    return [f"add      window {r}" for r in sorted(after - before)] + [
-        f"remove   window {r}" for r in sorted(before - after)
+    return [f"add      {table} {r}" for r in sorted(after - before)] + [
+        f"remove   {table} {r}" for r in sorted(before - after)
     ]
 
 

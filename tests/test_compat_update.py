@@ -250,7 +250,7 @@ def test_a_pairing_contradiction_becomes_one_conflict_row_with_both_sources(data
     (conflict,) = update.conflicts
     assert conflict.startswith("PTA 7.3.X with CANN 9.1.X: N in https://example.invalid/v2.9.0-26.2.0/")
     assert "Y in github:Ascend/pytorch@928743e649ee25c8da47670791b2f7fee34fd3b0" in conflict
-    assert 'add      window pta = ["26.2.0"] cann = ["9.2.0"] status = "documented"' in update.report
+    assert 'add      windows pta = ["26.2.0"] cann = ["9.2.0"] status = "documented"' in update.report
     (data / "torch_npu.toml").write_text(update.torch_npu_toml, encoding="utf-8")
     matrix = compat.load(data)
     (window,) = [w for w in matrix.windows if w.provenance.status is Status.CONFLICT]
@@ -258,3 +258,55 @@ def test_a_pairing_contradiction_becomes_one_conflict_row_with_both_sources(data
     # sources disagree: a note (unverified), neither ok nor an error
     assert matrix.torch_npu_cann_fit("2.9.0", "9.1.0").grade is compat.TorchNpuFitGrade.UNVERIFIED
     assert matrix.torch_npu_cann_fit("2.9.0", "9.0.0").grade is compat.TorchNpuFitGrade.WINDOW
+
+
+# --- CANN release notes in the Chinese layout -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, cann, hdks",
+    [
+        ("cann-8.5.0-release-notes.zh.txt", "8.5.0", ["25.5.X", "25.3.X", "25.2.X", "25.0.X"]),
+        ("cann-8.5.0.alpha001-release-notes.zh.txt", "8.5.0.alpha001", ["25.2.X"]),  # header cells run together
+    ],
+)
+def test_the_chinese_layout_of_a_cann_release_note(name: str, cann: str, hdks: list[str]) -> None:
+    notes = tool.parse_release_notes_zh(tool.read_saved(SHIPPED / "sources" / name).text)
+    assert notes.mapping == () and notes.compatibility == tuple((cann, hdk, True) for hdk in hdks)
+
+
+def test_the_chinese_rows_are_generated_with_their_source() -> None:
+    matrix = compat.load(SHIPPED)
+    verdict = matrix.driver_fit("8.5.0", "25.3.rc1")
+    assert verdict.fit is DriverFit.COMPATIBLE
+    assert any(
+        "saved: compat/sources/cann-8.5.0-release-notes.zh.txt" in s
+        for r in verdict.evidence
+        for s in r.provenance.source
+    )
+
+
+def test_a_chinese_note_without_its_table_is_refused() -> None:
+    with pytest.raises(SystemExit, match="no 'CANN <version> | Ascend HDK"):
+        tool.parse_release_notes_zh("CANN版本兼容性\n详见兼容性查询助手\n")
+
+
+def test_the_9_1_0_note_column_of_two_hdk_lines_reads_the_atlas_350_one() -> None:
+    notes = tool.parse_release_notes(tool.read_saved(SHIPPED / "sources" / "cann-9.1.0-release-notes.txt").text)
+    assert notes.mapping == (("9.1.0", "26.0.RC1"),)
+    assert ("9.1.X", "26.0.RC1/25.7.RC1", True) in notes.compatibility
+    matrix = compat.load(SHIPPED)
+    atlas_350 = {"applies_to": ("Atlas 350 A5",), "hdk_line": "ascend950"}
+    assert matrix.driver_fit("9.0.0", "25.7.rc1", **atlas_350).fit is DriverFit.COMPATIBLE  # type: ignore[arg-type]
+
+
+def test_the_update_names_each_row_it_adds_and_removes(data: Path) -> None:
+    _rewrite_source(data, "cann-9.1.0-release-notes.txt", "9.1.X N Y Y Y Y Y", "9.1.X N N Y Y Y Y")
+    report = tool.regenerate(data).report  # the 9.1.1 and 9.2.0 notes still say Y for 25.2.X
+    assert 'add      hdk cann = ["9.1.X"] kind = "incompatible" hdk = ["25.2.X"] status = "conflict"' in report
+    assert (
+        'add      hdk cann = ["9.1.X"] kind = "compatible" hdk = ["25.3.X", "25.5.X", "26.0.RC1"] status = "documented"'
+        in report
+    )
+    assert any(line.startswith('remove   hdk cann = ["9.1.X"] kind = "compatible" hdk = ["25.2.X",') for line in report)
+    assert any(line.startswith("conflict CANN 9.1.X with HDK 25.2.X: Y in ") for line in report)

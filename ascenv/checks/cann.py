@@ -192,7 +192,8 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         rules_here = matrix.hdk_rules_for(install.version, applies_to=context, hdk_line=hdk_line)
         listed = [t for r in rules_here if r.kind.value in ("matched", "compatible") for t in r.hdk_text]
         floors = [t for r in rules_here if r.kind.value == "minimum" for t in r.hdk_text]
-        matched = [r.hdk_text[0] for r in rules_here if r.kind.value == "matched"]
+        # several sources may pair an HDK with the release (its note, a bundle): the oldest is enough
+        matched = [r.hdk_text[0] for r in sorted(rules_here, key=lambda r: r.floor) if r.kind.value == "matched"]
         allowed = [v.cann.raw for v in matrix.cann_for_driver(driver, applies_to=context, hdk_line=hdk_line)]
         upgrade = (
             f"install the HDK {matched[0]} (driver, then firmware) released with CANN {install.version}"
