@@ -243,6 +243,11 @@ def _mapping_rows(text: str) -> list[TableRow]:
     return rows
 
 
+def _overlaps(a: str, b: str, line: ProductLine) -> bool:
+    """Whether two version texts name a common release (``9.1.X`` and ``9.1.0``; equal spellings)."""
+    return covers(a, b, line=line) or covers(b, a, line=line)
+
+
 def _column(header: list[str], wanted: Any) -> Optional[int]:
     return next((i for i, h in enumerate(header) if wanted(h)), None)
 
@@ -260,8 +265,7 @@ def windows_block(notes: list[tuple[Saved, list[Pairing]]]) -> tuple[str, list[s
                 said[(p.pta, p.cann)][p.compatible].append(saved.citation)
 
     def overlap(a: tuple[str, str], b: tuple[str, str]) -> bool:
-        pta = covers(a[0], b[0], line=ProductLine.PTA) or covers(b[0], a[0], line=ProductLine.PTA)
-        return pta and (covers(a[1], b[1], line=ProductLine.CANN) or covers(b[1], a[1], line=ProductLine.CANN))
+        return _overlaps(a[0], b[0], ProductLine.PTA) and _overlaps(a[1], b[1], ProductLine.CANN)
 
     rows: dict[tuple[str, str, tuple[str, ...], str], list[str]] = {}
     conflicts = []
@@ -350,7 +354,15 @@ def hdk_block(notes: list[tuple[Saved, ReleaseNotes]]) -> tuple[str, list[str]]:
     conflicts = []
     for key in order:
         cann, _, hdk, line = key
-        kinds = said[key]
+        kinds = {k: list(v) for k, v in said[key].items()}
+        if key[1] == "table":  # a row of a family (9.1.X) and one of its releases (9.1.0) are one statement
+            for other, marks in said.items():
+                if other != key and other[1:] == key[1:] and _overlaps(cann, other[0], ProductLine.CANN):
+                    opposite = "incompatible" if "compatible" in kinds else "compatible"
+                    kinds.setdefault(opposite, []).extend(
+                        s for s in marks.get(opposite, []) if s not in kinds[opposite]
+                    )
+                    kinds = {k: v for k, v in kinds.items() if v}
         conflict = ""
         if len(kinds) > 1:
             said_yes, said_no = kinds.get("compatible", []), kinds.get("incompatible", [])

@@ -310,3 +310,18 @@ def test_the_update_names_each_row_it_adds_and_removes(data: Path) -> None:
     )
     assert any(line.startswith('remove   hdk cann = ["9.1.X"] kind = "compatible" hdk = ["25.2.X",') for line in report)
     assert any(line.startswith("conflict CANN 9.1.X with HDK 25.2.X: Y in ") for line in report)
+
+
+def test_a_family_row_and_a_release_row_that_disagree_are_one_conflict(data: Path) -> None:
+    # "9.1.X: Y" in the 9.1.x/9.2.0 notes; a later note that says "9.1.0: N" for HDK 25.3.X
+    (data / "sources" / "cann-9.3.0-release-notes.txt").write_text(
+        "# source: https://example.invalid/9.3.0/release-notes.md\n# retrieved: 2026-12-02\n"
+        "CANN and Ascend HDK Version Compatibility\nCANN Driver Version (Ascend HDK)\n25.3.x\n9.1.0 N\n",
+        encoding="utf-8",
+    )
+    update = tool.regenerate(data)
+    assert any(c.startswith("CANN 9.1.0 with HDK 25.3.X: Y in ") for c in update.conflicts)
+    assert any(c.startswith("CANN 9.1.X with HDK 25.3.X: Y in ") and "example.invalid" in c for c in update.conflicts)
+    (data / "cann.toml").write_text(update.cann_toml, encoding="utf-8")
+    verdict = compat.load(data).driver_fit("9.1.0", "25.3.rc1")
+    assert {r.provenance.status for r in verdict.evidence} == {Status.CONFLICT}
