@@ -38,6 +38,7 @@ def test_every_row_keeps_a_source_and_a_status(matrix: compat.Matrix) -> None:
         *matrix.cann_releases,
         *matrix.hdk_rules,
         *matrix.compilers,
+        *matrix.ops_packages,
         *matrix.torch_npu_releases,
         *matrix.windows,
         *matrix.socs,

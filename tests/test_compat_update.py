@@ -325,3 +325,27 @@ def test_a_family_row_and_a_release_row_that_disagree_are_one_conflict(data: Pat
     (data / "cann.toml").write_text(update.cann_toml, encoding="utf-8")
     verdict = compat.load(data).driver_fit("9.1.0", "25.3.rc1")
     assert {r.provenance.status for r in verdict.evidence} == {Status.CONFLICT}
+
+
+# --- per-chip ops packages --------------------------------------------------------------------------
+
+
+def test_the_conda_listing_names_each_chips_ops_package_of_a_release() -> None:
+    found = tool.parse_conda_listing(tool.read_saved(SHIPPED / "sources" / tool.CONDA_LISTING).text)
+    assert ("9.0.0", "ascend950", "Ascend-cann-950-ops") in found
+    assert ("9.0.0", "ascend910_93", "Ascend-cann-A3-ops") in found  # cann-a3-ops
+    assert ("9.0.0", "ascend310b", "Ascend-cann-310b-ops") in found
+    assert len(found) == 6  # the 8.5.0.alpha002 kernels packages name no release
+
+
+def test_ops_package_rows_are_generated_with_their_source() -> None:
+    matrix = compat.load(SHIPPED)
+    (row,) = [p for p in matrix.ops_packages if p.compute_unit == "ascend950"]
+    assert (
+        str(row.cann) == "9.0.0" and "saved: compat/sources/conda-ascend-channel-listing.md" in row.provenance.source[0]
+    )
+
+
+def test_an_ops_package_of_an_unknown_chip_is_refused() -> None:
+    with pytest.raises(SystemExit, match="cann-960-ops names a chip without a known compute unit"):
+        tool.parse_conda_listing("| cann-960-ops | 9.3.0 | MetaData package | Dec 1, 2026 | — |\n")

@@ -77,6 +77,16 @@ class CannRelease:
         return None
 
 
+@dataclass(frozen=True)
+class OpsPackage:
+    """A per-chip kernels/ops package a source lists for a CANN release (the conda channel)."""
+
+    cann: AscendVersion
+    compute_unit: str
+    package: str
+    provenance: Provenance
+
+
 class HdkKind(str, enum.Enum):
     MATCHED = "matched"  # shipped/installed together with the CANN: recommended
     COMPATIBLE = "compatible"  # in Huawei's compatibility list

@@ -18,6 +18,7 @@ from ascenv.compat.model import (
     DriverVerdict,
     HdkKind,
     HdkRule,
+    OpsPackage,
     PciCard,
     PciDevice,
     PciMatch,
@@ -51,6 +52,7 @@ class Matrix:
     pci_devices: tuple[PciDevice, ...]
     pci_cards: tuple[PciCard, ...]
     as_of: str = ""  # the day the rows were last compared with their sources (the oldest file's)
+    ops_packages: tuple[OpsPackage, ...] = ()
 
     # CANN ------------------------------------------------------------------------------------
 
@@ -60,15 +62,18 @@ class Matrix:
         return next((r for r in self.cann_releases if r.version == wanted), None)
 
     def ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status]]:
-        """The kernels/ops package of a compute unit for a CANN release: the release row's, else
-        (INFERRED) the name the nearest release of the same packaging gives it, older first (from
-        8.5 on Ascend-cann-<chip>-ops, before that Ascend-cann-kernels-<chip>: CANN 8.5.0 release
-        note)."""
+        """The kernels/ops package of a compute unit for a CANN release: the release row's, else a
+        package listing's (``[[ops_packages]]``), else (INFERRED) the name the nearest release of
+        the same packaging gives it, older first (from 8.5 on Ascend-cann-<chip>-ops, before that
+        Ascend-cann-kernels-<chip>: CANN 8.5.0 release note)."""
         wanted = _cann(cann).commercial()
         release = self.cann_release(wanted)
         found = release.package_for(compute_unit) if release else None
         if found:
             return found
+        listed = next((p for p in self.ops_packages if p.cann == wanted and p.compute_unit == compute_unit), None)
+        if listed is not None:
+            return listed.package, listed.provenance.status
         same_scheme = [r for r in self.cann_releases if (r.version.release >= (8, 5)) == (wanted.release >= (8, 5))]
         older = sorted((r for r in same_scheme if r.version < wanted), key=lambda r: r.version, reverse=True)
         newer = sorted((r for r in same_scheme if r.version > wanted), key=lambda r: r.version)

@@ -83,7 +83,7 @@ def a950_host(cann="9.1.0", kernels=(), name="Ascend950PR", subsystem="0x4003") 
         ("9.1.0", "Ascend950PR", "./Ascend-cann-950-ops_9.1.0_linux-aarch64.run --install"),  # release note
         ("9.1.0", "Ascend950DT", "./Ascend-cann-950-ops_9.1.0_linux-aarch64.run --install"),
         ("9.2.0", "Ascend950PR", "./Ascend-cann-950-ops_9.2.0_linux-aarch64.run --install  # package name inferred"),
-        ("9.0.0", "Ascend950PR", "./Ascend-cann-950-ops_9.0.0_linux-aarch64.run --install  # package name inferred"),
+        ("9.0.0", "Ascend950PR", "./Ascend-cann-950-ops_9.0.0_linux-aarch64.run --install"),  # conda listing
     ],
 )
 def test_a_950_without_its_ops_package_names_it(cann, name, fix):
@@ -102,7 +102,8 @@ def test_the_950_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name():
     "cann, fix",
     [
         ("9.1.0", "./Ascend-cann-310b-ops_9.1.0_linux-aarch64.run --install"),
-        ("9.0.0", "./Ascend-cann-310b-ops_9.0.0_linux-aarch64.run --install  # package name inferred"),
+        ("9.0.0", "./Ascend-cann-310b-ops_9.0.0_linux-aarch64.run --install"),  # the conda channel lists it
+        ("9.2.0", "./Ascend-cann-310b-ops_9.2.0_linux-aarch64.run --install  # package name inferred"),
         ("8.3.RC1", "./Ascend-cann-kernels-310b_8.3.RC1_linux-aarch64.run --install"),
     ],
 )
