@@ -248,6 +248,37 @@ def _overlaps(a: str, b: str, line: ProductLine) -> bool:
     return covers(a, b, line=line) or covers(b, a, line=line)
 
 
+def parse_mindie(text: str) -> list[Pairing]:
+    """The CANN x PTA pairs of a MindIE version table: the markdown table of the release notes
+    (``| MindIE | CANN | MindCluster | Ascend Extension for PyTorch | …``), or the install guide's
+    "Version mapping" served one value per line (MindIE, CANN, then one PTA per PyTorch line:
+    ``PyTorch framework and torch_npu plugin (2.1.0): 7.2.0``). A MindIE bundle is a pairing
+    table like any other: every pair it lists is a Y."""
+    pairings = []
+    for header, rows in _md_tables(text):
+        cann, pta = _column(header, lambda h: h == "CANN"), _column(header, lambda h: "PyTorch" in h)
+        if header[0] != "MindIE" or cann is None or pta is None:
+            continue
+        for cells in rows:
+            pairings.append(
+                Pairing(
+                    canonical(cells[pta], line=ProductLine.PTA), canonical(cells[cann], line=ProductLine.CANN), True
+                )
+            )
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for i in range(len(lines) - 4):
+        if lines[i : i + 3] == ["MindIE", "CANN", "Ascend Extension for PyTorch"]:
+            cann = canonical(lines[i + 4], line=ProductLine.CANN)
+            for line in lines[i + 5 :]:
+                value = re.fullmatch(r"(?:.*:\s*)?(\d+\.\d+\.\w+)", line)
+                if value is None:
+                    break
+                pairings.append(Pairing(canonical(value.group(1), line=ProductLine.PTA), cann, True))
+    if not pairings:
+        raise SystemExit("MindIE table: no MindIE | CANN | Ascend Extension for PyTorch rows")
+    return pairings
+
+
 def _column(header: list[str], wanted: Any) -> Optional[int]:
     return next((i for i, h in enumerate(header) if wanted(h)), None)
 
@@ -638,7 +669,7 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
         (s, parse_pytorch_release_notes(s.text)[0])
         for name, s in saved.items()
         if name.startswith(PYTORCH_NOTES) and "release_notes" in name
-    ]
+    ] + [(s, parse_mindie(s.text)) for name, s in saved.items() if name.startswith("mindie-")]
     windows, window_conflicts = windows_block(pairings)
     with_windows = replace_block(torch_text, windows, "compat/torch_npu.toml", WINDOWS_BEGIN, WINDOWS_END)
     changes = plan_torch_npu(tomllib.loads(torch_text)["releases"], torch_npu_facts(saved))

@@ -349,3 +349,32 @@ def test_ops_package_rows_are_generated_with_their_source() -> None:
 def test_an_ops_package_of_an_unknown_chip_is_refused() -> None:
     with pytest.raises(SystemExit, match="cann-960-ops names a chip without a known compute unit"):
         tool.parse_conda_listing("| cann-960-ops | 9.3.0 | MetaData package | Dec 1, 2026 | — |\n")
+
+
+# --- MindIE version tables ------------------------------------------------------------------------------
+
+
+def test_the_mindie_release_table_pairs_cann_with_pta() -> None:
+    pairings = tool.parse_mindie(tool.read_saved(SHIPPED / "sources" / "mindie-26.0.0-release.md").text)
+    assert pairings == [
+        tool.Pairing("7.3.0", "8.5.1", True),
+        tool.Pairing("7.3.0", "8.5.0", True),
+        tool.Pairing("7.2.0", "8.3.RC2", True),
+        tool.Pairing("7.1.0", "8.2.RC2", True),
+    ]
+
+
+def test_the_mindie_install_guide_one_value_per_line() -> None:
+    pairings = tool.parse_mindie(tool.read_saved(SHIPPED / "sources" / "mindie-2.3.0-instg_0094.en.txt").text)
+    assert pairings == [tool.Pairing("7.2.0", "8.5.0", True), tool.Pairing("7.3.0", "8.5.0", True)]
+
+
+def test_mindie_pairs_are_documented_with_their_source() -> None:
+    # issue #22: "the same for MindIE's own version mapping (CANN 8.5.0 with PTA 7.2.0)"
+    fit = compat.load(SHIPPED).torch_npu_cann_fit("2.1.0.post17", "8.5.0")  # PTA 7.2.0
+    assert fit.grade is compat.TorchNpuFitGrade.WINDOW and "mindie-2.3.0-instg_0094.en.txt" in fit.source
+
+
+def test_a_mindie_text_without_its_table_is_refused() -> None:
+    with pytest.raises(SystemExit, match="MindIE table: no MindIE"):
+        tool.parse_mindie("MindIE\n\nsomething else\n")

@@ -147,8 +147,14 @@ def test_quiet_when_the_best_one_is_installed():
 
 
 def test_no_torch_npu_for_this_torch_and_cann_names_the_torch_that_has_one():
-    (f,) = findings_of(torch_host(npu=None, torch="2.1.0", cann="8.5.0"), "ASC-TORCH-SUGGEST", shipped_matrix())
+    (f,) = findings_of(torch_host(npu=None, torch="2.1.0", cann="9.1.0"), "ASC-TORCH-SUGGEST", shipped_matrix())
     assert f.severity is model.Severity.INFO and "torch 2." in f.found and f.fix.startswith("pip install torch==")
+
+
+def test_a_mindie_bundle_makes_a_torch_npu_fit():
+    # MindIE 2.3.0 pairs CANN 8.5.0 with PTA 7.2.0 for torch 2.1.0 (compat/sources/mindie-2.3.0-instg_0094.en.txt)
+    (f,) = findings_of(torch_host(npu=None, torch="2.1.0", cann="8.5.0"), "ASC-TORCH-SUGGEST", shipped_matrix())
+    assert f.title == "for CANN 8.5.0 and torch 2.1.0: torch_npu 2.1.0.post17 (window)"
 
 
 def test_nothing_documented_for_the_cann_is_a_note_without_a_downgrade():
