@@ -281,7 +281,11 @@ def _not_in_data(matrix: Any, npu: str) -> str:
     except InvalidVersion:
         return f"torch_npu {npu} is not in compat/torch_npu.toml (not a release version)"
     as_of = getattr(matrix, "as_of", "")
-    line = tuple(r for r in matrix.torch_npu_releases if r.version.release == version.release and r.cann is not None)
+    line = tuple(
+        r
+        for r in matrix.torch_npu_releases
+        if r.version.release == version.release and r.cann is not None and not r.version.is_prerelease
+    )
     if version.is_devrelease:
         return f"torch_npu {npu} is a daily build: no pairing is published for dailies"
     if line and not label:

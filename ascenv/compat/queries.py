@@ -240,9 +240,17 @@ class Matrix:
         """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA."""
         found = [f"CANN {row.cann} ({'validated' if row.provenance.status is Status.DOCUMENTED else 'inferred'})"]
         found = found if row.cann is not None else []
-        for w in self.windows:
-            if row.pta is not None and w.kind == "compatible" and w.covers_pta(row.pta):
-                found.append("CANN " + "/".join(w.cann_text) + " (published table)")
+        listed = dict.fromkeys(
+            text
+            for w in self.windows
+            if row.pta is not None
+            and w.kind == "compatible"
+            and w.covers_pta(row.pta)
+            and (not w.torch_npu or row.version in w.torch_npu)
+            for text in w.cann_text
+        )
+        if listed:
+            found.append("CANN " + "/".join(listed) + " (published tables)")
         return tuple(dict.fromkeys(found))
 
     def _nearest_rows(self, row: TorchNpuRelease, count: int = 3) -> tuple[str, ...]:
