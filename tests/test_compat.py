@@ -467,6 +467,14 @@ def test_soc_for_npu_smi_name(matrix: compat.Matrix, name: str, board: tuple | N
     assert compat.soc_version_for_npu_smi(name, board_chip_name=chip, board_npu_name=npu) == soc
 
 
+@pytest.mark.parametrize("name", ["Ascend950PR", "Ascend950DT", "ascend950pr"])
+def test_the_950_names_npu_smi_prints_find_their_row_but_no_atc_target(matrix: compat.Matrix, name: str) -> None:
+    # npu-smi 25.7.rc1 prints "Ascend950PR" (SwanLab#1719); ATC targets carry a suffix (Ascend950PR_9599)
+    row = matrix.soc_for_npu_smi(name)
+    assert row is not None and row.compute_unit == "ascend950"
+    assert compat.soc_version_for_npu_smi(name) is None
+
+
 def test_a3_needs_board_info_and_unknown_names_still_get_the_atc_rule(matrix: compat.Matrix) -> None:
     assert matrix.soc_for_npu_smi("Ascend910") is None
     assert compat.soc_version_for_npu_smi("Ascend910") is None
