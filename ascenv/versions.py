@@ -164,6 +164,23 @@ class AscendVersion:
         return f"AscendVersion({self.raw!r}, line={self.line.value})"
 
 
+def canonical(text: str, *, line: ProductLine) -> str:
+    """One spelling per version or family, for merging tables that write them differently:
+    ``8.3.rc1`` and ``8.3.RC1`` → ``8.3.RC1``; ``9.0.0-beta.2`` → ``9.0.0.beta2``; ``25.7.rc1.6``
+    → ``25.7.RC1.6``; a family ``9.1.x`` → ``9.1.X`` (Huawei's tables write both ``9.1.X`` and
+    ``9.1.0``: a family covers its releases, see ``covers``)."""
+    body = text.strip()
+    if body[-2:] in (".X", ".x"):
+        return canonical(body[:-2], line=line) + ".X"
+    return ".".join(_display(p) for p in AscendVersion.parse(body, line=line).parts)
+
+
+def covers(family: str, version: str, *, line: ProductLine) -> bool:
+    """Whether ``family`` (``9.1.X``, or one release) names ``version`` (``9.1.0``, ``9.1.X``)."""
+    a, b = canonical(family, line=line), canonical(version, line=line)
+    return a == b or (a.endswith(".X") and b.startswith(a[:-1]))
+
+
 def _bad(text: str, line: ProductLine, why: str) -> InvalidVersion:
     examples = {
         ProductLine.CANN: "8.0.RC2, 8.2.RC1.alpha001, 8.0.0, 9.0.0-beta.1",

@@ -288,19 +288,37 @@ def a2_cann800(m: _Machine) -> FixtureHost:
     return m.host(sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest"), "/root")
 
 
+def _cann_85_layout(m: _Machine, version: str) -> str:
+    """The CANN 8.5 layout of a root install at /usr/local/Ascend/cann-<version> (aarch64), without
+    kernels; returns the install path."""
+    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 1)
+    install = f"/usr/local/Ascend/cann-{version}"
+    # constructed: the 8.5 layout keeps ascend_toolkit_install.info in cann-<ver>/<arch>-linux with
+    # path=/usr/local/Ascend/cann-<ver>/aarch64-linux
+    m.write(
+        f"{install}/aarch64-linux/ascend_toolkit_install.info",
+        f"package_name=Ascend-cann-toolkit\nversion={version}\narch=aarch64\nos=linux\npath={install}/aarch64-linux\n",
+    )
+    # constructed: 8.5 set_env.sh lives at /usr/local/Ascend/cann/set_env.sh; the images export
+    # ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-<ver> (github:Ascend/cann-container-image@
+    # c5a67b3a747bb8d69c828516d24a25ad5def4bb9:cann/<tag>/Dockerfile)
+    m.write(
+        f"{install}/set_env.sh",
+        f"export ASCEND_TOOLKIT_HOME={install}\nexport ASCEND_HOME_PATH=${{ASCEND_TOOLKIT_HOME}}\n"
+        "export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp\n",
+    )
+    m.link("/usr/local/Ascend/cann", f"cann-{version}")
+    # constructed: root installs record the CANN base here (torch_npu env.sh reads Install_Path)
+    m.write("/etc/Ascend/ascend_cann_install.info", "Install_Path=/usr/local/Ascend\n")
+    return install
+
+
 def a3_cann850(m: _Machine) -> FixtureHost:
     # constructed: no driver version.info of 25.2.0 was captured; the minimum is Version=, the
     # driver version npu-smi 25.2.0 prints (https://github.com/vllm-project/vllm-ascend/issues/3002).
     # No firmware file: its version on this machine is not known.
     m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.0\n")
-    m.copy("/etc/ascend_install.info", _ETC_INSTALL, 1)
-    install = "/usr/local/Ascend/cann-8.5.0"
-    # constructed: the 8.5 layout keeps ascend_toolkit_install.info in cann-<ver>/<arch>-linux with
-    # path=/usr/local/Ascend/cann-8.5.0/aarch64-linux
-    m.write(
-        f"{install}/aarch64-linux/ascend_toolkit_install.info",
-        "package_name=Ascend-cann-toolkit\nversion=8.5.0\narch=aarch64\nos=linux\npath=/usr/local/Ascend/cann-8.5.0/aarch64-linux\n",
-    )
+    install = _cann_85_layout(m, "8.5.0")
     # constructed: per-chip ops package record, <cann>/<arch>-linux/ascend_ops_install.info with
     # package_name=Ascend-cann-<chip>-ops (the A3 package is "A3-ops": the PyPI ascend-deployer 26.0.0
     # wheel downloads Ascend-cann-A3-ops_8.5.0_linux-aarch64.zip), kernels under
@@ -309,17 +327,6 @@ def a3_cann850(m: _Machine) -> FixtureHost:
     m.write(f"{install}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-A3-ops\nversion=8.5.0\n")
     m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910_93")
     _soc_configs(m, install, "aarch64", _A3_SOCS)
-    # constructed: 8.5 set_env.sh lives at /usr/local/Ascend/cann/set_env.sh; the images export
-    # ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-<ver> (github:Ascend/cann-container-image@
-    # c5a67b3a747bb8d69c828516d24a25ad5def4bb9:cann/<tag>/Dockerfile)
-    m.write(
-        f"{install}/set_env.sh",
-        "export ASCEND_TOOLKIT_HOME=/usr/local/Ascend/cann-8.5.0\nexport ASCEND_HOME_PATH=${ASCEND_TOOLKIT_HOME}\n"
-        "export ASCEND_OPP_PATH=${ASCEND_TOOLKIT_HOME}/opp\n",
-    )
-    m.link("/usr/local/Ascend/cann", "cann-8.5.0")
-    # constructed: root installs record the CANN base here (torch_npu env.sh reads Install_Path)
-    m.write("/etc/Ascend/ascend_cann_install.info", "Install_Path=/usr/local/Ascend\n")
     m.devices(16, tuple((bus, "0xd803", None) for bus in A3_BUS_IDS))
     m.npu_smi(
         {
@@ -480,9 +487,31 @@ _BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
 HOST_NAMES = tuple(_BUILDERS)
 
 
+_950_INFO = "../compat/npu_smi_info_ascend950pr_25.7.rc1_constructed.txt"  # constructed: see its header
+
+
+def atlas350_cann910(m: _Machine) -> FixtureHost:
+    """An Atlas 350 (Ascend 950PR, PCI 0xd806/0x4003) on its own HDK line 25.7.RC1 with CANN 9.1.0
+    in the 8.5 layout and *no* Ascend-cann-950-ops installed (no kernel/ascend950 directory).
+    Everything is constructed: no capture of a 950 host was found (see the npu-smi file's header)."""
+    # constructed: the minimum driver version.info (Version=), the driver line of the Atlas 350
+    # (MindCluster 26.1.0 note: Atlas 350 with HDK 25.7.RC1)
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.7.rc1\n")
+    install = _cann_85_layout(m, "9.1.0")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/config")
+    # 0xd806 with subsystem 0x4003: "Atlas 350 A5" in ascend-deployer 26.0.0's card_map
+    m.devices(1, (("0000:01:00.0", "0xd806", "0x4003"),))
+    m.npu_smi({"info": _950_INFO}, npu_ids=(0,))
+    return m.host(sourced_environ(m.bin, install), "/root")
+
+
+# Hosts built on demand only (not in HOST_NAMES, whose hosts every probe test walks).
+_MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {"atlas350-cann910": atlas350_cann910}
+
+
 def build_host(name: str, tmp_path: Path) -> FixtureHost:
-    """Build fixture machine ``name`` (one of HOST_NAMES) under ``tmp_path / name``."""
-    return _BUILDERS[name](_Machine(Path(tmp_path), name))
+    """Build fixture machine ``name`` (one of HOST_NAMES, or atlas350-cann910) under ``tmp_path / name``."""
+    return {**_BUILDERS, **_MORE_BUILDERS}[name](_Machine(Path(tmp_path), name))
 
 
 # --- hostile helpers: programs that hang, flood or leave processes behind -------------------------

@@ -51,7 +51,12 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
     assert set(saved) >= {tool.COMPATIBILITY, tool.WHEEL_METADATA, tool.DEPLOYER, "cann-9.2.0-release-notes.txt"}
     for copy in saved.values():
         assert copy.source.startswith(
-            ("https://", "METADATA and WHEEL of torch-npu wheels", "ascend-deployer 26.0.0 wheel")
+            (
+                "https://",
+                "github:Ascend/pytorch@",
+                "METADATA and WHEEL of torch-npu wheels",
+                "ascend-deployer 26.0.0 wheel",
+            )
         )
         assert len(copy.retrieved) == 10 and copy.retrieved.startswith("2026-")
 
@@ -172,3 +177,204 @@ def test_an_hdk_contradiction_between_release_notes_is_conflict(data: Path) -> N
 def test_deployer_pairs_agree_with_rows_or_recorded_conflicts() -> None:
     pairs = tool.parse_deployer(json.loads((SHIPPED / "sources" / tool.DEPLOYER).read_text(encoding="utf-8")))
     assert ("2.6.0.post6", "9.0.0") in pairs and ("2.3.1.post5", "8.2.RC1") in pairs and len(pairs) == 25
+
+
+# --- Ascend/pytorch release notes -------------------------------------------------------------------
+
+NOTES = "ascend-pytorch-{}-release_notes.{}.md"
+
+
+def _notes(branch: str, lang: str):
+    return tool.parse_pytorch_release_notes(tool.read_saved(SHIPPED / "sources" / NOTES.format(branch, lang)).text)
+
+
+def test_the_br_separated_list_of_a_branch_release_note_zh_and_en() -> None:
+    zh, rows_zh = _notes("v2.7.1-26.0.0", "zh")
+    en, rows_en = _notes("v2.7.1-26.0.0", "en")
+    assert zh == en  # the two languages of one note say the same
+    assert [p.cann for p in zh if p.pta == "26.0.0"] == ["9.0.0", "8.5.0", "8.3.RC1", "8.2.RC1", "8.1.RC1"]
+    assert [p.cann for p in zh if p.pta == "7.3.0"] == ["8.5.0", "8.3.RC1", "8.2.RC1", "8.1.RC1", "8.0.0"]
+    assert all(p.compatible for p in zh) and len(zh) == 5 + 5 + 6 + 6
+    # the mapping table: "商用版：9.0.0<br>社区版：9.0.0" / "Commercial Edition: 9.0.0<br>…" is one CANN
+    assert tool.TableRow("2.7.1.post4", "v2.7.1-26.0.0", "2.7.1", "9.0.0") in rows_zh
+    assert rows_zh == rows_en and len(rows_zh) == 4
+
+
+def test_the_y_matrix_of_the_26_1_0_release_note_zh_and_en() -> None:
+    for lang in ("zh", "en"):
+        pairings, rows = _notes("v2.7.1-26.1.0", lang)
+        assert {(p.pta, p.cann) for p in pairings} == {
+            (pta, cann) for pta in ("7.3.X", "26.0.X", "26.1.X") for cann in ("8.5.X", "9.0.X", "9.1.X")
+        }
+        assert all(p.compatible for p in pairings)
+        assert tool.TableRow("2.10.0.post4", "v2.10.0-26.1.0", "2.10.0", "9.1.0") in rows and len(rows) == 5
+
+
+def test_the_7_3_0_release_note_lists_7_0_0_to_7_3_0() -> None:
+    pairings, _ = _notes("v2.7.1-7.3.0", "zh")
+    assert {p.pta for p in pairings} == {"7.3.0", "7.2.0", "7.1.0", "7.0.0"}
+    assert tool.Pairing("7.0.0", "8.0.RC2", True) in pairings
+
+
+def test_an_empty_cell_documents_nothing_and_an_n_is_incompatible() -> None:
+    text = (
+        "## Version Compatibility\n<table><thead><tr><th>TorchNPU</th><th>CANN Version</th></tr>"
+        "<tr><th>9.1.X</th><th>9.2.x</th><th>9.3.X</th></tr></thead><tbody>"
+        "<tr><td>26.2.X</td><td>N</td><td>Y</td><td></td></tr></tbody></table>\n"
+    )
+    pairings, _ = tool.parse_pytorch_release_notes(text)
+    assert pairings == [tool.Pairing("26.2.X", "9.1.X", False), tool.Pairing("26.2.X", "9.2.X", True)]
+
+
+def test_release_note_pairings_become_documented_windows_with_their_sources() -> None:
+    matrix = compat.load(SHIPPED)
+    fit = matrix.torch_npu_cann_fit("2.7.1.post4", "8.3.RC1")  # PTA 26.0.0's own list
+    assert fit.grade is compat.TorchNpuFitGrade.WINDOW
+    assert fit.source.startswith("github:Ascend/pytorch@89d88d4560c996734712e9b5585c7745f21875d2:docs/")
+    assert "saved: compat/sources/ascend-pytorch-v2.7.1-26.0.0-release_notes" in fit.source
+    assert matrix.torch_npu_cann_fit("2.9.0", "8.2.RC1").grade is compat.TorchNpuFitGrade.WINDOW  # 7.3.0's list
+    assert matrix.torch_npu_cann_fit("2.7.1", "9.0.0").grade is compat.TorchNpuFitGrade.OUTSIDE  # reported
+    assert matrix.torch_npu_cann_fit("2.7.1.post4", "9.2.0").grade is compat.TorchNpuFitGrade.UNKNOWN
+
+
+def test_a_pairing_contradiction_becomes_one_conflict_row_with_both_sources(data: Path) -> None:
+    (data / "sources" / NOTES.format("v2.9.0-26.2.0", "en")).write_text(
+        "<!-- source: https://example.invalid/v2.9.0-26.2.0/release_notes.md -->\n<!-- retrieved: 2026-12-02 -->\n"
+        "## Version Compatibility\n\n|Ascend Extension for PyTorch Version|CANN Version|-|\n|--|--|--|\n"
+        "|26.2.0|CANN 9.2.0|-|\n\n"
+        "<table><thead><tr><th>TorchNPU</th></tr><tr><th>9.1.X</th></tr></thead><tbody>"
+        "<tr><td>7.3.X</td><td>N</td></tr></tbody></table>\n",
+        encoding="utf-8",
+    )
+    update = tool.regenerate(data)
+    (conflict,) = update.conflicts
+    assert conflict.startswith("PTA 7.3.X with CANN 9.1.X: N in https://example.invalid/v2.9.0-26.2.0/")
+    assert "Y in github:Ascend/pytorch@928743e649ee25c8da47670791b2f7fee34fd3b0" in conflict
+    assert 'add      windows pta = ["26.2.0"] cann = ["9.2.0"] status = "documented"' in update.report
+    (data / "torch_npu.toml").write_text(update.torch_npu_toml, encoding="utf-8")
+    matrix = compat.load(data)
+    (window,) = [w for w in matrix.windows if w.provenance.status is Status.CONFLICT]
+    assert window.kind == "incompatible" and len(window.provenance.source) == 3  # N + the zh and en Y
+    # sources disagree: a note (unverified), neither ok nor an error
+    assert matrix.torch_npu_cann_fit("2.9.0", "9.1.0").grade is compat.TorchNpuFitGrade.UNVERIFIED
+    assert matrix.torch_npu_cann_fit("2.9.0", "9.0.0").grade is compat.TorchNpuFitGrade.WINDOW
+
+
+# --- CANN release notes in the Chinese layout -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, cann, hdks",
+    [
+        ("cann-8.5.0-release-notes.zh.txt", "8.5.0", ["25.5.X", "25.3.X", "25.2.X", "25.0.X"]),
+        ("cann-8.5.0.alpha001-release-notes.zh.txt", "8.5.0.alpha001", ["25.2.X"]),  # header cells run together
+    ],
+)
+def test_the_chinese_layout_of_a_cann_release_note(name: str, cann: str, hdks: list[str]) -> None:
+    notes = tool.parse_release_notes_zh(tool.read_saved(SHIPPED / "sources" / name).text)
+    assert notes.mapping == () and notes.compatibility == tuple((cann, hdk, True) for hdk in hdks)
+
+
+def test_the_chinese_rows_are_generated_with_their_source() -> None:
+    matrix = compat.load(SHIPPED)
+    verdict = matrix.driver_fit("8.5.0", "25.3.rc1")
+    assert verdict.fit is DriverFit.COMPATIBLE
+    assert any(
+        "saved: compat/sources/cann-8.5.0-release-notes.zh.txt" in s
+        for r in verdict.evidence
+        for s in r.provenance.source
+    )
+
+
+def test_a_chinese_note_without_its_table_is_refused() -> None:
+    with pytest.raises(SystemExit, match="no 'CANN <version> | Ascend HDK"):
+        tool.parse_release_notes_zh("CANN版本兼容性\n详见兼容性查询助手\n")
+
+
+def test_the_9_1_0_note_column_of_two_hdk_lines_reads_the_atlas_350_one() -> None:
+    notes = tool.parse_release_notes(tool.read_saved(SHIPPED / "sources" / "cann-9.1.0-release-notes.txt").text)
+    assert notes.mapping == (("9.1.0", "26.0.RC1"),)
+    assert ("9.1.X", "26.0.RC1/25.7.RC1", True) in notes.compatibility
+    matrix = compat.load(SHIPPED)
+    atlas_350 = {"applies_to": ("Atlas 350 A5",), "hdk_line": "ascend950"}
+    assert matrix.driver_fit("9.0.0", "25.7.rc1", **atlas_350).fit is DriverFit.COMPATIBLE  # type: ignore[arg-type]
+
+
+def test_the_update_names_each_row_it_adds_and_removes(data: Path) -> None:
+    _rewrite_source(data, "cann-9.1.0-release-notes.txt", "9.1.X N Y Y Y Y Y", "9.1.X N N Y Y Y Y")
+    report = tool.regenerate(data).report  # the 9.1.1 and 9.2.0 notes still say Y for 25.2.X
+    assert 'add      hdk cann = ["9.1.X"] kind = "incompatible" hdk = ["25.2.X"] status = "conflict"' in report
+    assert (
+        'add      hdk cann = ["9.1.X"] kind = "compatible" hdk = ["25.3.X", "25.5.X", "26.0.RC1"] status = "documented"'
+        in report
+    )
+    assert any(line.startswith('remove   hdk cann = ["9.1.X"] kind = "compatible" hdk = ["25.2.X",') for line in report)
+    assert any(line.startswith("conflict CANN 9.1.X with HDK 25.2.X: Y in ") for line in report)
+
+
+def test_a_family_row_and_a_release_row_that_disagree_are_one_conflict(data: Path) -> None:
+    # "9.1.X: Y" in the 9.1.x/9.2.0 notes; a later note that says "9.1.0: N" for HDK 25.3.X
+    (data / "sources" / "cann-9.3.0-release-notes.txt").write_text(
+        "# source: https://example.invalid/9.3.0/release-notes.md\n# retrieved: 2026-12-02\n"
+        "CANN and Ascend HDK Version Compatibility\nCANN Driver Version (Ascend HDK)\n25.3.x\n9.1.0 N\n",
+        encoding="utf-8",
+    )
+    update = tool.regenerate(data)
+    assert any(c.startswith("CANN 9.1.0 with HDK 25.3.X: Y in ") for c in update.conflicts)
+    assert any(c.startswith("CANN 9.1.X with HDK 25.3.X: Y in ") and "example.invalid" in c for c in update.conflicts)
+    (data / "cann.toml").write_text(update.cann_toml, encoding="utf-8")
+    verdict = compat.load(data).driver_fit("9.1.0", "25.3.rc1")
+    assert {r.provenance.status for r in verdict.evidence} == {Status.CONFLICT}
+
+
+# --- per-chip ops packages --------------------------------------------------------------------------
+
+
+def test_the_conda_listing_names_each_chips_ops_package_of_a_release() -> None:
+    found = tool.parse_conda_listing(tool.read_saved(SHIPPED / "sources" / tool.CONDA_LISTING).text)
+    assert ("9.0.0", "ascend950", "Ascend-cann-950-ops") in found
+    assert ("9.0.0", "ascend910_93", "Ascend-cann-A3-ops") in found  # cann-a3-ops
+    assert ("9.0.0", "ascend310b", "Ascend-cann-310b-ops") in found
+    assert len(found) == 6  # the 8.5.0.alpha002 kernels packages name no release
+
+
+def test_ops_package_rows_are_generated_with_their_source() -> None:
+    matrix = compat.load(SHIPPED)
+    (row,) = [p for p in matrix.ops_packages if p.compute_unit == "ascend950"]
+    assert (
+        str(row.cann) == "9.0.0" and "saved: compat/sources/conda-ascend-channel-listing.md" in row.provenance.source[0]
+    )
+
+
+def test_an_ops_package_of_an_unknown_chip_is_refused() -> None:
+    with pytest.raises(SystemExit, match="cann-960-ops names a chip without a known compute unit"):
+        tool.parse_conda_listing("| cann-960-ops | 9.3.0 | MetaData package | Dec 1, 2026 | — |\n")
+
+
+# --- MindIE version tables ------------------------------------------------------------------------------
+
+
+def test_the_mindie_release_table_pairs_cann_with_pta() -> None:
+    pairings = tool.parse_mindie(tool.read_saved(SHIPPED / "sources" / "mindie-26.0.0-release.md").text)
+    assert pairings == [
+        tool.Pairing("7.3.0", "8.5.1", True),
+        tool.Pairing("7.3.0", "8.5.0", True),
+        tool.Pairing("7.2.0", "8.3.RC2", True),
+        tool.Pairing("7.1.0", "8.2.RC2", True),
+    ]
+
+
+def test_the_mindie_install_guide_one_value_per_line() -> None:
+    pairings = tool.parse_mindie(tool.read_saved(SHIPPED / "sources" / "mindie-2.3.0-instg_0094.en.txt").text)
+    assert pairings == [tool.Pairing("7.2.0", "8.5.0", True), tool.Pairing("7.3.0", "8.5.0", True)]
+
+
+def test_mindie_pairs_are_documented_with_their_source() -> None:
+    # issue #22: "the same for MindIE's own version mapping (CANN 8.5.0 with PTA 7.2.0)"
+    fit = compat.load(SHIPPED).torch_npu_cann_fit("2.1.0.post17", "8.5.0")  # PTA 7.2.0
+    assert fit.grade is compat.TorchNpuFitGrade.WINDOW and "mindie-2.3.0-instg_0094.en.txt" in fit.source
+
+
+def test_a_mindie_text_without_its_table_is_refused() -> None:
+    with pytest.raises(SystemExit, match="MindIE table: no MindIE"):
+        tool.parse_mindie("MindIE\n\nsomething else\n")

@@ -3,11 +3,14 @@ the recorded captures (values read by eye from the corpus files)."""
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 
 import pytest
 
 from ascenv import proc
+from tests.cli_helpers import run_cli
 from tests.fixture_hosts import HOST_NAMES, build_host
 
 
@@ -152,3 +155,22 @@ def test_files_are_the_captures(tmp_path):
         .startswith("export LD_LIBRARY_PATH=/usr/local/Ascend/driver/lib64:")
     )
     assert host.environ["ASCEND_OPP_PATH"] == "/usr/local/Ascend/ascend-toolkit/latest/opp"
+
+
+# --- the Atlas 350 (Ascend 950PR), constructed: doctor end to end --------------------------------------
+
+
+def test_doctor_on_an_atlas_350_without_its_ops_package_names_the_package(tmp_path):
+    host = build_host("atlas350-cann910", tmp_path)
+    argv = ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"]
+    code, out, err = run_cli(argv, dict(host.environ, HOME="/root"))
+    findings = {(f["id"], f["severity"]): f for f in json.loads(out)["findings"]}
+    errors = sorted(key[0] for key in findings if key[1] == "error")
+    assert code == 1 and errors == ["ASC-KERNELS-SOC"], (errors, err)
+    missing = findings[("ASC-KERNELS-SOC", "error")]
+    assert missing["title"] == "CANN 9.1.0 has no kernels for ascend950"
+    assert missing["fix"] == "./Ascend-cann-950-ops_9.1.0_linux-aarch64.run --install"
+    # its own HDK line: 25.7.RC1 is the Atlas 350 driver of CANN 9.1.0, never "install HDK 26.0.RC1"
+    driver = findings[("ASC-CANN-DRIVER", "ok")]
+    assert driver["title"].startswith("CANN 9.1.0 with driver 25.7.rc1: ")
+    assert not any("26.0.RC1" in f.get("fix", "") for f in findings.values())

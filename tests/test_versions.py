@@ -13,6 +13,8 @@ from ascenv.versions import (
     AscendVersion,
     ProductLine,
     VersionRange,
+    canonical,
+    covers,
     parse_range_list,
     python_version,
     specifier_contains,
@@ -394,3 +396,27 @@ def test_sorting_any_subset_keeps_the_documented_order(texts: list) -> None:
 )
 def test_release_target_maps_a_cann_label_to_its_release(label: str, release: str) -> None:
     assert AscendVersion.parse(label, line=ProductLine.CANN).release_target().raw == release
+
+
+@pytest.mark.parametrize(
+    "text, line, spelled",
+    [
+        ("8.3.rc1", ProductLine.CANN, "8.3.RC1"),
+        ("9.0.0-beta.2", ProductLine.CANN, "9.0.0.beta2"),
+        ("9.1.x", ProductLine.CANN, "9.1.X"),
+        ("26.0.RC1", ProductLine.DRIVER, "26.0.RC1"),
+        ("25.7.rc1.6", ProductLine.DRIVER, "25.7.RC1.6"),
+        ("7.3.X", ProductLine.PTA, "7.3.X"),
+    ],
+)
+def test_canonical_spelling_is_one_per_version(text: str, line: ProductLine, spelled: str) -> None:
+    assert canonical(text, line=line) == spelled
+    if not spelled.endswith(".X"):  # the canonical spelling reads back as the same version
+        assert AscendVersion.parse(spelled, line=line) == AscendVersion.parse(text, line=line)
+
+
+def test_a_family_covers_its_releases_not_the_reverse() -> None:
+    assert covers("9.1.X", "9.1.0", line=ProductLine.CANN) and covers("9.1.X", "9.1.x", line=ProductLine.CANN)
+    assert not covers("9.1.0", "9.1.X", line=ProductLine.CANN)
+    assert not covers("9.1.X", "9.10.0", line=ProductLine.CANN)  # a prefix of digits is not a family
+    assert covers("8.3.RC1", "8.3.rc1", line=ProductLine.CANN)

@@ -77,11 +77,9 @@ def device_socs(snap: Snapshot, matrix: Any) -> tuple[DeviceSoc, ...]:
         chip_name = board.fields.get("Chip Name") if board else None
         npu_name = board.fields.get("NPU Name") if board else None
         row = matrix.soc_for_npu_smi(chip.name, board_chip_name=chip_name, board_npu_name=npu_name) if matrix else None
-        soc = (
-            row.soc_version
-            if row
-            else soc_version_for_npu_smi(chip.name, board_chip_name=chip_name, board_npu_name=npu_name)
-        )
+        # the ATC target comes from the name rule only: a row found by its npu-smi name (Ascend950PR)
+        # gives the compute unit, not the suffixed SoC the board info would give
+        soc = soc_version_for_npu_smi(chip.name, board_chip_name=chip_name, board_npu_name=npu_name)
         entry = DeviceSoc(chip.name, soc, row.compute_unit if row else None, snap.npu.source or "npu-smi info")
         found.setdefault((entry.soc_version, entry.compute_unit, entry.name), entry)
     if matrix is not None and not any(e.compute_unit for e in found.values()):
@@ -105,6 +103,12 @@ def hdk_context(snap: Snapshot, matrix: Any) -> tuple[tuple[str, ...], Optional[
     """What HDK rules apply here: compute units and card names, and the HDK numbering line."""
     units = {s.compute_unit for s in device_socs(snap, matrix) if s.compute_unit}
     cards = {b.product_name for b in snap.npu.boards if b.product_name}
+    if matrix is not None:  # the PCI card model (0xd806/0x4003: "Atlas 350 A5", ascend-deployer's card_map)
+        for function in npu_functions(snap.devices.pci):
+            match = matrix.card_for_pci(
+                function.device, function.subsystem_vendor, function.subsystem_device, arch=snap.host.arch
+            )
+            cards |= {match.card} if match.card else set()
     return tuple(sorted(units | cards)), ("ascend950" if "ascend950" in units else None)
 
 

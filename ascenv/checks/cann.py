@@ -113,7 +113,8 @@ _FIT_SEVERITY = {
     "newer-than-matched": Severity.INFO,
     "unknown": Severity.INFO,
     "older-than-matched": Severity.WARN,
-    "not-listed": Severity.WARN,
+    "not-listed": Severity.INFO,  # the table names other HDKs: it says nothing about this one
+    "newer-than-data": Severity.INFO,
     "below-minimum": Severity.ERROR,
     "incompatible": Severity.ERROR,
 }
@@ -124,7 +125,8 @@ _FIT_WORDS = {
     "newer-than-matched": "newer than the HDK released with it; no list says yes or no",
     "unknown": "no HDK data for this CANN",
     "older-than-matched": "older than the HDK released with it",
-    "not-listed": "not in Huawei's compatibility list for it",
+    "not-listed": "not named by Huawei's compatibility list for it (not documented either way)",
+    "newer-than-data": "newer than every HDK in the compatibility data (not documented yet)",
     "below-minimum": "below the documented minimum",
     "incompatible": "explicitly incompatible",
 }
@@ -139,8 +141,10 @@ Each CANN release ships with an HDK (driver + firmware) release ("matched", from
 required_soft and the release notes); Huawei also publishes compatibility lists and, from CANN
 8.5, minimums: 8.5.x/9.0.x need HDK >= 25.0.X, 9.1.x needs >= 25.2.X (25.0.X is explicitly "N").
 Below a documented minimum or explicitly incompatible is an error; older than the matched HDK
-(no minimum documented before 8.5) or not in a published list is a warning; newer than matched
-with no list is a note (data: compat/cann.toml, each row with its release note).
+(no minimum documented before 8.5) is a warning; newer than matched
+with no list is a note; a driver the published list does not name, or newer than every HDK in
+the data, is a note too (not documented is never a downgrade advice). Data: compat/cann.toml,
+each row with its release note.
 """,
 )
 def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -173,6 +177,9 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         as_of = getattr(matrix, "as_of", "")
         if fit == "unknown" and not rules:
             found = _no_hdk_data(matrix, install.version or "?", driver, as_of)
+        elif severity is Severity.INFO and fit in ("not-listed", "newer-than-data"):
+            found = f"driver {driver} is {_FIT_WORDS[fit]} (data as of {as_of}); documented for CANN "
+            found += f"{install.version}: HDK {hdk or '-'}"
         else:
             found = f"driver {driver} is {_FIT_WORDS[fit]}" + (f" ({hdk})" if hdk else "")
         found += f"; the source marks this {'/'.join(soft)}" if soft else ""
@@ -185,7 +192,8 @@ def cann_driver(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         rules_here = matrix.hdk_rules_for(install.version, applies_to=context, hdk_line=hdk_line)
         listed = [t for r in rules_here if r.kind.value in ("matched", "compatible") for t in r.hdk_text]
         floors = [t for r in rules_here if r.kind.value == "minimum" for t in r.hdk_text]
-        matched = [r.hdk_text[0] for r in rules_here if r.kind.value == "matched"]
+        # several sources may pair an HDK with the release (its note, a bundle): the oldest is enough
+        matched = [r.hdk_text[0] for r in sorted(rules_here, key=lambda r: r.floor) if r.kind.value == "matched"]
         allowed = [v.cann.raw for v in matrix.cann_for_driver(driver, applies_to=context, hdk_line=hdk_line)]
         upgrade = (
             f"install the HDK {matched[0]} (driver, then firmware) released with CANN {install.version}"

@@ -22,13 +22,10 @@ from ascenv.versions import ProductLine
 
 
 def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str, bool]]:
-    """(package name, documented?) for a compute unit in this CANN release, if the matrix knows."""
-    release = (
-        matrix.cann_release(install.version)
-        if matrix is not None and parse(install.version, ProductLine.CANN)
-        else None
-    )
-    found = release.package_for(unit) if release else None
+    """(package name, documented?) for a compute unit in this CANN release, if the matrix knows:
+    the release's own row, else the name an older release of the same packaging gives (inferred)."""
+    version = parse(install.version, ProductLine.CANN) if matrix is not None else None
+    found = matrix.ops_package(version, unit) if version is not None and not version.is_test_build else None
     return (found[0], found[1].value == "documented") if found else None
 
 
@@ -42,7 +39,10 @@ up to 8.3, Ascend-cann-<chip>-ops from 8.5, mandatory there) installed into
 opp/built-in/op_impl/ai_core/tbe/kernel/<compute unit>. Without it torch_npu fails with "please
 check if the opp_kernel package is installed" (https://github.com/vllm-project/vllm-ascend/issues/237);
 ascend-deployer checks the same directory. Package names per CANN release and compute unit come
-from compat/cann.toml.
+from compat/cann.toml (release notes, the ascend conda channel's cann-<chip>-ops listing: 910,
+910b, A3, 310p, 310b, 950); a release the data does not list gets the name its neighbours of the
+same packaging give, marked inferred. The Ascend 950 (npu-smi Ascend950PR/Ascend950DT, PCI
+0xd806) needs Ascend-cann-950-ops, the 310B Ascend-cann-310b-ops.
 """,
 )
 def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:

@@ -175,10 +175,10 @@ def torch_pair(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
 _GRADE = {
     "validated": (Severity.OK, "the validated pair"),
     "unverified": (Severity.INFO, "a pair the sources give as inferred or conflicting"),
-    "window": (Severity.WARN, "inside a published compatibility window, not the validated pair"),
+    "window": (Severity.OK, "paired with it in a published table"),
     "newer-than-data": (Severity.INFO, "newer than the compatibility data"),
-    "unknown": (Severity.INFO, "not paired with it in any published table"),
-    "outside": (Severity.ERROR, "outside every published pairing"),
+    "unknown": (Severity.INFO, "not documented either way"),
+    "outside": (Severity.ERROR, "documented incompatible"),
 }
 
 
@@ -190,13 +190,15 @@ _GRADE = {
 Each torch_npu release line is built and validated against one CANN (the COMPATIBILITY table of
 github:Ascend/pytorch); Huawei also publishes wider windows (PTA 6.0.0–7.2.0 with CANN
 8.0.RC2…8.3.RC1, hiascend Pytorch/720 releasenote_0005; TorchNPU 7.3.X/26.0.X/26.1.X with CANN
-8.5.X/9.0.X/9.1.X; MindIE bundles such as CANN 8.3.RC2 with PTA 7.2.0). Grades say what is
-published: the validated pair is ok; inside a window, a warning; a CANN whose published pairings
-name other torch_npu lines, an error (torch_npu does not check this at import: mismatches surface
-later as `undefined symbol`, e.g. torch_npu 2.7.1 on CANN 9.0.0: MsprofSysCycleTime,
-triton-ascend#326). When nothing is published for the torch_npu (a new release) or for the CANN,
-or the CANN is newer than the data, it is a note naming the nearest documented pairings and the
-data's date. A pre-release label of 8.5 and later (9.0.0-beta.2) is read as its release.
+8.5.X/9.0.X/9.1.X; the release notes of each branch, section 版本兼容性说明; MindIE bundles such
+as CANN 8.3.RC2 with PTA 7.2.0). Grades say what is published: the validated pair and a pair a
+published table lists are ok; a pair documented incompatible (an explicit N, or a reported
+failure: torch_npu 2.7.1 on CANN 9.0.0 fails with `undefined symbol MsprofSysCycleTime`,
+triton-ascend#326; torch_npu does not check this at import) is an error. A pair no table names
+is not documented either way (a table that lists some CANN says nothing about the others): a
+note naming the data's date and the nearest documented pairings, as is a CANN or torch_npu newer
+than the data. A pre-release label of 8.5 and later (9.0.0-beta.2) is read as its release, a
+post-release (2.12.0.post4) as a release of its line.
 """,
 )
 def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -247,34 +249,54 @@ def torch_cann(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
 def _found(fit: Any, cann: str, words: str, as_of: str) -> str:
     row, grade = fit.release, fit.grade.value
     nearest = ", ".join(fit.nearest)
-    if grade == "unknown" and row.cann is None and not fit.window:
-        if fit.nearest and fit.nearest[0].startswith("torch_npu"):
-            return (
-                f"no pairing published for torch_npu {row.text} yet (compatibility data as of {as_of}); "
-                f"the nearest documented are {nearest}"
-            )
+    if grade == "unknown" and fit.nearest and fit.nearest[0].startswith("torch_npu"):
+        return (
+            f"no pairing published for torch_npu {row.text} yet (compatibility data as of {as_of}); "
+            f"the nearest documented are {nearest}"
+        )
     if grade in ("unknown", "newer-than-data"):
         newer = f"CANN {cann} is newer than every release in the compatibility data (as of {as_of})"
-        head = newer if grade == "newer-than-data" else f"no pairing published for CANN {cann} yet (data as of {as_of})"
+        head = (
+            newer
+            if grade == "newer-than-data"
+            else f"no published table pairs torch_npu {row.text} with CANN {cann} (data as of {as_of})"
+        )
         return f"{head}; torch_npu {row.text} is documented with {nearest or 'no CANN'}"
+    if grade == "outside":
+        found = f"torch_npu {row.text} on CANN {cann} is {words} ({fit.source})"
+        return found + (f"; its published pairings: {nearest}" if nearest else "")
     found = f"torch_npu {row.text} was validated with CANN {row.cann or 'unknown'}; CANN {cann} is {words}"
     if fit.window is not None:
         found += f" ({fit.window.provenance.source[0]})"
-    elif grade == "outside" and nearest:
-        found += f"; its published pairings: {nearest}"
     return found
 
 
 def _not_in_data(matrix: Any, npu: str) -> str:
-    """Why a torch_npu has no row: newer than the data, or a source/daily/private build."""
+    """Why a torch_npu has no row: newer than the data, a release of a known line that the data
+    does not list yet (2.12.0.post4 is a post-release of 2.12.0, PEP 440), or a daily/source build."""
     newest = matrix.newest_torch_npu() if hasattr(matrix, "newest_torch_npu") else None
+    public, label = split_local(npu)
     try:
-        newer = newest is not None and python_version(split_local(npu)[0]) > newest.version
+        version = python_version(public)
     except InvalidVersion:
-        newer = False
-    if newer and newest is not None:
+        return f"torch_npu {npu} is not in compat/torch_npu.toml (not a release version)"
+    as_of = getattr(matrix, "as_of", "")
+    line = tuple(
+        r
+        for r in matrix.torch_npu_releases
+        if r.version.release == version.release and r.cann is not None and not r.version.is_prerelease
+    )
+    if version.is_devrelease:
+        return f"torch_npu {npu} is a daily build: no pairing is published for dailies"
+    if line and not label:
+        pairs = ", ".join(dict.fromkeys(f"{r.text} with CANN {r.cann}" for r in line[:3]))
         return (
-            f"torch_npu {npu} is newer than the compatibility data (as of {matrix.as_of}; newest row "
+            f"torch_npu {npu} is a release of the {line[0].torch} line not in the compatibility data (as of "
+            f"{as_of}): no pairing is known for it yet; that line is documented as {pairs}"
+        )
+    if newest is not None and version > newest.version:
+        return (
+            f"torch_npu {npu} is newer than the compatibility data (as of {as_of}; newest row "
             f"{newest.text}): no pairing is known yet"
         )
     return f"torch_npu {npu} is not in compat/torch_npu.toml (a source, daily or private build?)"
@@ -337,18 +359,18 @@ def suggest_torch_npu(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         and (python is None or python in r.python_for(arch))
     ]
     newest = max(validated, key=lambda r: r.version, default=None)
+    # Advice, not a verdict: nothing documented is a note (ASC-TORCH-CANN grades the installed one).
     yield finding(
         "ASC-TORCH-SUGGEST",
-        Severity.WARN,
-        f"no torch_npu on PyPI fits torch {torch} with CANN {install.version}",
+        Severity.INFO,
+        f"no torch_npu on PyPI is documented for torch {torch} with CANN {install.version}",
         found=f"torch_npu validated with CANN {install.version}: "
         + (
-            ", ".join(sorted({f"{r.text} (torch {r.torch})" for r in validated})) or "none on PyPI for this Python/arch"
+            ", ".join(sorted({f"{r.text} (torch {r.torch})" for r in validated}))
+            or f"none documented (compatibility data as of {getattr(matrix, 'as_of', '')})"
         ),
         expected=f"a torch_npu release for torch {torch}",
-        fix=_pip(newest.pip_requirements(arch))
-        if newest
-        else "choose a CANN release with a torch_npu for this torch (ascenv explain ASC-TORCH-CANN)",
+        fix=_pip(newest.pip_requirements(arch)) if newest else "",
     )
 
 

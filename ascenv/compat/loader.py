@@ -18,6 +18,7 @@ from ascenv.compat.model import (
     CompilerVersion,
     HdkKind,
     HdkRule,
+    OpsPackage,
     PciCard,
     PciDevice,
     Provenance,
@@ -54,6 +55,7 @@ def load(directory: Optional[Path] = None) -> Matrix:
         cann_releases=cann.rows("releases", _cann_release),
         hdk_rules=cann.rows("hdk", _hdk_rule),
         compilers=cann.rows("compiler", _compiler),
+        ops_packages=cann.rows("ops_packages", _ops_package),
         torch_npu_releases=torch_npu.rows("releases", _torch_npu_release),
         windows=torch_npu.rows("windows", _window),
         pypi=_pypi(torch_npu.sub("pypi")),
@@ -283,6 +285,15 @@ def _hdk_rule(row: TableReader) -> HdkRule:
     )
 
 
+def _ops_package(row: TableReader) -> OpsPackage:
+    return OpsPackage(
+        cann=row.version("cann", ProductLine.CANN),
+        compute_unit=row.string("compute_unit"),
+        package=row.string("package"),
+        provenance=row.provenance(),
+    )
+
+
 def _compiler(row: TableReader) -> CompilerVersion:
     return CompilerVersion(
         cann=row.version("cann", ProductLine.CANN),
@@ -312,11 +323,18 @@ def _torch_npu_release(row: TableReader) -> TorchNpuRelease:
 
 
 def _window(row: TableReader) -> CompatWindow:
+    kind = row.string("kind", required=False) or "compatible"
+    if kind not in ("compatible", "incompatible"):
+        raise row.fail("kind", f"expected compatible or incompatible, found {kind!r}")
     return CompatWindow(
         pta=row.patterns("pta", ProductLine.PTA),
         cann=row.patterns("cann", ProductLine.CANN),
         provenance=row.provenance(),
         cann_text=row.strings("cann"),
+        kind=kind,
+        torch_npu=tuple(
+            row.parsed(f"torch_npu[{i}]", lambda t=t: python_version(t)) for i, t in enumerate(row.strings("torch_npu"))
+        ),
     )
 
 
@@ -384,15 +402,20 @@ def _pci_card(row: TableReader) -> PciCard:
 def _check_references(matrix: Matrix, folder: str) -> None:
     """Cross-file facts a typo would break: compute units name a known SoC family, and every
     torch_npu version PyPI lists has a row."""
-    units = {s.compute_unit for s in matrix.socs} | {"ascend950"}
-    for i, release in enumerate(matrix.cann_releases):
-        for key in ("chips", "packages", "packages_inferred"):
-            for unit in getattr(release, key):
-                if unit not in units:
-                    raise DataFileError(
-                        f"{folder}/cann.toml: releases[{i}].{key}: unknown compute unit {unit!r}; "
-                        f"expected one of {', '.join(sorted(units))}"
-                    )
+    units = {s.compute_unit for s in matrix.socs}
+    named = [
+        (f"releases[{i}].{key}", unit)
+        for i, release in enumerate(matrix.cann_releases)
+        for key in ("chips", "packages", "packages_inferred")
+        for unit in getattr(release, key)
+    ]
+    named += [(f"ops_packages[{i}].compute_unit", p.compute_unit) for i, p in enumerate(matrix.ops_packages)]
+    for where, unit in named:
+        if unit not in units:
+            expected = ", ".join(sorted(units))
+            raise DataFileError(
+                f"{folder}/cann.toml: {where}: unknown compute unit {unit!r}; expected one of {expected}"
+            )
     rows = {r.version for r in matrix.torch_npu_releases}
     for i, text in enumerate(matrix.pypi.versions):
         if python_version(text) not in rows:

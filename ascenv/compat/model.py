@@ -77,6 +77,16 @@ class CannRelease:
         return None
 
 
+@dataclass(frozen=True)
+class OpsPackage:
+    """A per-chip kernels/ops package a source lists for a CANN release (the conda channel)."""
+
+    cann: AscendVersion
+    compute_unit: str
+    package: str
+    provenance: Provenance
+
+
 class HdkKind(str, enum.Enum):
     MATCHED = "matched"  # shipped/installed together with the CANN: recommended
     COMPATIBLE = "compatible"  # in Huawei's compatibility list
@@ -163,14 +173,22 @@ class TorchNpuRelease:
 
 @dataclass(frozen=True)
 class CompatWindow:
-    """PTA releases declared compatible with a set of CANN releases (wider than the 1:1 table)."""
+    """One row of a published pairing table: PTA releases (or, where a report names them, single
+    torch_npu versions of a PTA) and the CANN columns the row marks. ``kind`` "compatible" is a Y
+    (or a listed CANN), "incompatible" an explicit N or a documented failure. A CANN the row does
+    not name is not documented, never incompatible: a table that lists some columns says nothing
+    about the others."""
 
     pta: tuple[VersionRange, ...]
     cann: tuple[VersionRange, ...]
     provenance: Provenance
     cann_text: tuple[str, ...] = ()  # as written ("8.5.X"), for messages
+    kind: str = "compatible"  # compatible | incompatible
+    torch_npu: tuple[Version, ...] = ()  # empty: every torch_npu of the PTA
 
-    def covers(self, pta: AscendVersion, cann: AscendVersion) -> bool:
+    def covers(self, pta: AscendVersion, cann: AscendVersion, torch_npu: Optional[Version] = None) -> bool:
+        if self.torch_npu and torch_npu not in self.torch_npu:
+            return False
         return self.covers_pta(pta) and self.covers_cann(cann)
 
     def covers_pta(self, pta: AscendVersion) -> bool:
@@ -238,7 +256,8 @@ class DriverFit(str, enum.Enum):
     KNOWN_WORKING = "known-working"  # paired in an install guide
     NEWER_THAN_MATCHED = "newer-than-matched"  # no list says yes or no
     OLDER_THAN_MATCHED = "older-than-matched"  # warn
-    NOT_LISTED = "not-listed"  # a compatibility list exists and does not name it
+    NOT_LISTED = "not-listed"  # a compatibility list exists and does not name it (not documented: info)
+    NEWER_THAN_DATA = "newer-than-data"  # newer than every HDK the data knows (info)
     BELOW_MINIMUM = "below-minimum"  # error
     INCOMPATIBLE = "incompatible"  # error: explicitly "N"
     UNKNOWN = "unknown"  # no data for this CANN
@@ -260,10 +279,10 @@ class TorchNpuFitGrade(str, enum.Enum):
 
     VALIDATED = "validated"  # the documented 1:1 pair (ok)
     UNVERIFIED = "unverified"  # the pair exists but is INFERRED or CONFLICT (report softly)
-    WINDOW = "window"  # inside a published compatibility window, not the 1:1 pair (warn)
+    WINDOW = "window"  # in a published pairing table, not the 1:1 pair (ok: documented compatible)
     NEWER_THAN_DATA = "newer-than-data"  # the CANN is newer than every release the data knows (info)
-    UNKNOWN = "unknown"  # no pairing published for this torch_npu, or for this CANN (info)
-    OUTSIDE = "outside"  # this CANN's published pairings name other torch_npu lines (error)
+    UNKNOWN = "unknown"  # no table documents this pair either way (info)
+    OUTSIDE = "outside"  # documented incompatible: an explicit N or a reported failure (error)
 
 
 @dataclass(frozen=True)

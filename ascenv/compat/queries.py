@@ -18,6 +18,7 @@ from ascenv.compat.model import (
     DriverVerdict,
     HdkKind,
     HdkRule,
+    OpsPackage,
     PciCard,
     PciDevice,
     PciMatch,
@@ -51,6 +52,7 @@ class Matrix:
     pci_devices: tuple[PciDevice, ...]
     pci_cards: tuple[PciCard, ...]
     as_of: str = ""  # the day the rows were last compared with their sources (the oldest file's)
+    ops_packages: tuple[OpsPackage, ...] = ()
 
     # CANN ------------------------------------------------------------------------------------
 
@@ -58,6 +60,28 @@ class Matrix:
         """The release row; a community ``.betaN`` label finds its commercial release."""
         wanted = _cann(version).commercial()
         return next((r for r in self.cann_releases if r.version == wanted), None)
+
+    def ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status]]:
+        """The kernels/ops package of a compute unit for a CANN release: the release row's, else a
+        package listing's (``[[ops_packages]]``), else (INFERRED) the name the nearest release of
+        the same packaging gives it, older first (from 8.5 on Ascend-cann-<chip>-ops, before that
+        Ascend-cann-kernels-<chip>: CANN 8.5.0 release note)."""
+        wanted = _cann(cann).commercial()
+        release = self.cann_release(wanted)
+        found = release.package_for(compute_unit) if release else None
+        if found:
+            return found
+        listed = next((p for p in self.ops_packages if p.cann == wanted and p.compute_unit == compute_unit), None)
+        if listed is not None:
+            return listed.package, listed.provenance.status
+        same_scheme = [r for r in self.cann_releases if (r.version.release >= (8, 5)) == (wanted.release >= (8, 5))]
+        older = sorted((r for r in same_scheme if r.version < wanted), key=lambda r: r.version, reverse=True)
+        newer = sorted((r for r in same_scheme if r.version > wanted), key=lambda r: r.version)
+        for other in older + newer:
+            named = other.package_for(compute_unit)
+            if named:
+                return named[0], Status.INFERRED
+        return None
 
     def compiler_version(self, cann: str | AscendVersion) -> Optional[CompilerVersion]:
         wanted = _cann(cann)
@@ -70,11 +94,11 @@ class Matrix:
         """The HDK rules about one CANN that apply to this machine: same HDK line, and either
         general or limited to one of ``applies_to`` (compute unit, product names)."""
         wanted = _cann(cann).commercial()
-        context = set(applies_to)
+        context = tuple(applies_to)
         return tuple(
             r
             for r in self.hdk_rules
-            if r.hdk_line == hdk_line and r.covers_cann(wanted) and (not r.applies_to or context & set(r.applies_to))
+            if r.hdk_line == hdk_line and r.covers_cann(wanted) and (not r.applies_to or _names(r.applies_to, context))
         )
 
     def driver_fit(
@@ -110,6 +134,9 @@ class Matrix:
         ):
             if of(kind):
                 return verdict(fit, of(kind))
+        if self._newer_than_every_hdk(driver_v, hdk_line):
+            # a driver released after the data: no table could name it (info, never a downgrade)
+            return verdict(DriverFit.NEWER_THAN_DATA, of(HdkKind.COMPATIBLE, containing=False))
         if of(HdkKind.COMPATIBLE, containing=False):
             return verdict(DriverFit.NOT_LISTED, of(HdkKind.COMPATIBLE, containing=False))
         matched = of(HdkKind.MATCHED, containing=False)
@@ -117,6 +144,13 @@ class Matrix:
             older = driver_v < min(r.floor for r in matched)
             return verdict(DriverFit.OLDER_THAN_MATCHED if older else DriverFit.NEWER_THAN_MATCHED, matched)
         return verdict(DriverFit.UNKNOWN, rules)
+
+    def _newer_than_every_hdk(self, driver: AscendVersion, hdk_line: Optional[str]) -> bool:
+        """True when the driver is above every HDK any rule of its line names."""
+        ranges = [r for rule in self.hdk_rules if rule.hdk_line == hdk_line for r in rule.hdk]
+        if not ranges or any(r.contains(driver) for r in ranges):
+            return False
+        return all(r.upper is not None and driver > r.upper for r in ranges)
 
     def cann_for_driver(
         self, driver: str | AscendVersion, *, applies_to: Iterable[str] = (), hdk_line: Optional[str] = None
@@ -178,41 +212,45 @@ class Matrix:
         return tuple(fits)
 
     def _grade(self, row: TorchNpuRelease, cann: AscendVersion) -> TorchNpuFit:
-        """Grade what is published, and only that. A pair is "outside" only when pairings are
-        published for both sides and this CANN's name other torch_npu lines (torch_npu 2.7.1 on
-        CANN 9.0.0 fails with an undefined symbol, triton-ascend#326); when nothing is published
-        for the torch_npu or for the CANN, the grade says so instead of failing."""
+        """Grade what is published, and only that. The 1:1 pair is validated; a row of a pairing
+        table that names this CANN is documented compatible (WINDOW); an explicit N or a reported
+        failure is OUTSIDE (torch_npu 2.7.1 on CANN 9.0.0: undefined symbol MsprofSysCycleTime,
+        triton-ascend#326). A CANN no row names is not documented (a table that lists some CANN
+        columns says nothing about the others): UNKNOWN, or NEWER_THAN_DATA, never an error.
+        Rows whose sources disagree (CONFLICT) or are INFERRED grade UNVERIFIED."""
         if row.cann is not None and row.cann.release_target() == cann:
             documented = row.provenance.status is Status.DOCUMENTED
             grade = TorchNpuFitGrade.VALIDATED if documented else TorchNpuFitGrade.UNVERIFIED
             return TorchNpuFit(row, grade, cann=cann)
-        if row.pta is not None:
-            window = next((w for w in self.windows if w.covers(row.pta, cann)), None)
-            if window is not None:
-                return TorchNpuFit(row, TorchNpuFitGrade.WINDOW, window, cann=cann)
+        said = [w for w in self.windows if row.pta is not None and w.covers(row.pta, cann, row.version)]
+        for kind, grade in (("incompatible", TorchNpuFitGrade.OUTSIDE), ("compatible", TorchNpuFitGrade.WINDOW)):
+            window = next((w for w in said if w.kind == kind), None)
+            if window is None:
+                continue
+            sure = window.provenance.status is Status.DOCUMENTED and len({w.kind for w in said}) == 1
+            return TorchNpuFit(row, grade if sure else TorchNpuFitGrade.UNVERIFIED, window, cann=cann)
         has_pairing = row.cann is not None or (row.pta is not None and any(w.covers_pta(row.pta) for w in self.windows))
-        if not has_pairing:
-            return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN, cann=cann, nearest=self._nearest_rows(row))
-        if not self._cann_has_pairings(cann):
-            newest = max((r.version for r in self.cann_releases), default=None)
-            grade = (
-                TorchNpuFitGrade.NEWER_THAN_DATA if newest is not None and cann > newest else TorchNpuFitGrade.UNKNOWN
-            )
-            return TorchNpuFit(row, grade, cann=cann, nearest=self._pairings_of(row))
-        return TorchNpuFit(row, TorchNpuFitGrade.OUTSIDE, cann=cann, nearest=self._pairings_of(row))
-
-    def _cann_has_pairings(self, cann: AscendVersion) -> bool:
-        if any(w.covers_cann(cann) for w in self.windows):
-            return True
-        return any(r.cann is not None and r.cann.release_target() == cann for r in self.torch_npu_releases)
+        newest = max((r.version for r in self.cann_releases), default=None)
+        if newest is not None and cann > newest:
+            return TorchNpuFit(row, TorchNpuFitGrade.NEWER_THAN_DATA, cann=cann, nearest=self._pairings_of(row))
+        nearest = self._pairings_of(row) if has_pairing else self._nearest_rows(row)
+        return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN, cann=cann, nearest=nearest)
 
     def _pairings_of(self, row: TorchNpuRelease) -> tuple[str, ...]:
         """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA."""
         found = [f"CANN {row.cann} ({'validated' if row.provenance.status is Status.DOCUMENTED else 'inferred'})"]
         found = found if row.cann is not None else []
-        for w in self.windows:
-            if row.pta is not None and w.covers_pta(row.pta):
-                found.append("CANN " + "/".join(w.cann_text) + " (window)")
+        listed = dict.fromkeys(
+            text
+            for w in self.windows
+            if row.pta is not None
+            and w.kind == "compatible"
+            and w.covers_pta(row.pta)
+            and (not w.torch_npu or row.version in w.torch_npu)
+            for text in w.cann_text
+        )
+        if listed:
+            found.append("CANN " + "/".join(listed) + " (published tables)")
         return tuple(dict.fromkeys(found))
 
     def _nearest_rows(self, row: TorchNpuRelease, count: int = 3) -> tuple[str, ...]:
@@ -240,9 +278,13 @@ class Matrix:
     def soc_for_npu_smi(
         self, name: str, *, board_chip_name: Optional[str] = None, board_npu_name: Optional[str] = None
     ) -> Optional[Soc]:
-        """The SoC row for an ``npu-smi info`` Name (A3 needs the board's Chip/NPU Name)."""
+        """The SoC row for an ``npu-smi info`` Name (A3 needs the board's Chip/NPU Name); else the
+        row that names this npu-smi Name itself (the Ascend 950 prints ``Ascend950PR``, whose full
+        SoC carries a suffix only the board info gives, like the A3)."""
         soc_version = soc_version_for_npu_smi(name, board_chip_name=board_chip_name, board_npu_name=board_npu_name)
-        return self.soc(soc_version) if soc_version else None
+        row = self.soc(soc_version) if soc_version else None
+        wanted = name.strip().lower()
+        return row or next((s for s in self.socs if (s.npu_smi_name or "").lower() == wanted), None)
 
     def card_for_pci(
         self,
@@ -283,6 +325,12 @@ def soc_version_for_npu_smi(
     if not name or name.lower().startswith("ascend"):
         return None
     return "Ascend" + name
+
+
+def _names(products: tuple[str, ...], context: tuple[str, ...]) -> bool:
+    """Whether the machine is one of ``products``: a compute unit or product name, or a card model
+    of that product ("Atlas 350 A5", ascend-deployer's card_map name, is an "Atlas 350")."""
+    return any(c == p or c.startswith(p + " ") for p in products for c in context)
 
 
 def _desc(version: Version) -> tuple:

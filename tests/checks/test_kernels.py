@@ -57,9 +57,67 @@ def test_inferred_package_name_says_so():
 
 
 def test_unknown_release_and_odd_versions_still_report_the_missing_directory():
-    for version in ("8.0.T63", "7.9.9", None):
+    for version in ("8.0.T63", None):
         (f,) = findings_of(with_install(a2_host(), version=version, kernels=()), "ASC-KERNELS-SOC", shipped_matrix())
         assert f.severity is model.Severity.ERROR and f.fix.startswith("install the kernels/ops package for ascend910b")
+    # a release the data does not list gets the name its neighbours of the same packaging give, marked inferred
+    (f,) = findings_of(with_install(a2_host(), version="7.9.9", kernels=()), "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.fix == "./Ascend-cann-kernels-910b_7.9.9_linux-aarch64.run --install  # package name inferred"
+
+
+def a950_host(cann="9.1.0", kernels=(), name="Ascend950PR", subsystem="0x4003") -> model.Snapshot:
+    """An Atlas 350 as npu-smi 25.7.rc1 prints it (Name "Ascend950PR", SwanLab#1719), PCI 0xd806."""
+    install = model.CannInstall(path=f"/usr/local/Ascend/cann-{cann}", kind="cann", version=cann, arch="aarch64")
+    return replace(
+        a2_host(),
+        npu__chips=(model.Chip(npu=0, chip=0, name=name, health="OK", bus_id="0000:01:00.0"),),
+        devices__pci=(model.PciDevice("0000:01:00.0", "0x19e5", "0xd806", "0x19e5", subsystem),),
+        cann__installs=(dataclasses.replace(install, kernels=kernels),),
+        cann__active=install.path,
+    )
+
+
+@pytest.mark.parametrize(
+    "cann, name, fix",
+    [
+        ("9.1.0", "Ascend950PR", "./Ascend-cann-950-ops_9.1.0_linux-aarch64.run --install"),  # release note
+        ("9.1.0", "Ascend950DT", "./Ascend-cann-950-ops_9.1.0_linux-aarch64.run --install"),
+        ("9.2.0", "Ascend950PR", "./Ascend-cann-950-ops_9.2.0_linux-aarch64.run --install  # package name inferred"),
+        ("9.0.0", "Ascend950PR", "./Ascend-cann-950-ops_9.0.0_linux-aarch64.run --install"),  # conda listing
+    ],
+)
+def test_a_950_without_its_ops_package_names_it(cann, name, fix):
+    (f,) = findings_of(a950_host(cann, name=name), "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.severity is model.Severity.ERROR and f.title == f"CANN {cann} has no kernels for ascend950"
+    assert "from Ascend-cann-950-ops" in f.expected and f.fix == fix
+    assert severities(a950_host(cann, kernels=("ascend950",), name=name), "ASC-KERNELS-SOC", shipped_matrix()) == ["ok"]
+
+
+def test_the_950_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name():
+    (f,) = findings_of(replace(a950_host(), npu__chips=()), "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.title == "CANN 9.1.0 has no kernels for ascend950"
+
+
+@pytest.mark.parametrize(
+    "cann, fix",
+    [
+        ("9.1.0", "./Ascend-cann-310b-ops_9.1.0_linux-aarch64.run --install"),
+        ("9.0.0", "./Ascend-cann-310b-ops_9.0.0_linux-aarch64.run --install"),  # the conda channel lists it
+        ("9.2.0", "./Ascend-cann-310b-ops_9.2.0_linux-aarch64.run --install  # package name inferred"),
+        ("8.3.RC1", "./Ascend-cann-kernels-310b_8.3.RC1_linux-aarch64.run --install"),
+    ],
+)
+def test_a_310b_without_its_ops_package_names_it(cann, fix):
+    install = model.CannInstall(path=f"/usr/local/Ascend/cann-{cann}", kind="cann", version=cann, arch="aarch64")
+    snap = replace(
+        a2_host(),
+        npu__chips=(model.Chip(npu=0, chip=0, name="310B4", health="OK", bus_id="0000:01:00.0"),),
+        devices__pci=(),
+        cann__installs=(install,),
+        cann__active=install.path,
+    )
+    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.title == f"CANN {cann} has no kernels for ascend310b" and f.fix == fix
 
 
 def test_no_npu_or_no_matrix_no_kernels_finding():

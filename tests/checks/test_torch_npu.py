@@ -73,7 +73,10 @@ def test_an_unparsable_torch_npu_version_never_crashes_the_python_check(npu):
     "npu, torch, cann, severity",
     [
         ("2.1.0.post10", "2.1.0", "8.0.0", "ok"),  # the README pair
-        ("2.1.0.post10", "2.1.0", "8.3.RC1", "warn"),  # PTA 6.0.0 window 8.0.RC2…8.3.RC1
+        ("2.1.0.post10", "2.1.0", "8.3.RC1", "ok"),  # PTA 6.0.0 table: 8.0.RC2…8.3.RC1 (documented)
+        ("2.7.1.post4", "2.7.1", "9.2.0", "info"),  # no table names CANN 9.2.0 for PTA 26.0.0
+        ("2.9.0", "2.9.0", "8.3.RC1", "ok"),  # PTA 7.3.0's own release-note table lists CANN 8.3.RC1
+        ("2.9.0", "2.9.0", "8.0.RC2", "info"),  # ... and not 8.0.RC2: not documented, not an error
         ("2.7.1", "2.7.1", "9.0.0", "error"),  # undefined symbol MsprofSysCycleTime (triton-ascend#326)
         ("2.5.1.dev20250218", "2.5.1", "8.1.RC1", "info"),  # a daily: no row
         ("2.1.0.post10", "2.1.0", "8.0.T63", "info"),  # T build: not comparable
@@ -84,11 +87,41 @@ def test_torch_npu_against_cann(npu, torch, cann, severity):
     assert f.severity.value == severity
 
 
-def test_outside_the_window_suggests_a_fitting_release_or_the_validated_cann():
+def test_documented_incompatible_is_an_error_citing_its_report_with_a_fix():
     (f,) = findings_of(
         torch_host(npu="2.7.1", torch="2.7.1", cann="9.0.0", python="3.11.7"), "ASC-TORCH-CANN", shipped_matrix()
     )
-    assert "validated with CANN" in f.found and "use CANN" in f.fix
+    assert f.severity is model.Severity.ERROR and "documented incompatible" in f.found
+    assert f.source == "https://github.com/triton-lang/triton-ascend/issues/326"
+    assert "torch-npu==2.7.1.post4" in f.fix and "use CANN 8.3.RC1" in f.fix
+
+
+@pytest.mark.parametrize(
+    "npu, torch, cann",
+    [
+        ("2.8.0", "2.8.0", "9.0.0"),  # another PTA 7.2.0 release on 9.0.0: no report, no table
+        ("2.7.1.post4", "2.7.1", "8.0.RC3"),  # PTA 26.0.0 with a CANN its table does not list
+        ("2.12.0", "2.12.0", "8.5.0"),  # 26.1.X × 8.5.X is a Y, but 2.12.0's line: see the table
+    ],
+)
+def test_a_pair_no_table_names_is_never_a_warning_or_error(npu, torch, cann):
+    (f,) = findings_of(torch_host(npu=npu, torch=torch, cann=cann, python="3.11.7"), "ASC-TORCH-CANN", shipped_matrix())
+    assert f.severity in (model.Severity.OK, model.Severity.INFO) and f.fix == ""
+
+
+@pytest.mark.parametrize(
+    "npu, torch, words",
+    [
+        ("2.12.0.post4", "2.12.0", "a release of the 2.12.0 line not in the compatibility data"),
+        ("2.7.1.post99", "2.7.1", "a release of the 2.7.1 line not in the compatibility data"),
+        ("2.16.0", "2.16.0", "newer than the compatibility data"),
+        ("2.12.0.post4+git1234abc", "2.12.0", "a source, daily or private build"),
+    ],
+)
+def test_a_release_missing_from_the_data_is_named_as_such(npu, torch, words):
+    (f,) = findings_of(torch_host(npu=npu, torch=torch, cann="9.1.0"), "ASC-TORCH-CANN", shipped_matrix())
+    assert f.severity is model.Severity.INFO and words in f.found
+    assert ("(as of 2026-12-01" in f.found) is ("+git" not in npu)
 
 
 def test_no_active_cann_or_no_matrix_no_verdict():
@@ -114,8 +147,21 @@ def test_quiet_when_the_best_one_is_installed():
 
 
 def test_no_torch_npu_for_this_torch_and_cann_names_the_torch_that_has_one():
+    (f,) = findings_of(torch_host(npu=None, torch="2.1.0", cann="9.1.0"), "ASC-TORCH-SUGGEST", shipped_matrix())
+    assert f.severity is model.Severity.INFO and "torch 2." in f.found and f.fix.startswith("pip install torch==")
+
+
+def test_a_mindie_bundle_makes_a_torch_npu_fit():
+    # MindIE 2.3.0 pairs CANN 8.5.0 with PTA 7.2.0 for torch 2.1.0 (compat/sources/mindie-2.3.0-instg_0094.en.txt)
     (f,) = findings_of(torch_host(npu=None, torch="2.1.0", cann="8.5.0"), "ASC-TORCH-SUGGEST", shipped_matrix())
-    assert f.severity is model.Severity.WARN and "torch 2." in f.found and f.fix.startswith("pip install torch==")
+    assert f.title == "for CANN 8.5.0 and torch 2.1.0: torch_npu 2.1.0.post17 (window)"
+
+
+def test_nothing_documented_for_the_cann_is_a_note_without_a_downgrade():
+    # CANN 9.2.0: no torch_npu is paired with it in any saved table (data as of 2026-12-01)
+    (f,) = findings_of(torch_host(npu=None, torch="2.12.0", cann="9.2.0"), "ASC-TORCH-SUGGEST", shipped_matrix())
+    assert f.severity is model.Severity.INFO and "none documented (compatibility data as of 2026-12-01)" in f.found
+    assert f.fix == ""
 
 
 # --- ASC-TORCH-PYTHON -------------------------------------------------------------------------------
