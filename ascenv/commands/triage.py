@@ -40,11 +40,13 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             from ascenv.snapshot_io import load_snapshot
 
             snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
+            judged = f"the machine of snapshot {args.from_file}"
         else:
             from ascenv.probe.snapshot import collect
 
             snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
-        result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir))
+            judged = "this machine" if args.root == "/" else f"the root {args.root}"
+        result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir), judged=judged)
     code = exit_code(result)
     from ascenv.output import triage as render
 

@@ -7,18 +7,22 @@ from __future__ import annotations
 from typing import IO, Optional
 
 from ascenv import errors
-from ascenv.model import Snapshot
+from ascenv.model import PythonInfo, Snapshot
 from ascenv.triage.rank import Cause, SignatureMatch, TriageResult, rank
 from ascenv.triage.scan import LineGroup, scan
 from ascenv.triage.signatures import SignatureTable, load
+from ascenv.triage.verdict import CheckVerdict, Machine, describe
 
 __all__ = [
     "Cause",
+    "CheckVerdict",
+    "Machine",
     "LineGroup",
     "SignatureMatch",
     "SignatureTable",
     "TriageResult",
     "exit_code",
+    "is_own_interpreter",
     "load",
     "open_log",
     "triage",
@@ -43,16 +47,37 @@ def triage(
     snapshot: Optional[Snapshot],
     matrix: object = None,
     table: Optional[SignatureTable] = None,
+    judged: Optional[str] = None,
 ) -> TriageResult:
     """Scan ``stream`` (bytes, read once, in bounded memory) and decide each cause on ``snapshot``
-    with the doctor's checks; ``snapshot=None`` triages the text alone (every cause unknown)."""
+    with the doctor's checks; ``snapshot=None`` triages the text alone (every cause unknown).
+    ``judged`` names the machine in the header ("this machine", "snapshot FILE")."""
     from ascenv.checks import load_checks, run_checks
 
     if table is None:
         table = load(known_checks=set(load_checks()))
     matched = scan(stream, table)
-    findings = None if snapshot is None else run_checks(snapshot, matrix)
-    return rank(matched, findings, snapshot)
+    if snapshot is None:
+        return rank(matched, None, None)
+    label = judged or f"the machine at {snapshot.root}"
+    machine = describe(snapshot, label, own_python=is_own_interpreter(snapshot.python))
+    return rank(matched, run_checks(snapshot, matrix), snapshot, machine)
+
+
+def is_own_interpreter(python: PythonInfo) -> bool:
+    """Whether the snapshot's target Python is the interpreter running ascenv (or its virtual
+    environment): its packages are ascenv's dependencies, never evidence about the user's stack.
+    Same bin directory as ``sys.executable``, or a distribution found in ascenv's own prefix."""
+    import os
+    import sys
+
+    if not python.executable:
+        return False
+    ours = {os.path.dirname(os.path.abspath(sys.executable)), os.path.dirname(os.path.realpath(sys.executable))}
+    if os.path.dirname(os.path.abspath(python.executable)) in ours:
+        return True
+    prefixes = tuple(os.path.join(os.path.abspath(p), "") for p in {sys.prefix, sys.exec_prefix})
+    return any(os.path.join(os.path.abspath(d.location), "").startswith(prefixes) for d in python.distributions)
 
 
 def exit_code(result: TriageResult) -> int:

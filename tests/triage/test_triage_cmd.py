@@ -71,7 +71,7 @@ def test_human_names_the_confirming_check_and_the_fix(tmp_path):
         "confirmed by ASC-TORCH-CANN" in out
     )
     assert "fix:     install the NNAL package paired with this torch_npu and CANN" in out
-    assert "1 cause(s) confirmed on this machine" in out
+    assert "1 cause(s) confirmed on the machine of snapshot" in out
 
 
 def test_markdown(tmp_path):
