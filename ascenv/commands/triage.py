@@ -54,6 +54,17 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     return code
 
 
+def _refuse_device_stdin() -> None:
+    """``ascenv triage - < /dev/zero`` never ends: stdin redirected from a device is refused."""
+    from ascenv.triage import refuse_device
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return  # not a real file descriptor (a test's stand-in): nothing to judge
+    refuse_device(mode, "stdin")
+
+
 def _name(log: str) -> str:
     return "stdin" if log == "-" else log
 
@@ -66,6 +77,7 @@ def _open_log(ctx: common.Context, log: str) -> AbstractContextManager[IO[bytes]
             raise errors.UsageError(
                 "no log given", hint="ascenv triage LOGFILE, or pipe the log: ... | ascenv triage -"
             )
+        _refuse_device_stdin()
 
         # stdin stays open after the triage (the with-block must not close it)
         return contextlib.nullcontext(sys.stdin.buffer)

@@ -8,12 +8,14 @@ from typing import IO, Optional
 
 from ascenv import errors
 from ascenv.model import PythonInfo, Snapshot
+from ascenv.triage.logfile import Bounded, open_log, refuse_device
 from ascenv.triage.rank import Cause, SignatureMatch, TriageResult, rank
 from ascenv.triage.scan import LineGroup, scan
 from ascenv.triage.signatures import SignatureTable, load
 from ascenv.triage.verdict import CheckVerdict, Machine, describe
 
 __all__ = [
+    "Bounded",
     "Cause",
     "CheckVerdict",
     "Machine",
@@ -25,21 +27,9 @@ __all__ = [
     "is_own_interpreter",
     "load",
     "open_log",
+    "refuse_device",
     "triage",
 ]
-
-
-def open_log(path: str, shown: str) -> IO[bytes]:
-    """The log file at ``path`` (named ``shown`` in errors), opened for streaming. A pipe is
-    fine here (``ascenv triage <(journalctl ...)``): the scan reads it once, in bounded memory."""
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise errors.InputError(f"{shown}: no such file", hint="pass the log file, or - to read stdin") from None
-    except IsADirectoryError:
-        raise errors.InputError(f"{shown} is a directory, not a log file", hint="pass the log file itself") from None
-    except OSError as exc:
-        raise errors.InputError(f"{shown}: cannot read: {exc.strerror}") from None
 
 
 def triage(
