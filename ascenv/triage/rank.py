@@ -5,7 +5,8 @@ Each check behind a cause answers confirmed / ruled out / not checkable with its
 holds: numpy >= 2 installed in the target Python), ruled out (``False``) only when every check
 could look and found nothing wrong, and unknown (``None``) otherwise. The same cause named
 by several signatures is one entry with all their lines. Ranking: confirmed first, unknown next,
-ruled out last; inside each, the signature table's weight, then the first line in the log.
+ruled out last; inside each, causal lines before generic wrappers, then the earliest line in the
+log, then the signature table's weight.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class Cause:
     detail: Optional[str]
     layer: str
     weight: float
+    wrapper: bool  # only generic wrapper messages name it: ranked after the causal lines
     lines: tuple[LineGroup, ...]
     checks: tuple[str, ...]  # the checks that decide it, then the ones that show the facts
     confirmed: Optional[bool]
@@ -84,6 +86,7 @@ class _Merged:
         self.details: list[str] = []
         self.signatures: list[str] = []
         self.source: list[str] = []
+        self.wrapper = True  # until a signature that is not a wrapper names it
 
 
 def rank(
@@ -110,6 +113,7 @@ def rank(
             _extend(entry.checks, rule.checks)
             _extend(entry.context, rule.context)
             _extend(entry.signatures, (sig.id,))
+            entry.wrapper = entry.wrapper and sig.wrapper
             _extend(entry.source, sig.source)
             if rule.package:
                 entry.packages.append(rule)
@@ -127,6 +131,7 @@ def rank(
                 detail="; ".join(entry.details) or None,
                 layer=entry.layer,
                 weight=entry.weight,
+                wrapper=entry.wrapper,
                 lines=lines,
                 checks=tuple(entry.checks) + tuple(c for c in entry.context if c not in entry.checks),
                 confirmed=confirmed,
@@ -138,7 +143,9 @@ def rank(
             )
         )
     order = {True: 0, None: 1, False: 2}
-    causes.sort(key=lambda c: (order[c.confirmed], -c.weight, c.lines[0].first_line if c.lines else 0))
+    # the earliest causal line first, not the loudest: a root cause ("No space left on device") is
+    # followed by its consequences ("TbeInitialize failed"); generic wrappers go after
+    causes.sort(key=lambda c: (order[c.confirmed], c.wrapper, c.lines[0].first_line if c.lines else 0, -c.weight))
     matches = tuple(
         SignatureMatch(
             h.signature.id,

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import IO, Optional
 
+from ascenv.triage.families import derive
 from ascenv.triage.signatures import Signature, SignatureTable
 
 BLOCK = 1 << 20
@@ -186,8 +187,17 @@ def _scan_block(
             if not segment.strip():
                 continue
             text = clean_line(segment)
-            for signature in table.signatures:
-                if signature.matches(text):
+            for candidate in table.signatures:
+                if candidate.matches(text):
+                    signature = candidate
+                    if candidate.family is not None:
+                        # a rule over the kind of message: the line says which library, symbol
+                        # or numbers, and so which concrete signature it is; a line it cannot
+                        # read ("an undefined symbol was found") is not of the kind
+                        derived = derive(candidate, text, table.layers)
+                        if derived is None:
+                            continue
+                        signature = derived
                     acc = found.get(signature.id)
                     if acc is None:
                         acc = found[signature.id] = _Accumulator(signature, line_no + 1)
