@@ -1,7 +1,7 @@
 """Stream a log of any size through the signature table in bounded memory.
 
-The log is read in fixed blocks; each literal of the table is searched with ``bytes.find`` (C
-speed, no regex over the whole text), and only a line that holds a literal is decoded, cleaned
+The log is read in fixed blocks; all literals of the table are found in one pass over a block
+(``matcher``: an RE2 DFA of their alternation), and only a line that holds a literal is decoded, cleaned
 (ANSI colours, CR, vLLM/MindIE/Ray/rank prefixes) and tested against the signatures. A line longer
 than ``MAX_LINE`` is cut there. Matched lines are grouped: lines that differ only in their numbers
 (timestamps, PIDs, ranks) are one group with a count, and a signature keeps at most ``MAX_GROUPS``
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO, Optional
 
 from ascenv.triage.families import derive
+from ascenv.triage.matcher import LiteralMatcher
 from ascenv.triage.signatures import Signature, SignatureTable
 
 BLOCK = 1 << 20
@@ -113,6 +114,7 @@ class _Accumulator:
 
 def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> ScanResult:
     literals = tuple(lit.encode() for lit in table.literals)
+    matcher = LiteralMatcher(literals)
     longest = max((len(lit) for lit in literals), default=1)
     found: dict[str, _Accumulator] = {}
     carry = b""
@@ -131,7 +133,7 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
             # a run of NUL bytes (a sparse file's hole, a truncated core dump): no literal holds NUL
             # and there is no line in it, so it is skipped at memory speed
             if carry:
-                _scan_block(carry, len(carry), literals, table, found, line_base)
+                _scan_block(carry, len(carry), matcher, table, found, line_base)
                 carry = b""
             continue
         if data:
@@ -144,7 +146,7 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
                 end = len(block) - (longest - 1)
         else:
             end = len(block)  # end of input: the last line has no newline
-        _scan_block(block, end, literals, table, found, line_base)
+        _scan_block(block, end, matcher, table, found, line_base)
         line_base += block.count(b"\n", 0, end)
         carry = block[end:]
         if not data:
@@ -162,18 +164,9 @@ def _all_nul(data: bytes) -> bool:
 
 
 def _scan_block(
-    block: bytes, end: int, literals: tuple[bytes, ...], table: SignatureTable, found: dict, line_base: int
+    block: bytes, end: int, matcher: LiteralMatcher, table: SignatureTable, found: dict, line_base: int
 ) -> None:
-    starts: set[int] = set()
-    for literal in literals:
-        position = block.find(literal, 0, end)
-        while position != -1:
-            start = block.rfind(b"\n", 0, position) + 1
-            starts.add(start)
-            stop = block.find(b"\n", position, end)
-            if stop == -1:
-                break
-            position = block.find(literal, stop, end)
+    starts = matcher.line_starts(block, end)
     line_no = line_base
     previous = 0
     for start in sorted(starts):
