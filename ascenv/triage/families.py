@@ -276,11 +276,14 @@ def load_layers(directory: Path, known_checks: Optional[set[str]] = None) -> Opt
                 raise row.fail(f"source[{i}]", f"expected an https:// URL, found {url!r}")
         return urls
 
-    def layer(row: Any, key: str = "layer") -> str:
+    def one_of(row: Any, key: str, allowed: Any, problem: str) -> str:
         value = row.string(key)
-        if value not in DOCTOR_LAYER:
-            raise row.fail(key, f"expected one of {', '.join(DOCTOR_LAYER)}, found {value!r}")
+        if value not in allowed:
+            raise row.fail(key, problem.format(value=value))
         return value
+
+    def layer(row: Any) -> str:
+        return one_of(row, "layer", DOCTOR_LAYER, f"expected one of {', '.join(DOCTOR_LAYER)}, found {{value!r}}")
 
     def meaning(row: Any) -> Meaning:
         return Meaning(
@@ -297,10 +300,7 @@ def load_layers(directory: Path, known_checks: Optional[set[str]] = None) -> Opt
         meanings[m.id] = m
 
     def known_meaning(row: Any, key: str) -> str:
-        value = row.string(key)
-        if value not in meanings:
-            raise row.fail(key, f"no [[meaning]] with id {value!r}")
-        return value
+        return one_of(row, key, meanings, "no [[meaning]] with id {value!r}")
 
     def library(row: Any) -> Library:
         return Library(

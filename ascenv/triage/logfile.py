@@ -77,12 +77,28 @@ def _open_fifo(path: str, shown: str, writer_wait: float) -> IO[bytes]:
     return cast(IO[bytes], _Prefixed(first, os.fdopen(fd, "rb")))
 
 
-class _Prefixed:
+class _Wrapper:
+    """A stream around ``stream``: closing it closes that one; usable in ``with``."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def __enter__(self) -> _Wrapper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Prefixed(_Wrapper):
     """A stream that yields ``head`` (bytes already read) and then the rest of ``stream``."""
 
     def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        super().__init__(stream)
         self.head = head
-        self.stream = stream
 
     def read(self, size: int = -1) -> bytes:
         if self.head:
@@ -91,22 +107,13 @@ class _Prefixed:
             return data
         return self.stream.read(size)
 
-    def close(self) -> None:
-        self.stream.close()
 
-    def __enter__(self) -> _Prefixed:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class Bounded:
+class Bounded(_Wrapper):
     """``stream`` read up to ``limit`` bytes; one more byte is an InputError (exit 2) that names
     the limit, so a caller that must finish (``report --log``) never reads an endless input."""
 
     def __init__(self, stream: IO[bytes], limit: int, shown: str) -> None:
-        self.stream = stream
+        super().__init__(stream)
         self.limit = limit
         self.shown = shown
         self.read_so_far = 0
@@ -121,12 +128,3 @@ class Bounded:
                 hint="pass the part of the log around the error (tail -c, grep -C)",
             )
         return data
-
-    def close(self) -> None:
-        self.stream.close()
-
-    def __enter__(self) -> Bounded:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
