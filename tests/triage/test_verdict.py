@@ -151,3 +151,20 @@ def _payload(path: Path) -> bytes:
     while lines and lines[0].startswith(b"#"):
         lines.pop(0)
     return b"".join(lines)
+
+
+def test_report_md_copies_the_not_checkable_verdicts(tmp_path):
+    # report --log on a root without CANN: report.md says "not checkable" with the reason, never "ruled out"
+    from ascenv import report
+
+    empty = tmp_path / "root"
+    empty.mkdir()
+    (tmp_path / "run.log").write_bytes(_payload(LABELLED / LOGS[0]))
+    argv = ["report", "--root", str(empty), "--python", sys.executable, "-o", "r.tar.gz", "--log", "run.log"]
+    code, _, err = run_cli(argv, {"PATH": os.environ.get("PATH", ""), "SOURCE_DATE_EPOCH": "1764547200"}, tmp_path)
+    assert code == 0, err
+    bundle, _ = report.read_bundle((tmp_path / "r.tar.gz").read_bytes(), "r.tar.gz")
+    text = bundle["report.md"].decode()
+    assert "not checkable: this machine has no CANN" in text and "ruled out" not in text
+    triaged = json.loads(bundle["triage.json"])
+    assert all(v["verdict"] == NOT_CHECKABLE for c in triaged["causes"] for v in c["verdicts"])
