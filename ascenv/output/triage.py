@@ -106,7 +106,9 @@ def _repeat(g: LineGroup) -> str:
     return f" (×{g.count}, first at line {g.first_line})" if g.count > 1 else f" (line {g.first_line})"
 
 
-def _verdict(c: Cause) -> str:
+def _verdict(c: Cause, checked: bool) -> str:
+    if checked and c.confirmed is None and not c.verdicts:
+        return "not checkable: no machine check decides this cause"
     if c.confirmed is True:
         return "confirmed by " + ", ".join(v.check for v in c.verdicts if v.verdict == CONFIRMED)
     if c.confirmed is None and c.verdicts:
@@ -125,7 +127,8 @@ def human(out: Output, result: TriageResult, name: str) -> None:
         return
     for i, c in enumerate(result.causes, 1):
         title = c.cause + (f" — {c.detail}" if c.detail else "")
-        con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {safe(title)}[/]  [dim]({c.layer})[/]  {safe(_verdict(c))}")
+        verdict = _verdict(c, result.checked)
+        con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {safe(title)}[/]  [dim]({c.layer})[/]  {safe(verdict)}")
         for g in c.lines:
             con.print(f"      log:     {safe(g.text)}[dim]{_repeat(g)}[/]")
         for v in c.verdicts:
@@ -167,7 +170,8 @@ def markdown(result: TriageResult, name: str) -> str:
     lines += ["| # | cause | layer | machine | fix |", "| --- | --- | --- | --- | --- |"]
     for i, c in enumerate(result.causes, 1):
         title = c.cause + (f" ({c.detail})" if c.detail else "")
-        lines.append(f"| {i} | {_md(title)} | {c.layer} | {_MD_MARK[c.confirmed]} {_md(_verdict(c))} | {_md(c.fix)} |")
+        verdict = _verdict(c, result.checked)
+        lines.append(f"| {i} | {_md(title)} | {c.layer} | {_MD_MARK[c.confirmed]} {_md(verdict)} | {_md(c.fix)} |")
     checked = [(i, v) for i, c in enumerate(result.causes, 1) for v in c.verdicts]
     if checked:
         lines += ["", "Checks on the machine:", ""]

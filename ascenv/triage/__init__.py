@@ -57,14 +57,15 @@ def triage(
 def is_own_interpreter(python: PythonInfo) -> bool:
     """Whether the snapshot's target Python is the interpreter running ascenv (or its virtual
     environment): its packages are ascenv's dependencies, never evidence about the user's stack.
-    Same bin directory as ``sys.executable``, or a distribution found in ascenv's own prefix."""
+    Same bin directory as ``sys.executable``, or a distribution found in ascenv's own prefix. The
+    base interpreter of ascenv's virtual environment is not ascenv's: its site-packages are the
+    user's (pipx and venvs are built on the system Python the user's stack may live in)."""
     import os
     import sys
 
     if not python.executable:
         return False
-    ours = {os.path.dirname(os.path.abspath(sys.executable)), os.path.dirname(os.path.realpath(sys.executable))}
-    if os.path.dirname(os.path.abspath(python.executable)) in ours:
+    if os.path.dirname(os.path.abspath(python.executable)) == os.path.dirname(os.path.abspath(sys.executable)):
         return True
     prefixes = tuple(os.path.join(os.path.abspath(p), "") for p in {sys.prefix, sys.exec_prefix})
     return any(os.path.join(os.path.abspath(d.location), "").startswith(prefixes) for d in python.distributions)

@@ -168,3 +168,12 @@ def test_report_md_copies_the_not_checkable_verdicts(tmp_path):
     assert "not checkable: this machine has no CANN" in text and "ruled out" not in text
     triaged = json.loads(bundle["triage.json"])
     assert all(v["verdict"] == NOT_CHECKABLE for c in triaged["causes"] for v in c["verdicts"])
+
+
+def test_the_base_interpreter_of_ascenvs_venv_is_the_users():
+    # pipx / a venv is built on the system Python, whose own site-packages may hold the user's stack
+    base_bin = os.path.dirname(os.path.realpath(sys.executable))
+    if base_bin == os.path.dirname(os.path.abspath(sys.executable)):
+        pytest.skip("ascenv runs in no virtual environment here")
+    site = model.Distribution("torch_npu", "2.1.0.post10", "/usr/lib/python3/dist-packages")
+    assert not is_own_interpreter(model.PythonInfo(executable=os.path.join(base_bin, "python3"), distributions=(site,)))
