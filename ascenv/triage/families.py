@@ -36,6 +36,7 @@ DOCTOR_LAYER = {
 UNKNOWN_LIBRARY = "framework"  # a library no row knows is some framework's or project's own
 OWN = "own"  # a symbol of no known namespace: the library's own code
 ABSENT = "absent"  # the message names no library
+WINDOW = 640  # characters around a family's literal that its regex reads
 # the meanings the memory family picks from by the numbers
 MEMORY_MEANINGS = ("memory_held_elsewhere", "memory_exhausted")
 
@@ -127,6 +128,10 @@ def derive(signature: Signature, text: str, layers: Optional[Layers]) -> Optiona
     the kind after all, e.g. a number the memory rules cannot read)."""
     if layers is None or signature.regex is None:
         return None
+    # only the text around the literal: a capture such as "<library>: undefined symbol" tries up
+    # to 300 characters at each start, which over a whole 64 KiB line would be quadratic
+    at = min((i for i in (text.find(literal) for literal in signature.literals) if i >= 0), default=0)
+    text = text[max(0, at - WINDOW) : at + WINDOW]
     found = signature.regex.search(text)
     if found is None:
         return None

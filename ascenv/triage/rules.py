@@ -73,7 +73,8 @@ class Signature:
     def matches(self, line: str) -> bool:
         if not any(literal in line for literal in self.literals):
             return False
-        return self.regex is None or self.regex.search(line) is not None
+        # a family reads its regex itself, around the literal only (families.derive)
+        return self.regex is None or self.family is not None or self.regex.search(line) is not None
 
 
 def cause_rule(row: Any, known_checks: Optional[set[str]]) -> CauseRule:

@@ -240,3 +240,22 @@ def test_kernel_binary_missing_family(line):
 )
 def test_earliest_causal_line_first(log, first):
     assert top(log) == first
+
+
+@pytest.mark.parametrize(
+    "literal", ["undefined symbol: _ZN3c104HaltEv", "cannot open shared object file", "Tried to allocate"]
+)
+def test_family_rules_stay_linear_on_a_hostile_line(literal):
+    import time
+
+    from ascenv.triage.scan import MAX_LINE
+
+    hostile = ("a" * (MAX_LINE - 100) + literal + "\n").encode()
+    plain = ("a b " * ((MAX_LINE - 100) // 4) + "EZ3002 x\n").encode()
+
+    def cost(data: bytes) -> float:
+        started = time.perf_counter()
+        triage(io.BytesIO(data * 4), None, None, table())
+        return time.perf_counter() - started
+
+    assert cost(hostile) < 20 * max(cost(plain), 0.01)
