@@ -259,3 +259,15 @@ def test_family_rules_stay_linear_on_a_hostile_line(literal):
         return time.perf_counter() - started
 
     assert cost(hostile) < 20 * max(cost(plain), 0.01)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "open /dev/davinci0 failed: Permission denied",
+        "[rank1]: RuntimeError: drvDeviceOpen: /dev/davinci_manager: Operation not permitted",
+        "设备打开失败 Permission denied: '/dev/devmm_svm'",
+    ],
+)
+def test_device_node_permission_family(line):
+    assert top(line + "\n") == "permission"
