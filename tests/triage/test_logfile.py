@@ -92,3 +92,26 @@ def test_prefix_stripping_is_linear_in_the_line():
     baseline = max(cost(plain), 1e-3)
     assert clean_line(hostile) == "EZ3002"
     assert cost(hostile) < 50 * baseline  # was ~1000x (0.28 s against well under a millisecond)
+
+
+def test_stdin_from_a_device_is_refused(monkeypatch):
+    import sys
+
+    if not os.path.exists("/dev/zero"):
+        pytest.skip("no /dev/zero")
+    with open("/dev/zero", "rb") as zero:
+
+        class Stdin:
+            buffer = zero
+
+            @staticmethod
+            def isatty() -> bool:
+                return False
+
+            @staticmethod
+            def fileno() -> int:
+                return zero.fileno()
+
+        monkeypatch.setattr(sys, "stdin", Stdin)
+        code, _, err = run_cli(["triage", "-", "--from", "nothing.json"], {})
+    assert code == 2 and "stdin is a character device, not a log file" in err
