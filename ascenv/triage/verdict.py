@@ -65,14 +65,16 @@ class Machine:
 
     def missing(self, needs: Sequence[str]) -> Optional[str]:
         """Why a check needing ``needs`` decides nothing here, or None when it can."""
+        # a saved snapshot is not "this machine": its reason names the snapshot's machine
+        subject = "the snapshot's machine" if self.label.startswith("the machine of snapshot") else "this machine"
         # the stack first: without CANN, a torch_npu-vs-CANN check is undecided whatever the Python
         for need in sorted(needs, key=lambda n: n == "python"):
             if need == "cann" and not self.cann:
-                return f"this machine has no CANN — {FROM_SNAPSHOT}"
+                return f"{subject} has no CANN — {FROM_SNAPSHOT}"
             if need == "ascend" and not self.ascend:
-                return f"this machine has no CANN, NPU or Ascend driver — {FROM_SNAPSHOT}"
+                return f"{subject} has no CANN, NPU or Ascend driver — {FROM_SNAPSHOT}"
             if need == "driver" and not self.driver:
-                return f"this machine has no Ascend driver — {FROM_SNAPSHOT}"
+                return f"{subject} has no Ascend driver — {FROM_SNAPSHOT}"
             if need == "python" and self.python is None:
                 return self.python_reason
         return None

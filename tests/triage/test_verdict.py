@@ -177,3 +177,16 @@ def test_the_base_interpreter_of_ascenvs_venv_is_the_users():
         pytest.skip("ascenv runs in no virtual environment here")
     site = model.Distribution("torch_npu", "2.1.0.post10", "/usr/lib/python3/dist-packages")
     assert not is_own_interpreter(model.PythonInfo(executable=os.path.join(base_bin, "python3"), distributions=(site,)))
+
+
+def test_a_snapshot_without_cann_is_named_as_such(tmp_path):
+    from ascenv.snapshot_io import snapshot_to_json
+
+    bare = model.Snapshot(python=python_info())
+    path = tmp_path / "laptop.json"
+    path.write_text(json.dumps(snapshot_to_json(bare)))
+    code, out, _ = run_cli(["triage", str(LABELLED / LOGS[0]), "--from", str(path), "--format", "json"], {})
+    data = json.loads(out)
+    assert code == 0 and data["machine"]["label"] == f"the machine of snapshot {path}"
+    reasons = [v["reason"] for c in data["causes"] for v in c["verdicts"]]
+    assert reasons and all(r.startswith("the snapshot's machine has no CANN") for r in reasons)
