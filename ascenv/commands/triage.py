@@ -40,16 +40,29 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             from ascenv.snapshot_io import load_snapshot
 
             snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
+            judged = f"the machine of snapshot {args.from_file}"
         else:
             from ascenv.probe.snapshot import collect
 
             snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
-        result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir))
+            judged = "this machine" if args.root == "/" else f"the root {args.root}"
+        result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir), judged=judged)
     code = exit_code(result)
     from ascenv.output import triage as render
 
     render.render(ctx.out, result, code, _name(args.log), args.format)
     return code
+
+
+def _refuse_device_stdin() -> None:
+    """``ascenv triage - < /dev/zero`` never ends: stdin redirected from a device is refused."""
+    from ascenv.triage import refuse_device
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return  # not a real file descriptor (a test's stand-in): nothing to judge
+    refuse_device(mode, "stdin")
 
 
 def _name(log: str) -> str:
@@ -64,6 +77,7 @@ def _open_log(ctx: common.Context, log: str) -> AbstractContextManager[IO[bytes]
             raise errors.UsageError(
                 "no log given", hint="ascenv triage LOGFILE, or pipe the log: ... | ascenv triage -"
             )
+        _refuse_device_stdin()
 
         # stdin stays open after the triage (the with-block must not close it)
         return contextlib.nullcontext(sys.stdin.buffer)

@@ -10,6 +10,7 @@ from ascenv import serde
 from ascenv.output import Output, safe
 from ascenv.triage import Cause, LineGroup, TriageResult
 from ascenv.triage.signatures import Signature
+from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE
 
 _VERDICT = {True: "confirmed", False: "ruled out", None: "not checkable"}
 _MARK = {True: "[bold red]✗[/]", False: "[green]✓[/]", None: "[yellow]?[/]"}
@@ -29,6 +30,7 @@ def to_json(result: TriageResult, code: int) -> dict:
     return {
         "exit_code": code,
         "checked": result.checked,
+        "machine": _machine_json(result),
         "input": {"bytes": result.bytes_read, "lines": result.lines, "binary": result.binary},
         "causes": [_cause_json(c) for c in result.causes],
         "signatures": [
@@ -58,11 +60,37 @@ def _cause_json(c: Cause) -> dict[str, Any]:
         "checks": list(c.checks),
         "confirmed": c.confirmed,
         "evidence": list(c.evidence),
+        "verdicts": [{"check": v.check, "verdict": v.verdict, "reason": v.reason} for v in c.verdicts],
         "fix": c.fix,
         "weight": c.weight,
         "signatures": list(c.signatures),
         "source": list(c.source),
     }
+
+
+def _machine_json(result: TriageResult) -> Optional[dict[str, Any]]:
+    m = result.machine
+    if m is None:
+        return None
+    return {
+        "label": m.label,
+        "cann": list(m.cann),
+        "ascend": m.ascend,
+        "driver": m.driver,
+        "python": m.python,
+        "python_reason": m.python_reason or None,
+    }
+
+
+def _judged(result: TriageResult) -> str:
+    """Which machine the verdicts are about, and what it has (the header's second line)."""
+    m = result.machine
+    if m is None:
+        return "no machine judged: causes ranked from the log alone"
+    cann = f"CANN {', '.join(m.cann)}" if m.cann else "no CANN"
+    host = "Ascend host" if m.ascend else "no NPU or Ascend driver"
+    python = f"Python {m.python}" if m.python else "target Python not used as evidence"
+    return f"judged on {m.label}: {cann}, {host}, {python}"
 
 
 def _line_json(g: LineGroup) -> dict[str, Any]:
@@ -78,32 +106,40 @@ def _repeat(g: LineGroup) -> str:
     return f" (×{g.count}, first at line {g.first_line})" if g.count > 1 else f" (line {g.first_line})"
 
 
-def _verdict(c: Cause) -> str:
+def _verdict(c: Cause, checked: bool) -> str:
+    if checked and c.confirmed is None and not c.verdicts:
+        return "not checkable: no machine check decides this cause"
     if c.confirmed is True:
-        return "confirmed by " + ", ".join(e.split(":", 1)[0] for e in c.evidence)
+        return "confirmed by " + ", ".join(v.check for v in c.verdicts if v.verdict == CONFIRMED)
+    if c.confirmed is None and c.verdicts:
+        # the first reason a check could not decide it (every not-checkable answer says why)
+        why = next(v.reason for v in c.verdicts if v.verdict == NOT_CHECKABLE)
+        return f"not checkable: {why}"
     return _VERDICT[c.confirmed]
 
 
 def human(out: Output, result: TriageResult, name: str) -> None:
     con = out.console
     con.print(f"[bold]ascenv triage[/]  {safe(_headline(result, name))}")
+    con.print(f"[dim]{safe(_judged(result))}[/]")
     if not result.causes:
         _no_signature_human(out, result)
         return
     for i, c in enumerate(result.causes, 1):
         title = c.cause + (f" — {c.detail}" if c.detail else "")
-        con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {safe(title)}[/]  [dim]({c.layer})[/]  {safe(_verdict(c))}")
+        verdict = _verdict(c, result.checked)
+        con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {safe(title)}[/]  [dim]({c.layer})[/]  {safe(verdict)}")
         for g in c.lines:
             con.print(f"      log:     {safe(g.text)}[dim]{_repeat(g)}[/]")
-        for e in c.evidence:
-            con.print(f"      machine: {safe(e)}")
+        for v in c.verdicts:
+            con.print(f"      machine: {v.check} {v.verdict}: {safe(v.reason)}")
         if c.checks:
             con.print(f"      checks:  {safe(', '.join(c.checks))}")
         con.print(f"      [cyan]fix:[/]     {safe(c.fix)}")
     confirmed = [c for c in result.causes if c.confirmed]
     tail = (
-        f"{len(confirmed)} cause(s) confirmed on this machine"
-        if result.checked
+        f"{len(confirmed)} cause(s) confirmed on {result.machine.label}"
+        if result.machine is not None
         else "no machine checked: causes ranked from the log alone"
     )
     con.print(f"\n{tail}  (ascenv explain <ID> tells what a check means)")
@@ -121,7 +157,7 @@ def _no_signature_human(out: Output, result: TriageResult) -> None:
 
 
 def markdown(result: TriageResult, name: str) -> str:
-    lines = [f"### ascenv triage: {_md(_headline(result, name))}", ""]
+    lines = [f"### ascenv triage: {_md(_headline(result, name))}", "", _md(_judged(result)), ""]
     if not result.causes:
         lines.append("No known error signature in this log. The doctor's errors on this machine:")
         lines.append("")
@@ -134,7 +170,12 @@ def markdown(result: TriageResult, name: str) -> str:
     lines += ["| # | cause | layer | machine | fix |", "| --- | --- | --- | --- | --- |"]
     for i, c in enumerate(result.causes, 1):
         title = c.cause + (f" ({c.detail})" if c.detail else "")
-        lines.append(f"| {i} | {_md(title)} | {c.layer} | {_MD_MARK[c.confirmed]} {_md(_verdict(c))} | {_md(c.fix)} |")
+        verdict = _verdict(c, result.checked)
+        lines.append(f"| {i} | {_md(title)} | {c.layer} | {_MD_MARK[c.confirmed]} {_md(verdict)} | {_md(c.fix)} |")
+    checked = [(i, v) for i, c in enumerate(result.causes, 1) for v in c.verdicts]
+    if checked:
+        lines += ["", "Checks on the machine:", ""]
+        lines += [f"- {i}: `{v.check}` {v.verdict}: {_md(v.reason)}" for i, v in checked]
     lines.append("")
     lines.append("Matched lines:")
     lines.append("")

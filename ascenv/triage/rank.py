@@ -1,10 +1,12 @@
 """From matched signatures to ranked causes, each confirmed or ruled out by the machine.
 
-A cause is confirmed (``True``) when one of its checks reports an error on this machine (or its
-package rule holds: numpy >= 2 installed), ruled out (``False``) when its checks ran and found
-nothing wrong, and unknown (``None``) when nothing on the machine decides it. The same cause named
+Each check behind a cause answers confirmed / ruled out / not checkable with its reason
+(``verdict``). A cause is confirmed (``True``) when one check confirms it (or its package rule
+holds: numpy >= 2 installed in the target Python), ruled out (``False``) only when every check
+could look and found nothing wrong, and unknown (``None``) otherwise. The same cause named
 by several signatures is one entry with all their lines. Ranking: confirmed first, unknown next,
-ruled out last; inside each, the signature table's weight, then the first line in the log.
+ruled out last; inside each, causal lines before generic wrappers, then the earliest line in the
+log, then the signature table's weight.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Optional
 from ascenv.model import Finding, Severity, Snapshot, normalize_name
 from ascenv.triage.scan import LineGroup, ScanResult
 from ascenv.triage.signatures import CauseRule
+from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT, CheckVerdict, Machine, judge_check, overall
 
 MAX_LINES = 8  # quoted line groups per cause
 
@@ -26,10 +29,12 @@ class Cause:
     detail: Optional[str]
     layer: str
     weight: float
+    wrapper: bool  # only generic wrapper messages name it: ranked after the causal lines
     lines: tuple[LineGroup, ...]
     checks: tuple[str, ...]  # the checks that decide it, then the ones that show the facts
     confirmed: Optional[bool]
     evidence: tuple[str, ...]  # what the machine showed ("ASC-NPU-SMI: npu-smi failed (-8020)")
+    verdicts: tuple[CheckVerdict, ...]  # each check's answer with its reason (empty: no machine)
     fix: str
     signatures: tuple[str, ...]
     source: tuple[str, ...]
@@ -53,6 +58,7 @@ class TriageResult:
     signatures: tuple[SignatureMatch, ...]
     findings: tuple[Finding, ...]  # the doctor's findings on the machine judged (empty: not run)
     checked: bool  # a machine was examined
+    machine: Optional[Machine]  # what was judged (None: the log alone)
     bytes_read: int
     lines: int
     binary: bool
@@ -80,9 +86,15 @@ class _Merged:
         self.details: list[str] = []
         self.signatures: list[str] = []
         self.source: list[str] = []
+        self.wrapper = True  # until a signature that is not a wrapper names it
 
 
-def rank(scan: ScanResult, findings: Optional[Sequence[Finding]], snapshot: Optional[Snapshot]) -> TriageResult:
+def rank(
+    scan: ScanResult,
+    findings: Optional[Sequence[Finding]],
+    snapshot: Optional[Snapshot],
+    machine: Optional[Machine] = None,
+) -> TriageResult:
     merged: dict[tuple, _Merged] = {}
     for hit in scan.hits:
         sig = hit.signature
@@ -101,6 +113,7 @@ def rank(scan: ScanResult, findings: Optional[Sequence[Finding]], snapshot: Opti
             _extend(entry.checks, rule.checks)
             _extend(entry.context, rule.context)
             _extend(entry.signatures, (sig.id,))
+            entry.wrapper = entry.wrapper and sig.wrapper
             _extend(entry.source, sig.source)
             if rule.package:
                 entry.packages.append(rule)
@@ -108,7 +121,9 @@ def rank(scan: ScanResult, findings: Optional[Sequence[Finding]], snapshot: Opti
                 _extend(entry.warnings_confirm, rule.checks)
     causes = []
     for (cause, _), entry in merged.items():
-        confirmed, evidence = _decide(entry, findings, snapshot)
+        verdicts = _decide(entry, findings, snapshot, machine)
+        confirmed = overall(verdicts) if verdicts else None
+        evidence = tuple(f"{v.check}: {v.reason}" for v in verdicts if v.verdict != NOT_CHECKABLE)
         lines = tuple(sorted(entry.lines, key=lambda g: g.first_line)[:MAX_LINES])
         causes.append(
             Cause(
@@ -116,17 +131,21 @@ def rank(scan: ScanResult, findings: Optional[Sequence[Finding]], snapshot: Opti
                 detail="; ".join(entry.details) or None,
                 layer=entry.layer,
                 weight=entry.weight,
+                wrapper=entry.wrapper,
                 lines=lines,
                 checks=tuple(entry.checks) + tuple(c for c in entry.context if c not in entry.checks),
                 confirmed=confirmed,
                 evidence=evidence,
+                verdicts=verdicts,
                 fix=entry.rule.fix,
                 signatures=tuple(entry.signatures),
                 source=tuple(entry.source),
             )
         )
     order = {True: 0, None: 1, False: 2}
-    causes.sort(key=lambda c: (order[c.confirmed], -c.weight, c.lines[0].first_line if c.lines else 0))
+    # the earliest causal line first, not the loudest: a root cause ("No space left on device") is
+    # followed by its consequences ("TbeInitialize failed"); generic wrappers go after
+    causes.sort(key=lambda c: (order[c.confirmed], c.wrapper, c.lines[0].first_line if c.lines else 0, -c.weight))
     matches = tuple(
         SignatureMatch(
             h.signature.id,
@@ -145,6 +164,7 @@ def rank(scan: ScanResult, findings: Optional[Sequence[Finding]], snapshot: Opti
         signatures=matches,
         findings=tuple(findings or ()),
         checked=findings is not None,
+        machine=machine if findings is not None else None,
         bytes_read=scan.bytes_read,
         lines=scan.lines,
         binary=scan.binary,
@@ -158,38 +178,38 @@ def _extend(target: list, items: Sequence) -> None:
 
 
 def _decide(
-    entry: _Merged, findings: Optional[Sequence[Finding]], snapshot: Optional[Snapshot]
-) -> tuple[Optional[bool], tuple[str, ...]]:
-    if findings is None:
-        return None, ()
+    entry: _Merged, findings: Optional[Sequence[Finding]], snapshot: Optional[Snapshot], machine: Optional[Machine]
+) -> tuple[CheckVerdict, ...]:
+    if findings is None or snapshot is None or machine is None:
+        return ()
     if entry.packages:
-        return _decide_package(entry.packages[0], snapshot)
-    relevant = [f for f in findings if f.id in entry.checks]
-    errors = [
-        f
-        for f in relevant
-        if f.severity is Severity.ERROR or (f.severity is Severity.WARN and f.id in entry.warnings_confirm)
-    ]
-    if errors:
-        return True, tuple(f"{f.id}: {f.title}" for f in errors)
-    if relevant:
-        return False, tuple(dict.fromkeys(f"{f.id}: {f.title}" for f in relevant))
-    return None, ()
+        return (_decide_package(entry.packages[0], snapshot, machine),)
+    from ascenv.checks import load_checks
+
+    registry = load_checks()
+    return tuple(
+        judge_check(check, registry[check].layer, machine, findings, check in entry.warnings_confirm)
+        for check in entry.checks
+        if check in registry
+    )
 
 
-def _decide_package(rule: CauseRule, snapshot: Optional[Snapshot]) -> tuple[Optional[bool], tuple[str, ...]]:
+def _decide_package(rule: CauseRule, snapshot: Snapshot, machine: Machine) -> CheckVerdict:
     from packaging.version import InvalidVersion, Version
 
     assert rule.package is not None and rule.package_min is not None
-    python = snapshot.python if snapshot is not None else None
-    if python is None or not python.executable or not python.distributions:
-        return None, ()  # the target Python was not read: nothing decides it
+    name = f"package:{rule.package}"
+    missing = machine.missing(("python",))
+    if missing:
+        return CheckVerdict(name, NOT_CHECKABLE, missing)
+    python = snapshot.python
     installed = python.packages.get(normalize_name(rule.package))
     if installed is None:
-        return False, (f"{rule.package} is not installed in {python.executable}",)
+        return CheckVerdict(name, RULED_OUT, f"{rule.package} is not installed in {python.executable}")
     try:
         holds = Version(installed) >= Version(rule.package_min)
     except InvalidVersion:
-        return None, (f"{rule.package} {installed}: not a version ascenv can compare",)
+        return CheckVerdict(name, NOT_CHECKABLE, f"{rule.package} {installed}: not a version ascenv can compare")
     relation = ">=" if holds else "<"
-    return holds, (f"{rule.package} {installed} installed ({relation} {rule.package_min}) in {python.executable}",)
+    text = f"{rule.package} {installed} installed ({relation} {rule.package_min}) in {python.executable}"
+    return CheckVerdict(name, CONFIRMED if holds else RULED_OUT, text)

@@ -14,68 +14,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ascenv.checks import LAYERS as CHECK_LAYERS
+from ascenv import errors
+from ascenv.triage.families import FILE as LAYERS_FILE
+from ascenv.triage.families import load_layers
+from ascenv.triage.rules import CAUSES, FAMILIES, LAYERS, CauseRule, Signature, cause_rule
+
+__all__ = ["CAUSES", "FAMILIES", "LAYERS", "CauseRule", "Signature", "SignatureTable", "cause_rule", "load"]
 
 FILE = "signatures.toml"
-
-# The cause vocabulary shared with the labelled error corpus (one name per cause; finer causes go
-# into ``detail``, never into a new name).
-CAUSES = (
-    "driver_cann_mismatch",
-    "torch_npu_cann_mismatch",
-    "torch_torch_npu_mismatch",
-    "python_no_wheel",
-    "env_not_sourced",
-    "kernels_missing",
-    "soc_unsupported",
-    "device_busy",
-    "container_no_device",
-    "permission",
-    "custom_op_not_loaded",
-    "stale_kernel_cache",
-    "hccl_inconsistent_versions",
-    "firmware_driver_mismatch",
-    "out_of_memory",
-    "disk_or_tmp_full",
-    "other",
-)
-# The stack layers of the doctor, plus the two a log can implicate that no check covers.
-LAYERS = (*CHECK_LAYERS, "hccl", "application")
-
-
-@dataclass(frozen=True)
-class CauseRule:
-    cause: str  # one of CAUSES
-    weight: float  # 0..1: how often the sources found this cause behind the message
-    checks: tuple[str, ...]  # doctor checks whose error confirms the cause
-    context: tuple[str, ...]  # doctor checks that show the relevant facts but decide nothing
-    fix: str
-    detail: Optional[str] = None  # the finer cause ("numpy2: ...")
-    package: Optional[str] = None  # a Python distribution whose version decides the cause ...
-    package_min: Optional[str] = None  # ... when installed at this version or newer
-    warnings_confirm: bool = False  # a warning of a check confirms too (checks that never err)
-
-
-@dataclass(frozen=True)
-class Signature:
-    id: str
-    layer: str
-    literals: tuple[str, ...]  # any one of them selects a line
-    regex: Optional[re.Pattern]  # then, when set, this must match the line too
-    codes: tuple[str, ...]  # error codes it explains (ascenv explain CODE)
-    summary: str
-    source: tuple[str, ...]  # public URLs that established the meaning
-    causes: tuple[CauseRule, ...]
-
-    def matches(self, line: str) -> bool:
-        if not any(literal in line for literal in self.literals):
-            return False
-        return self.regex is None or self.regex.search(line) is not None
 
 
 @dataclass(frozen=True)
 class SignatureTable:
     signatures: tuple[Signature, ...]
+    layers: Any = None  # families.Layers: what libraries and symbol namespaces belong to
 
     @property
     def literals(self) -> tuple[str, ...]:
@@ -124,7 +76,10 @@ def load(directory: Optional[Path] = None, known_checks: Optional[set[str]] = No
                 raise row.fail(f"source[{i}]", f"expected an https:// URL, found {url!r}")
         pattern = row.string("regex", required=False)
         compiled = None if pattern is None else _linear_regex(row, "regex", pattern)
-        causes = row.rows("cause", lambda r: cause_rule(r))
+        causes = row.rows("cause", lambda r: cause_rule(r, known_checks))
+        family = row.string("family", required=False)
+        if family is not None and family not in FAMILIES:
+            raise row.fail("family", f"expected one of {', '.join(FAMILIES)}, found {family!r}")
         return Signature(
             id=sig_id,
             layer=layer,
@@ -134,49 +89,19 @@ def load(directory: Optional[Path] = None, known_checks: Optional[set[str]] = No
             summary=row.string("summary"),
             source=source,
             causes=causes,
+            family=family,
+            wrapper=bool(row.raw("wrapper", bool, False)),
         )
 
-    def cause_rule(row: Any) -> CauseRule:
-        cause = row.string("cause")
-        if cause not in CAUSES:
-            raise row.fail("cause", f"expected one of {', '.join(CAUSES)}, found {cause!r}")
-        row.seen.add("weight")
-        weight = row.data.get("weight")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0.0 <= weight <= 1.0:
-            raise row.fail("weight", f"expected a number from 0 to 1, found {weight!r}")
-        checks = row.raw("checks", list, True)
-        checks = row.strings("checks") if checks else ()
-        context = row.strings("context")
-        for key, ids_ in (("checks", checks), ("context", context)):
-            for i, check_id in enumerate(ids_):
-                if known_checks is not None and check_id not in known_checks:
-                    raise row.fail(f"{key}[{i}]", f"no doctor check named {check_id!r} (ascenv explain lists them)")
-        package = row.string("package", required=False)
-        package_min = row.string("package_min", required=package is not None)
-        if package_min is not None and package is None:
-            raise row.fail("package_min", "needs package")
-        if package_min is not None:
-            from packaging.version import InvalidVersion, Version
-
-            try:
-                Version(package_min)
-            except InvalidVersion:
-                raise row.fail("package_min", f"expected a version like 2 or 2.0, found {package_min!r}") from None
-        return CauseRule(
-            cause=cause,
-            weight=float(weight),
-            checks=checks,
-            context=context,
-            fix=row.string("fix"),
-            detail=row.string("detail", required=False),
-            package=package,
-            package_min=package_min,
-            warnings_confirm=bool(row.raw("warnings_confirm", bool, False)),
-        )
-
-    table = SignatureTable(reader.rows("signature", signature))
+    signatures = reader.rows("signature", signature)
     reader.done()
-    return table
+    layers = load_layers(directory, known_checks)
+    family = next((s for s in signatures if s.family), None)
+    if layers is None and family is not None:
+        raise errors.DataFileError(
+            f"{directory.name}/{LAYERS_FILE}: missing (signature {family.id!r} is of family {family.family!r})"
+        )
+    return SignatureTable(signatures, layers)
 
 
 def _linear_regex(row: Any, key: str, pattern: str) -> re.Pattern:

@@ -29,12 +29,13 @@ FAULTS = (
     "soc",  # CANN 8.0.0 without the platform_config of the host's Ascend910B4 (ASC-KERNELS-TARGET warning)
     "vendor_units",  # a custom vendor with kernels for ascend310p only on a 910B4 host
     "numpy2",  # numpy 2.0.2 in the target Python
+    "torch_pair",  # torch 2.2.0 under torch_npu 2.1.0.post10 (ASC-TORCH-PAIR error)
 )
 
 
-def python_info(torch_npu: str = "2.1.0.post10", numpy: str = "1.26.4") -> model.PythonInfo:
+def python_info(torch_npu: str = "2.1.0.post10", numpy: str = "1.26.4", torch: str = "2.1.0") -> model.PythonInfo:
     """torch 2.1.0 + torch_npu 2.1.0.post10 (validated with CANN 8.0.0 in compat/torch_npu.toml)."""
-    dists = (("torch", "2.1.0"), ("torch_npu", torch_npu), ("numpy", numpy))
+    dists = (("torch", torch), ("torch_npu", torch_npu), ("numpy", numpy))
     return model.PythonInfo(
         executable="/usr/bin/python3",
         version="3.10.12",
@@ -65,6 +66,7 @@ def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
     python = python_info(
         torch_npu="2.1.0.post3" if fault == "torch_npu_cann" else "2.1.0.post10",
         numpy="2.0.2" if fault == "numpy2" else "1.26.4",
+        torch="2.2.0" if fault == "torch_pair" else "2.1.0",
     )
     return dataclasses.replace(snapshot, python=python)
 

@@ -74,7 +74,7 @@ def test_crlf_ansi_and_framework_prefixes_are_removed_from_quotes():
     result = scanned(log)
     quotes = {h.signature.id: h.groups[0].text for h in result.hits}
     assert quotes["dcmi-device-used"] == DCMI.decode()
-    assert quotes["cann-library-missing"].startswith("ImportError: libhccl.so")
+    assert quotes["missing-library:cann_not_on_path"].startswith("ImportError: libhccl.so")
     assert quotes["device-out-of-memory"].startswith("[12345] [llm] [ERROR] EL0004")
     assert result.lines == 3
 

@@ -135,3 +135,98 @@ def test_every_shipped_regex_is_linear():
     for sig in load().signatures:
         if sig.regex is not None:
             assert _backtracking_risk(sig.regex.pattern) is None, sig.id
+
+
+LAYERS_GOOD = """schema = 1
+
+[[meaning]]
+id = "library_unknown"
+summary = "s"
+source = ["https://man7.org/linux/man-pages/man8/ld.so.8.html"]
+
+[[meaning.cause]]
+cause = "other"
+weight = 0.4
+checks = []
+fix = "f"
+
+[[meaning]]
+id = "memory_held_elsewhere"
+summary = "s"
+source = ["https://man7.org/"]
+
+[[meaning.cause]]
+cause = "device_busy"
+weight = 0.9
+checks = ["ASC-NPU-SMI"]
+fix = "f"
+
+[[meaning]]
+id = "memory_exhausted"
+summary = "s"
+source = ["https://man7.org/"]
+
+[[meaning.cause]]
+cause = "out_of_memory"
+weight = 0.9
+checks = []
+fix = "f"
+
+[[library]]
+patterns = ["libascend_hal.so*"]
+layer = "driver"
+package = "driver"
+missing = "library_unknown"
+source = ["https://man7.org/"]
+
+[[namespace]]
+names = ["c10"]
+layer = "torch"
+source = ["https://man7.org/"]
+
+[[undefined]]
+symbol = ["torch"]
+library = ["framework"]
+meaning = "library_unknown"
+"""
+
+FAMILY = GOOD.replace('id = "one"', 'id = "one"\nfamily = "missing_library"')
+
+
+def test_shipped_layers_table_loads():
+    table = load(known_checks=set(load_checks()))
+    assert table.layers is not None and table.layers.library("libascend_hal.so.1").layer == "driver"
+    assert table.layers.library("/usr/local/Ascend/nnal/atb/latest/lib/libanything.so").layer == "nnal"
+    assert table.layers.symbol_layer("_ZN7c10_npu9getDeviceEv") == "torch_npu"
+    assert {s.family for s in table.signatures} >= {"missing_library", "undefined_symbol", "memory"}
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (('layer = "driver"', 'layer = "drivers"'), "library[0].layer: expected one of driver"),
+        (('missing = "library_unknown"', 'missing = "nope"'), "library[0].missing: no [[meaning]] with id 'nope'"),
+        (('names = ["c10"]', "names = []"), "namespace[0].names: expected names or prefixes"),
+        (('symbol = ["torch"]', 'symbol = ["tensor"]'), "undefined[0].symbol[0]: expected one of driver"),
+        (('library = ["framework"]', 'library = ["x"]'), "undefined[0].library[0]: expected one of driver"),
+        (('cause = "out_of_memory"', 'cause = "oom"'), "meaning[2].cause[0].cause: expected one of"),
+        (('id = "memory_exhausted"', 'id = "memory_gone"'), "meaning: no [[meaning]] with id 'memory_exhausted'"),
+        (('patterns = ["libascend_hal.so*"]', 'paterns = ["x"]'), "library[0].patterns: missing"),
+    ],
+)
+def test_bad_layers_value_names_its_key_path(tmp_path, change, message):
+    old, new = change
+    assert old in LAYERS_GOOD
+    (tmp_path / "layers.toml").write_text(LAYERS_GOOD.replace(old, new, 1))
+    with pytest.raises(errors.DataFileError) as caught:
+        load(write(tmp_path, FAMILY), known_checks={"ASC-NPU-SMI"})
+    assert message in str(caught.value)
+    assert str(caught.value).startswith(f"{tmp_path.name}/layers.toml: ")
+
+
+def test_family_signature_needs_the_layers_table(tmp_path):
+    with pytest.raises(errors.DataFileError, match="layers.toml: missing"):
+        load(write(tmp_path, FAMILY), known_checks={"ASC-NPU-SMI"})
+    bad = FAMILY.replace('family = "missing_library"', 'family = "spelling"')
+    with pytest.raises(errors.DataFileError, match=r"signature\[0\]\.family: expected one of undefined_symbol"):
+        load(write(tmp_path, bad), known_checks={"ASC-NPU-SMI"})

@@ -67,11 +67,11 @@ def test_human_names_the_confirming_check_and_the_fix(tmp_path):
     code, out, _ = run_cli(["triage", str(NNAL_LOG), "--from", snapshot], {})
     assert code == 1
     assert (
-        "1. torch_npu_cann_mismatch — NNAL (ATB) release does not match torch_npu  (torch_npu)  "
+        "1. torch_npu_cann_mismatch — NNAL (ATB) release does not match torch_npu  (cann)  "
         "confirmed by ASC-TORCH-CANN" in out
     )
-    assert "fix:     install the NNAL package paired with this torch_npu and CANN" in out
-    assert "1 cause(s) confirmed on this machine" in out
+    assert "fix:     install the torch_npu release validated with this CANN (and the NNAL of the same CANN" in out
+    assert "1 cause(s) confirmed on the machine of snapshot" in out
 
 
 def test_markdown(tmp_path):
@@ -79,10 +79,7 @@ def test_markdown(tmp_path):
     code, out, _ = run_cli(["triage", str(NNAL_LOG), "--from", snapshot, "--format", "markdown"], {})
     assert code == 0
     assert out.startswith("### ascenv triage: ")
-    assert (
-        "| 1 | torch_npu_cann_mismatch (NNAL (ATB) release does not match torch_npu) | torch_npu | ✅ ruled out |"
-        in out
-    )
+    assert "| 1 | torch_npu_cann_mismatch (NNAL (ATB) release does not match torch_npu) | cann | ✅ ruled out |" in out
     assert "version mismatch between NNAL and torch_npu" in out
 
 

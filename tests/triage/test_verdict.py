@@ -1,0 +1,192 @@
+"""Honest confirmation (issue #24): every check answers confirmed / ruled out / not checkable with
+its reason; a machine without CANN or an NPU rules nothing out that needs them, and the interpreter
+running ascenv is never evidence about the user's stack."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from ascenv import compat, model
+from ascenv.probe.fs import Root
+from ascenv.probe.snapshot import collect
+from ascenv.triage import is_own_interpreter, triage
+from ascenv.triage.verdict import NOT_CHECKABLE, RULED_OUT, describe, needs
+from tests.cli_helpers import run_cli
+from tests.triage.machines import machine, python_info
+
+LABELLED = Path(__file__).parent.parent / "data" / "triage"
+# one log per kind of check: NNAL/torch_npu (python + CANN), container (devices), numpy 2 (package)
+LOGS = (
+    "torch_npu_atb_libtbe_adapter_undefined-symbol_NNAL-version-mismatch_Ascend-pytorch-issue99.txt",
+    "torch_npu_libascend_hal.so-missing_docker-run-without-driver-mounts_vllm-ascend-issue1440.txt",
+    "torch_npu_npu_init_AclSetCompileopt_500001_numpy2_vllm-ascend-pr472.txt",
+    "paddle_custom_device_Fail-to-open-library_libatb.so-missing_Paddle-issue65797.txt",
+)
+
+
+def _own_python(numpy: str = "2.0.2") -> model.PythonInfo:
+    """The interpreter running these tests, with numpy 2 in its own site-packages."""
+    site = os.path.join(sys.prefix, "lib", "site-packages")
+    return model.PythonInfo(
+        executable=sys.executable,
+        version="3.11.7",
+        distributions=(model.Distribution("numpy", numpy, site), model.Distribution("torch", "2.1.0", site)),
+    )
+
+
+def _verdicts(data: dict) -> list[dict]:
+    return [v for c in data["causes"] for v in c["verdicts"]]
+
+
+def _needs_stack(check: str) -> bool:
+    from ascenv.checks import load_checks
+
+    if check.startswith("package:"):
+        return True
+    return bool(set(needs(check, load_checks()[check].layer)) & {"cann", "ascend", "driver", "python"})
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_empty_root_rules_nothing_out(name, tmp_path):
+    empty = tmp_path / "root"
+    empty.mkdir()
+    argv = ["triage", str(LABELLED / name), "--root", str(empty), "--python", sys.executable, "--format", "json"]
+    code, out, err = run_cli(argv, {"PATH": os.environ.get("PATH", "")})
+    assert code == 0, err
+    data = json.loads(out)
+    verdicts = _verdicts(data)
+    assert verdicts, data["causes"]
+    assert not [v for v in verdicts if v["verdict"] == RULED_OUT and _needs_stack(v["check"])]
+    assert all(v["verdict"] == NOT_CHECKABLE and v["reason"] for v in verdicts)
+    assert all(c["confirmed"] is None for c in data["causes"])
+    assert data["machine"]["cann"] == [] and data["machine"]["ascend"] is False
+    cann = [v for v in verdicts if not v["check"].startswith(("package:", "ASC-PY-", "ASC-TORCH-P"))]
+    for v in cann:
+        assert "has no CANN" in v["reason"] and "ascenv triage LOG --from SNAPSHOT" in v["reason"], v
+
+
+def test_empty_root_human_and_markdown_say_not_checkable(tmp_path):
+    empty = tmp_path / "root"
+    empty.mkdir()
+    log = str(LABELLED / LOGS[0])
+    argv = ["triage", log, "--root", str(empty), "--python", sys.executable]
+    _, out, _ = run_cli(argv, {"PATH": os.environ.get("PATH", "")})
+    assert f"judged on the root {empty}: no CANN, no NPU or Ascend driver" in out
+    assert "ruled out" not in out and "✓" not in out
+    assert "not checkable: this machine has no CANN — run `ascenv triage LOG --from SNAPSHOT`" in out
+    _, md, _ = run_cli([*argv, "--format", "markdown"], {"PATH": os.environ.get("PATH", "")})
+    assert "✅" not in md and "ruled out" not in md
+    assert "❔ not checkable: this machine has no CANN" in md
+
+
+@pytest.mark.live_host
+@pytest.mark.skipif(os.path.exists("/usr/local/Ascend"), reason="this machine has CANN: nothing to show")
+@pytest.mark.parametrize("name", LOGS)
+def test_this_machine_without_cann_rules_nothing_out(name):
+    # the machine running the tests, as `ascenv triage LOG` probes it (read only)
+    snapshot = collect(Root("/"), {"PATH": os.environ.get("PATH", "")}, python=sys.executable)
+    if snapshot.cann.installs or snapshot.npu.chips:
+        pytest.skip("this machine has an Ascend stack")
+    result = triage(io.BytesIO(_payload(LABELLED / name)), snapshot, judged="this machine")
+    verdicts = [v for c in result.causes for v in c.verdicts]
+    assert verdicts and all(v.verdict == NOT_CHECKABLE for v in verdicts), verdicts
+    assert not any(c.confirmed is not None for c in result.causes)
+    assert result.machine is not None and result.machine.python is None  # ascenv's own interpreter
+
+
+@pytest.mark.parametrize("numpy", ["2.0.2", "2.3.1", "1.26.4"])
+def test_numpy_of_ascenvs_own_interpreter_is_no_evidence(numpy, tmp_path):
+    healthy = machine(None, tmp_path)
+    own = dataclasses.replace(healthy, python=_own_python(numpy))
+    result = triage(io.BytesIO(_payload(LABELLED / LOGS[2])), own, judged="this machine")
+    numpy2 = next(c for c in result.causes if (c.detail or "").startswith("numpy2"))
+    assert numpy2.confirmed is None and not numpy2.evidence
+    (verdict,) = numpy2.verdicts
+    assert verdict.verdict == NOT_CHECKABLE and "interpreter running ascenv" in verdict.reason
+    # the same numpy in the user's Python decides it
+    theirs = dataclasses.replace(healthy, python=python_info(numpy=numpy))
+    decided = triage(io.BytesIO(_payload(LABELLED / LOGS[2])), theirs)
+    numpy2 = next(c for c in decided.causes if (c.detail or "").startswith("numpy2"))
+    assert numpy2.confirmed is numpy.startswith("2.")
+
+
+def test_own_interpreter_is_recognised_by_its_directory_or_its_site_packages():
+    assert is_own_interpreter(_own_python())
+    bindir = os.path.dirname(os.path.abspath(sys.executable))
+    assert is_own_interpreter(model.PythonInfo(executable=os.path.join(bindir, "python3")))
+    in_prefix = model.Distribution("numpy", "2.0.2", os.path.join(sys.prefix, "lib", "python3", "site-packages"))
+    assert is_own_interpreter(model.PythonInfo(executable="/opt/elsewhere/bin/python3", distributions=(in_prefix,)))
+    assert not is_own_interpreter(python_info())
+    assert not is_own_interpreter(model.PythonInfo())
+
+
+def test_checks_that_can_look_still_confirm_and_rule_out(tmp_path):
+    name = LOGS[0]
+    faulty = triage(io.BytesIO(_payload(LABELLED / name)), machine("torch_npu_cann", tmp_path / "a"), compat.load())
+    assert faulty.causes[0].confirmed is True
+    assert any(v.check == "ASC-TORCH-CANN" and v.verdict == "confirmed" for v in faulty.causes[0].verdicts)
+    healthy = triage(io.BytesIO(_payload(LABELLED / name)), machine(None, tmp_path / "b"), compat.load())
+    mismatch = next(c for c in healthy.causes if c.cause == "torch_npu_cann_mismatch")
+    assert mismatch.confirmed is False and all(v.verdict == RULED_OUT for v in mismatch.verdicts)
+
+
+def test_machine_description_names_what_is_missing(tmp_path):
+    snap = machine(None, tmp_path)
+    m = describe(snap, "x", own_python=False)
+    assert m.cann and m.ascend and m.python == "/usr/bin/python3" and m.missing(("cann", "python")) is None
+    bare = describe(model.Snapshot(), "y", own_python=False)
+    assert not bare.ascend and "has no CANN" in (bare.missing(("cann",)) or "")
+    assert "could not be read" in (bare.missing(("python",)) or "")
+
+
+def _payload(path: Path) -> bytes:
+    lines = path.read_bytes().splitlines(keepends=True)
+    while lines and lines[0].startswith(b"#"):
+        lines.pop(0)
+    return b"".join(lines)
+
+
+def test_report_md_copies_the_not_checkable_verdicts(tmp_path):
+    # report --log on a root without CANN: report.md says "not checkable" with the reason, never "ruled out"
+    from ascenv import report
+
+    empty = tmp_path / "root"
+    empty.mkdir()
+    (tmp_path / "run.log").write_bytes(_payload(LABELLED / LOGS[0]))
+    argv = ["report", "--root", str(empty), "--python", sys.executable, "-o", "r.tar.gz", "--log", "run.log"]
+    code, _, err = run_cli(argv, {"PATH": os.environ.get("PATH", ""), "SOURCE_DATE_EPOCH": "1764547200"}, tmp_path)
+    assert code == 0, err
+    bundle, _ = report.read_bundle((tmp_path / "r.tar.gz").read_bytes(), "r.tar.gz")
+    text = bundle["report.md"].decode()
+    assert "not checkable: this machine has no CANN" in text and "ruled out" not in text
+    triaged = json.loads(bundle["triage.json"])
+    assert all(v["verdict"] == NOT_CHECKABLE for c in triaged["causes"] for v in c["verdicts"])
+
+
+def test_the_base_interpreter_of_ascenvs_venv_is_the_users():
+    # pipx / a venv is built on the system Python, whose own site-packages may hold the user's stack
+    base_bin = os.path.dirname(os.path.realpath(sys.executable))
+    if base_bin == os.path.dirname(os.path.abspath(sys.executable)):
+        pytest.skip("ascenv runs in no virtual environment here")
+    site = model.Distribution("torch_npu", "2.1.0.post10", "/usr/lib/python3/dist-packages")
+    assert not is_own_interpreter(model.PythonInfo(executable=os.path.join(base_bin, "python3"), distributions=(site,)))
+
+
+def test_a_snapshot_without_cann_is_named_as_such(tmp_path):
+    from ascenv.snapshot_io import snapshot_to_json
+
+    bare = model.Snapshot(python=python_info())
+    path = tmp_path / "laptop.json"
+    path.write_text(json.dumps(snapshot_to_json(bare)))
+    code, out, _ = run_cli(["triage", str(LABELLED / LOGS[0]), "--from", str(path), "--format", "json"], {})
+    data = json.loads(out)
+    assert code == 0 and data["machine"]["label"] == f"the machine of snapshot {path}"
+    reasons = [v["reason"] for c in data["causes"] for v in c["verdicts"]]
+    assert reasons and all(r.startswith("the snapshot's machine has no CANN") for r in reasons)
