@@ -314,17 +314,27 @@ def _cann_85_layout(m: _Machine, version: str) -> str:
 
 
 def a3_cann850(m: _Machine) -> FixtureHost:
+    return _a3(m, "8.5.0")
+
+
+def a3_cann900(m: _Machine) -> FixtureHost:
+    """The A3 host with CANN 9.0.0 in the same layout: a CANN with a documented-incompatible
+    torch_npu (2.7.1, triton-ascend#326), for the checks that confirm a torch_npu/CANN mismatch."""
+    return _a3(m, "9.0.0")
+
+
+def _a3(m: _Machine, version: str) -> FixtureHost:
     # constructed: no driver version.info of 25.2.0 was captured; the minimum is Version=, the
     # driver version npu-smi 25.2.0 prints (https://github.com/vllm-project/vllm-ascend/issues/3002).
     # No firmware file: its version on this machine is not known.
     m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.0\n")
-    install = _cann_85_layout(m, "8.5.0")
+    install = _cann_85_layout(m, version)
     # constructed: per-chip ops package record, <cann>/<arch>-linux/ascend_ops_install.info with
     # package_name=Ascend-cann-<chip>-ops (the A3 package is "A3-ops": the PyPI ascend-deployer 26.0.0
     # wheel downloads Ascend-cann-A3-ops_8.5.0_linux-aarch64.zip), kernels under
     # opp/.../kernel/<unit>; ascend910_93 is the A3 compute unit
     # (github:leideng/CANN-8.1.RC1@551ed27c29284929bbdc2239e929ddfedfdf0b8b)
-    m.write(f"{install}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-A3-ops\nversion=8.5.0\n")
+    m.write(f"{install}/aarch64-linux/ascend_ops_install.info", f"package_name=Ascend-cann-A3-ops\nversion={version}\n")
     m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910_93")
     _soc_configs(m, install, "aarch64", _A3_SOCS)
     m.devices(16, tuple((bus, "0xd803", None) for bus in A3_BUS_IDS))
@@ -506,11 +516,14 @@ def atlas350_cann910(m: _Machine) -> FixtureHost:
 
 
 # Hosts built on demand only (not in HOST_NAMES, whose hosts every probe test walks).
-_MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {"atlas350-cann910": atlas350_cann910}
+_MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
+    "atlas350-cann910": atlas350_cann910,
+    "a3-cann900": a3_cann900,
+}
 
 
 def build_host(name: str, tmp_path: Path) -> FixtureHost:
-    """Build fixture machine ``name`` (one of HOST_NAMES, or atlas350-cann910) under ``tmp_path / name``."""
+    """Build fixture machine ``name`` (one of HOST_NAMES, or of _MORE_BUILDERS) under ``tmp_path / name``."""
     return {**_BUILDERS, **_MORE_BUILDERS}[name](_Machine(Path(tmp_path), name))
 
 

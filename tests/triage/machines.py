@@ -25,7 +25,7 @@ FAULTS = (
     "env_not_sourced",  # two CANNs, set_env.sh not sourced (ASC-ENV-SOURCED error)
     "container",  # container without device nodes, npu-smi failing with -8020
     "no_device_nodes",  # the A2 host without /dev/davinci*: nodes missing, npu-smi still answers
-    "torch_npu_cann",  # torch_npu 2.1.0.post3 on CANN 8.0.0 (outside its window: ASC-TORCH-CANN error)
+    "torch_npu_cann",  # torch_npu 2.7.1 on the A3 host with CANN 9.0.0 (documented incompatible: ASC-TORCH-CANN error)
     "soc",  # CANN 8.0.0 without the platform_config of the host's Ascend910B4 (ASC-KERNELS-TARGET warning)
     "vendor_units",  # a custom vendor with kernels for ascend310p only on a 910B4 host
     "numpy2",  # numpy 2.0.2 in the target Python
@@ -48,9 +48,11 @@ def python_info(torch_npu: str = "2.1.0.post10", numpy: str = "1.26.4", torch: s
 def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
     """The healthy A2 host (``fault=None``) or one with ``fault`` (one of FAULTS)."""
     assert fault is None or fault in FAULTS, fault
-    name = {"env_not_sourced": "two-canns-dangling-latest", "container": "container-no-devices"}.get(
-        fault or "", "a2-cann800"
-    )
+    name = {
+        "env_not_sourced": "two-canns-dangling-latest",
+        "container": "container-no-devices",
+        "torch_npu_cann": "a3-cann900",
+    }.get(fault or "", "a2-cann800")
     host = build_host(name, tmp_path)
     root = host.root
     if fault == "no_device_nodes":
@@ -64,9 +66,9 @@ def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
         (vendors / "config.ini").write_text("load_priority=customize\n")
     snapshot = collect(Root(str(root)), host.environ, python=sys.executable)
     python = python_info(
-        torch_npu="2.1.0.post3" if fault == "torch_npu_cann" else "2.1.0.post10",
+        torch_npu="2.7.1" if fault == "torch_npu_cann" else "2.1.0.post10",
         numpy="2.0.2" if fault == "numpy2" else "1.26.4",
-        torch="2.2.0" if fault == "torch_pair" else "2.1.0",
+        torch={"torch_pair": "2.2.0", "torch_npu_cann": "2.7.1"}.get(fault or "", "2.1.0"),
     )
     return dataclasses.replace(snapshot, python=python)
 

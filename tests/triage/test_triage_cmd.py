@@ -59,7 +59,7 @@ def test_from_snapshot(tmp_path):
     assert code == 1, err
     first = json.loads(out)["causes"][0]
     assert first["cause"] == "torch_npu_cann_mismatch" and first["confirmed"] is True
-    assert any(e.startswith("ASC-TORCH-CANN: torch_npu 2.1.0.post3 with CANN 8.0.0") for e in first["evidence"])
+    assert any(e.startswith("ASC-TORCH-CANN: torch_npu 2.7.1 with CANN 9.0.0") for e in first["evidence"])
 
 
 def test_human_names_the_confirming_check_and_the_fix(tmp_path):
