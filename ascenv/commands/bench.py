@@ -210,8 +210,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
 def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: BenchStore, render: Any) -> int:
     from ascenv.bench import fingerprint, readers
-    from ascenv.bench.store import new_run
+    from ascenv.bench.store import check_op, new_run
 
+    check_op(args.op)  # before the profile is read: it names the run's directory
     manifest = None
     if args.build:
         entry = store.find(args.build)
