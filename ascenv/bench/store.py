@@ -14,6 +14,7 @@ operator as one path component (``ascenv.names``): anything else is a damaged ru
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -365,9 +366,11 @@ class BenchStore:
 
     def paths(self, op: Optional[str] = None) -> list[Path]:
         """The run files (of ``op``), unread, in the order ``runs`` reads them."""
+        if op:
+            check_op(op)
         if not self.root.is_dir():
             return []
-        ops = [self.root / check_op(op)] if op else sorted(p for p in self.root.iterdir() if not p.name.startswith("."))
+        ops = [self.root / op] if op else sorted(p for p in self.root.iterdir() if not p.name.startswith("."))
         found: list[Path] = []
         for op_dir in ops:
             if op_dir.is_dir():
@@ -429,7 +432,14 @@ class BenchStore:
                 f"run {run.id} was measured on a down-clocked chip (Current Freq below Rated Freq)",
                 hint="measure again at the rated clock; a down-clocked run never becomes a baseline",
             )
-        with self.store.lock("bench"):
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self.store.lock("bench"))
+            except OSError as exc:  # the store cannot be written: its lock file cannot be made
+                raise UsageError(
+                    f"cannot write the baselines to {self.root}: {exc.strerror or exc}",
+                    hint="choose a store that can be written with --store DIR (or ASCENV_STORE)",
+                ) from None
             current = self.baselines(run.op)
             current[run.target] = run.id
             path = self.root / check_op(run.op, "run.op") / LOOSE / BASELINES

@@ -166,6 +166,10 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     store, bench = _stores(args, ctx)
     if args.action == "run":
         return _run_benchmarks(args, ctx, store, render)
+    if args.op is not None:  # it names <store>/<op>/: one safe directory name, said before any work
+        from ascenv.bench.store import check_op
+
+        check_op(args.op, "--op" if args.action != "history" else "OP")
     if args.action == "import":
         return _import(args, ctx, store, bench, render)
     if args.action == "compare":
@@ -210,9 +214,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
 def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: BenchStore, render: Any) -> int:
     from ascenv.bench import fingerprint, readers
-    from ascenv.bench.store import check_op, new_run
+    from ascenv.bench.store import new_run
 
-    check_op(args.op)  # before the profile is read: it names the run's directory
     manifest = None
     if args.build:
         entry = store.find(args.build)
