@@ -30,6 +30,7 @@ Folds, so that a record's numbers come from real launches:
 from __future__ import annotations
 
 import bisect
+import codecs
 import csv
 import io
 import json
@@ -42,7 +43,7 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import IO, Callable, Optional
 
 from ascenv.bench.records import Clock, Record
 from ascenv.errors import InputError
@@ -144,17 +145,17 @@ def _missing(value: str) -> Optional[str]:
     return None if value in MISSING else value
 
 
-# A decimal number as profilers write it. float() alone also reads "nan", "inf", "1_000" and
-# "infinity", and turns "1e400" or a 5000-digit integer into inf: none is a time or a count.
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-
-
 def finite(value: str) -> Optional[float]:
-    """The finite number ``value`` writes in decimal, or None."""
-    text = value.strip()
-    if not _DECIMAL.fullmatch(text):
+    """The finite decimal number ``value`` writes, or None. float() also reads "nan", "inf",
+    "infinity", "1_000" and other scripts' digits, and turns "1e400" or 5000 digits into inf:
+    none of them is a time or a count a profiler writes. ASCII without "_" and finite leaves
+    float()'s decimal grammar (https://docs.python.org/3/library/functions.html#float)."""
+    if "_" in value or not value.isascii():
         return None
-    number = float(text)
+    try:
+        number = float(value)  # ignores surrounding whitespace as .strip() does
+    except ValueError:
+        return None
     return number if math.isfinite(number) else None
 
 
@@ -194,7 +195,6 @@ _BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
     (b"\xff\xfe", "UTF-16"),
     (b"\xfe\xff", "UTF-16"),
 )
-_UNDECODED = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape keeps it
 
 
 @contextmanager
@@ -211,20 +211,30 @@ def _lines(path: Path, shown: str) -> Iterator[Iterator[str]]:
                     f"{shown}: not UTF-8 ({name} BOM)", hint="save it as UTF-8 (CSV UTF-8), as the profilers write it"
                 )
         fh.seek(0)
-        text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="surrogateescape", newline="")
+        try:
+            yield io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
+        except UnicodeDecodeError:
+            fh.seek(0)
+            raise _undecodable(fh, shown) from None
 
-        def checked() -> Iterator[str]:
-            for number, line in enumerate(text, 1):
-                if not line.isascii():
-                    bad = _UNDECODED.search(line)
-                    if bad:
-                        raise InputError(
-                            f"{shown}, line {number}: not UTF-8 (byte 0x{ord(bad.group()) - 0xDC00:02x})",
-                            hint="save it as UTF-8, as the profilers write it",
-                        )
-                yield line
 
-        yield checked()
+def _undecodable(fh: IO[bytes], shown: str) -> InputError:
+    """The error naming the first line that is not UTF-8 (read again: the text layer decodes
+    ahead of the line it gives, so it cannot say which)."""
+    number = 1
+    for raw in fh:  # split at b"\n", which no UTF-8 sequence holds
+        try:
+            raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            bom = 3 if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
+            head = raw[: exc.start + bom]
+            number += head.count(b"\r") - head.count(b"\r\n")  # lines that end in a lone CR
+            return InputError(
+                f"{shown}, line {number}: not UTF-8 (byte 0x{raw[exc.start + bom]:02x})",
+                hint="save it as UTF-8, as the profilers write it",
+            )
+        number += 1 + raw.count(b"\r") - raw.count(b"\r\n")
+    return InputError(f"{shown}: not UTF-8 (it ends inside a character)", hint="save it as UTF-8")
 
 
 @contextmanager
@@ -248,12 +258,10 @@ def open_table(path: Path, shown: str) -> Iterator[tuple[Row, Iterator[tuple[Row
 
         def rows() -> Iterator[tuple[Row, int]]:
             number = 0
+            last = reader.line_num
             try:
-                while True:
-                    first = reader.line_num + 1
-                    row = next(reader, None)
-                    if row is None:
-                        return
+                for row in reader:
+                    first, last = last + 1, reader.line_num
                     if not row:
                         continue
                     number += 1
@@ -387,20 +395,26 @@ class _Launches:
     on in two arrays (16 bytes a launch), the sources as runs of launches (one per file), the
     clock as its lowest current and highest rated frequency."""
 
-    __slots__ = ("durations", "lines", "starts", "sources", "current", "rated")
+    __slots__ = ("durations", "lines", "starts", "sources", "last", "current", "rated")
 
     def __init__(self) -> None:
         self.durations = array("d")
         self.lines = array("q")
         self.starts: list[int] = []  # the first launch of each source
         self.sources: list[_Source] = []
+        self.last: Optional[_Source] = None
         self.current: Optional[int] = None
         self.rated: Optional[int] = None
 
+    def begin(self, source: _Source) -> None:
+        """The launches added next come from ``source``."""
+        self.starts.append(len(self.durations))
+        self.sources.append(source)
+        self.last = source
+
     def add(self, duration: float, line: int, source: _Source, clock: Clock = NO_CLOCK) -> None:
-        if not self.sources or self.sources[-1] is not source:
-            self.starts.append(len(self.durations))
-            self.sources.append(source)
+        if self.last is not source:
+            self.begin(source)
         self.durations.append(duration)
         self.lines.append(line)
         if clock.current_mhz is not None:
@@ -585,7 +599,8 @@ def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, int]], path: P
                 continue
             raise _bad(shown, line, duration_name, row[di], "a time (a finite number, zero or more)", key_of(row)[0])
         for i, name in counts:  # the median launch's are read again; any launch's may be bad
-            _int(row[i], shown, line, name)
+            if not (len(row[i]) < 16 and row[i].isdigit() and row[i].isascii()):
+                _int(row[i], shown, line, name)
         if count > room:
             raise _too_many(shown)
         cells = cells_of(row)
@@ -597,7 +612,10 @@ def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, int]], path: P
                 found = acc.launches[key] = _Launches()
                 acc.tool_of[key] = tool
             keys[cells] = found
-        found.add(value, line, source)
+        if found.last is not source:
+            found.begin(source)
+        found.durations.append(value)
+        found.lines.append(line)
     acc.launched += count
     acc.used(tool, shown)
     return count

@@ -472,3 +472,20 @@ def test_baseline_where_the_store_cannot_be_written_is_exit_2(tmp_path: Path, mo
     monkeypatch.setattr("ascenv.bench.store.write_atomic", read_only)
     code, _, err = bench(tmp_path, "baseline", "set", a, "--op", "c")
     assert code == 2 and "cannot write the baselines" in err and "Read-only file system" in err, err
+
+
+# --- bench run's own files: times it can store --------------------------------------------------------
+@pytest.mark.parametrize("start,end", [(20, 10), (10**18, 1)])
+def test_a_run_that_ended_before_it_started_is_an_error_not_a_negative_time(start: int, end: int) -> None:
+    from ascenv.bench import runner
+
+    text = f"run=0 kind=timed start_ns=1 end_ns=5 status=0\nrun=1 kind=timed start_ns={start} end_ns={end} status=0\n"
+    with pytest.raises(InputError, match=r"times:2: run 1 ended before it started"):
+        runner.parse_times(text, "times")
+
+
+def test_tiling_values_that_are_not_plain_whole_numbers_stay_text() -> None:
+    from ascenv.bench import runner
+
+    got = runner.parse_tiling("a=40 b=\u00b2 c=" + "9" * 5000 + " d=-1\n", "t")
+    assert got["a"] == 40 and got["b"] == "\u00b2" and got["c"] == "9" * 5000 and got["d"] == "-1"
