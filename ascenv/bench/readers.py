@@ -15,6 +15,11 @@ are missing values; trailing commas give an empty column that is dropped; the st
 cannot matter. A header ascenv does not know, an empty file, a header without rows or a row cut
 short is an error naming the file; never a silent zero.
 
+A duration is a finite number of zero or more and a count or clock a whole one (``finite``);
+anything else (``nan``, ``inf``, ``-5``, ``1e400``, ``1_000``) is an error naming the file, line
+and column, where ``N/A`` or an empty duration is skipped as missing. A column named twice, a
+UTF-16 or UTF-32 BOM and bytes that are not UTF-8 are errors too: each would be a guess.
+
 Folds, so that a record's numbers come from real launches:
 
 - launches of one key: the duration's median, min and max over all launches; the metrics and

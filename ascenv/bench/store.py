@@ -566,7 +566,8 @@ def new_run(
     fingerprint: Fingerprint,
     records: tuple[Record, ...],
 ) -> Run:
-    payload = json.dumps([record_data(r) for r in records], sort_keys=True) + source + created
+    # the records as the run file writes them: no list of every duration as float objects
+    payload = "\n".join(_record_line(r) for r in records) + source + created
     return Run(run_id(created, payload), op, target, tool, created, source, files, skipped_rows, fingerprint, records)
 
 
