@@ -495,3 +495,33 @@ def test_tiling_values_that_are_not_plain_whole_numbers_stay_text() -> None:
 
     got = runner.parse_tiling("a=40 b=\u00b2 c=" + "9" * 5000 + " d=-1\n", "t")
     assert got["a"] == 40 and got["b"] == "\u00b2" and got["c"] == "9" * 5000 and got["d"] == "-1"
+
+
+# --- the report's bench.json: the same store files, never fatal -------------------------------------
+@pytest.mark.parametrize("how", ["op-path", "fifo", "nan"])
+def test_the_report_names_hostile_bench_files_and_still_writes_the_bundle(tmp_path: Path, how: str) -> None:
+    from ascenv.store import MANIFEST
+    from tests.report.test_bench import OLD_SUMMARY, bench_import, installed_host, report
+    from tests.test_store import add_entry
+
+    store = Store(tmp_path / "store")
+    entry = add_entry(store, "add_custom", "c0ffee".ljust(64, "0"), target="npu")
+    run = bench_import(tmp_path, store.root, OLD_SUMMARY, entry.key)["run"]
+    manifest = (entry.path / MANIFEST).read_bytes()
+    path = entry.path / "bench" / f"{run}.json"
+    if how == "op-path":  # a vendor manifest not from this store, naming an op that is a path
+        manifest = manifest.replace(b'op = "add_custom"', b'op = "../../x"')
+        assert b"../../x" in manifest
+    elif how == "fifo":
+        path.unlink()
+        os.mkfifo(path)
+    else:
+        path.write_text(path.read_text().replace('"duration_us": ', '"duration_us": NaN, "x": ', 1))
+    host = installed_host(tmp_path, manifest)
+    bundle = report(host, tmp_path, "--store", str(store.root))  # exit 0, asserted there
+    if "bench.json" in bundle:
+        doc = strict_json(bundle["bench.json"].decode())
+        assert isinstance(doc, dict)
+        (vendor,) = doc["vendors"]
+        assert vendor["latest"] is None and vendor["problem"], vendor
+    assert not (tmp_path.parent / "x").exists()
