@@ -361,7 +361,7 @@ class BenchStore:
                 hint="import fewer launches at a time (one PROF_* directory, one device, a shorter session)",
             )
         path = directory / f"{run.id}.json"
-        _write(path, text, "the bench run")
+        _write(self.root, path, text, "the bench run")
         return path
 
     def paths(self, op: Optional[str] = None) -> list[Path]:
@@ -443,7 +443,8 @@ class BenchStore:
             current = self.baselines(run.op)
             current[run.target] = run.id
             path = self.root / check_op(run.op, "run.op") / LOOSE / BASELINES
-            _write(path, json.dumps(current, indent=1, sort_keys=True, allow_nan=False) + "\n", "the baselines")
+            text = json.dumps(current, indent=1, sort_keys=True, allow_nan=False) + "\n"
+            _write(self.root, path, text, "the baselines")
 
     def resolve(self, name: str, op: Optional[str], target: Optional[str] = None) -> StoredRun:
         """A run by id (or its first 6+ characters), a build key prefix (its newest run), or
@@ -537,9 +538,19 @@ def read_run_text(path: Path) -> str:
 DAMAGED = "a damaged file in the store can be removed: only ascenv bench import, run and baseline write them"
 
 
-def _write(path: Path, text: str, what: str) -> None:
-    """``write_atomic``, the directories made first; a store that cannot be written (a read-only
-    directory or file system, a full disk) is exit 2 naming it, not a traceback."""
+def _write(root: Path, path: Path, text: str, what: str) -> None:
+    """``write_atomic`` of ``path`` below the store ``root``, the directories made first. Nothing
+    below the root is followed where it is a symlink (a shared store's ``<op>/.bench`` or
+    ``baselines.json`` planted as a link would have the write land outside it); a store that
+    cannot be written (a read-only directory or file system, a full disk) is exit 2 naming it."""
+    step = root
+    for part in path.relative_to(root).parts:
+        step = step / part
+        if step.is_symlink():
+            raise InputError(
+                f"{step} is a symlink: ascenv writes no bench file through a link inside the store",
+                hint="remove the link; the store's directories are made by ascenv",
+            )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, text)

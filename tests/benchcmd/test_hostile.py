@@ -525,3 +525,21 @@ def test_the_report_names_hostile_bench_files_and_still_writes_the_bundle(tmp_pa
         (vendor,) = doc["vendors"]
         assert vendor["latest"] is None and vendor["problem"], vendor
     assert not (tmp_path.parent / "x").exists()
+
+
+@pytest.mark.parametrize("link", ["c", "c/.bench", "c/.bench/runs", "c/.bench/baselines.json"])
+def test_no_bench_write_goes_through_a_symlink_inside_the_store(tmp_path: Path, link: str) -> None:
+    a, _ = _runs(tmp_path, [100.0 + i for i in range(20)])
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "baselines.json").write_text("{}")
+    (outside / "runs").mkdir()
+    target = tmp_path / "s" / link
+    moved = tmp_path / "moved"
+    target.rename(moved) if target.exists() else None
+    target.symlink_to(outside / target.name if link.endswith(".json") else outside)
+    before = tree_digest(outside)
+    code, _, err = bench(tmp_path, "baseline", "set", a, "--op", "c")
+    code2, _, err2 = bench(tmp_path, "import", str(table(tmp_path, launches())), "--op", "c", "--no-probe")
+    assert tree_digest(outside) == before, (err, err2)
+    assert 2 in (code, code2) and "is a symlink" in err + err2
