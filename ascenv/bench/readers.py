@@ -717,11 +717,11 @@ def _read_opprof(acc: _Acc, directory: Path, basic: Path, shown_of: Callable[[Pa
             task = _OP_TYPE_TASK.get(row[idx["Op Type"]].strip().lower()) if "Op Type" in idx else None
         duration_col = next(n for n in _ALIASES["duration"] if n in idx)
         block, mix = (next((n for n in _ALIASES[f] if n in idx), None) for f in ("block_dim", "mix_block_dim"))
-        dims = tuple(_int(row[idx[n]], shown, line, n) if n is not None else None for n in (block, mix))
+        block_dim, mix_dim = (_int(row[idx[n]], shown, line, n) if n is not None else None for n in (block, mix))
         clock = Clock(*(_int(row[idx[n]], shown, line, n) for n in ("Current Freq", "Rated Freq")))
         key = acc.key(op, None, None, None, task)
         duration = _number(row[idx[duration_col]], shown, line, duration_col)
-        acc.launches_of(key, "msprof op").add(duration, line, _Source((metrics, *dims, group)), clock)  # type: ignore[arg-type]
+        acc.launches_of(key, "msprof op").add(duration, line, _Source((metrics, block_dim, mix_dim, group)), clock)
     acc.launched += len(rows)
     acc.used("msprof op", shown)
 
