@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ascenv.bench import readers, stats
 from ascenv.bench.fingerprint import Fingerprint
@@ -543,3 +545,59 @@ def test_no_bench_write_goes_through_a_symlink_inside_the_store(tmp_path: Path, 
     code2, _, err2 = bench(tmp_path, "import", str(table(tmp_path, launches())), "--op", "c", "--no-probe")
     assert tree_digest(outside) == before, (err, err2)
     assert 2 in (code, code2) and "is a symlink" in err + err2
+
+
+# --- any bytes: records or an InputError, nothing else --------------------------------------------
+_VALID = (HEADER + "".join(r + "\n" for r in launches(6))).encode()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(_VALID)), st.integers(0, 8), st.binary(max_size=12)), min_size=1, max_size=6
+    )
+)
+def test_a_damaged_profiler_csv_gives_records_or_an_input_error(tmp_path: Path, edits: list) -> None:
+    data = bytearray(_VALID)
+    for at, cut, insert in edits:
+        data[at : at + cut] = insert
+    path = tmp_path / "k.csv"
+    path.write_bytes(bytes(data))
+    try:
+        got = read_path(path)
+    except InputError:
+        return
+    for r in got.records:  # what is read is what a run file can hold
+        assert all(0 <= d < math.inf for d in r.durations)
+        assert r.block_dim is None or r.block_dim >= 0
+        json.dumps([r.duration_us, r.duration_min_us, r.duration_max_us, r.metrics], allow_nan=False)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 2000), st.integers(0, 8), st.sampled_from(["NaN", "-1", "1e400", '"..', "[", "}", "0"])
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_damaged_run_file_gives_a_run_or_an_input_error(edits: list) -> None:
+    from ascenv.bench.store import dumps_run, loads_run
+
+    s = [100.0 + i for i in range(5)]
+    r = Record("a", "4", None, None, "AI_CORE", 5, s, 102.0, 100.0, 104.0, block_dim=8, metrics={"x": 0.5})
+    run = new_run(
+        op="c", target="npu", tool="t", created="2026-12-01T09:00:00.000000Z", source="x", files=(), skipped_rows=0,
+        fingerprint=Fingerprint(soc="910B4"), records=(r,),
+    )  # fmt: skip
+    text = dumps_run(run)
+    for at, cut, insert in edits:
+        at %= len(text)
+        text = text[:at] + insert + text[at + cut :]
+    try:
+        got = loads_run(text, "f.json")
+    except InputError:
+        return
+    strict_json(dumps_run(got))  # what is read can be written again, as strict JSON
