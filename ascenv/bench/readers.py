@@ -291,7 +291,7 @@ def _refuse_duplicates(header: Sequence[str], shown: str) -> None:
     for i, name in enumerate(header, 1):
         if name and name in seen:
             raise InputError(
-                f"{shown}: column {name!r} appears twice (columns {seen[name]} and {i}): which one counts is a guess",
+                f"{shown}: column {name[:100]!r} appears twice (columns {seen[name]} and {i}): which counts is a guess",
                 hint="remove one of them; a profiler writes each column once",
             )
         seen.setdefault(name, i)

@@ -601,3 +601,10 @@ def test_a_damaged_run_file_gives_a_run_or_an_input_error(edits: list) -> None:
     except InputError:
         return
     strict_json(dumps_run(got))  # what is read can be written again, as strict JSON
+
+
+def test_a_long_column_named_twice_is_cut_in_the_message(tmp_path: Path) -> None:
+    name = "m" * 100_000
+    with pytest.raises(InputError) as caught:
+        read_path(table(tmp_path, ["a,5,1,1"], f"Name,Duration(us),{name},{name}\n"))
+    assert "appears twice (columns 3 and 4)" in caught.value.message and len(caught.value.message) < 400
