@@ -34,6 +34,7 @@ from ascenv.containers import images
 from ascenv.containers.engine import Engine, Mount, RunResult
 from ascenv.containers.recipe import parse_data, read_toml
 from ascenv.errors import BuildFailed, DataFileError, ImageNotAvailable, NotReproducible, Unpinned, UsageError
+from ascenv.names import name_problem
 
 RECIPE_FILE = "kernel.toml"
 SCHEMA = 1
@@ -41,7 +42,6 @@ SRC, OUT, WORK = "/ascenv/src", "/ascenv/out", "/ascenv/work"
 PLACEHOLDERS = {"src": SRC, "out": OUT, "work": WORK}
 SHAPE = "shape"  # one more placeholder, in a benchmark's argv and tiling only
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 LABEL_OP, LABEL_KEY, PURPOSE_LABEL = "ascenv.op", "ascenv.build-key", "ascenv.purpose"
 TOOLCHAIN_FILE = "toolchain.txt"  # in {work}: what TOOLCHAIN_PROBE printed
 # Asked inside the container, one "name: first line of --version" per tool found; CANN's compiler
@@ -116,8 +116,9 @@ def validate(recipe: KernelRecipe, source: str) -> None:
     """What the types cannot say; each message names the key path."""
     if recipe.schema != SCHEMA:
         raise DataFileError(f"{source}: schema: this ascenv reads schema {SCHEMA}, found {recipe.schema}")
-    if not _NAME.match(recipe.name):
-        raise DataFileError(f"{source}: name: expected letters, digits, '_', '.', '-', found {recipe.name!r}")
+    problem = name_problem(recipe.name)
+    if problem:
+        raise DataFileError(f"{source}: name: {problem}, found {recipe.name!r}")
     if not recipe.targets:
         raise DataFileError(f"{source}: targets: declare at least one [targets.<name>] table")
     for name, target in recipe.targets.items():

@@ -16,7 +16,8 @@ import enum
 import functools
 import sys
 import typing
-from collections.abc import Mapping
+from array import array
+from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 from ascenv.errors import SchemaError
@@ -56,7 +57,7 @@ def to_data(obj: Any, *, key: KeyNamer = None) -> Any:
         }
     if isinstance(obj, enum.Enum):
         return obj.value
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple, array)):
         return [to_data(v, key=key) for v in obj]
     if isinstance(obj, Mapping):
         return {str(k): to_data(v, key=key) for k, v in obj.items()}
@@ -82,7 +83,7 @@ def from_data(cls: Any, data: Any, path: str = "", *, key: KeyNamer = None) -> A
             except SchemaError as exc:
                 errors.append(exc)
         raise errors[0] if len(errors) == 1 else SchemaError(path, f"expected {_describe(cls)}")
-    if origin in (tuple, list):
+    if origin in (tuple, list, Sequence):
         if not isinstance(data, (list, tuple)):
             raise SchemaError(path, f"expected a list, found {_found(data)}")
         item = args[0] if args else Any

@@ -15,6 +15,11 @@ are missing values; trailing commas give an empty column that is dropped; the st
 cannot matter. A header ascenv does not know, an empty file, a header without rows or a row cut
 short is an error naming the file; never a silent zero.
 
+A duration is a finite number of zero or more and a count or clock a whole one (``finite``);
+anything else (``nan``, ``inf``, ``-5``, ``1e400``, ``1_000``) is an error naming the file, line
+and column, where ``N/A`` or an empty duration is skipped as missing. A column named twice, a
+UTF-16 or UTF-32 BOM and bytes that are not UTF-8 are errors too: each would be a guess.
+
 Folds, so that a record's numbers come from real launches:
 
 - launches of one key: the duration's median, min and max over all launches; the metrics and
@@ -29,24 +34,30 @@ Folds, so that a record's numbers come from real launches:
 
 from __future__ import annotations
 
+import bisect
+import codecs
 import csv
 import io
 import json
+import math
 import operator
 import os
 import re
-import statistics
-from collections.abc import Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import IO, Callable, Optional
 
 from ascenv.bench.records import Clock, Record
 from ascenv.errors import InputError
 from ascenv.fsutil import open_input
 
 READ_LIMIT = 4 << 30  # a day of Level2 profiling of a large model stays well below this
+# Launches one import keeps (8 bytes of duration and 8 of row position each, no object per launch):
+# a 4 GiB file of 20-byte rows would be 200 M launches; a day of Level2 profiling is a few million.
+MAX_LAUNCHES = 1 << 24
 MISSING = frozenset(("", "N/A", "NA", "n/a"))
 HINT = (
     "pass an msprof PROF_* or OPPROF_* directory, a torch_npu *_ascend_pt directory, or one of their "
@@ -139,45 +150,107 @@ def _missing(value: str) -> Optional[str]:
     return None if value in MISSING else value
 
 
-def _number(value: str, shown: str, column: str) -> float:
-    try:
-        return float(value)
-    except ValueError:
-        raise InputError(f"{shown}: {column} {value!r} is not a number", hint=HINT) from None
-
-
-def _int(value: str) -> Optional[int]:
-    value = value.strip()
-    if value in MISSING:
+def finite(value: str) -> Optional[float]:
+    """The finite decimal number ``value`` writes, or None. float() also reads "nan", "inf",
+    "infinity", "1_000" and other scripts' digits, and turns "1e400" or 5000 digits into inf:
+    none of them is a time or a count a profiler writes. ASCII without "_" and finite leaves
+    float()'s decimal grammar (https://docs.python.org/3/library/functions.html#float)."""
+    if "_" in value or not value.isascii():
         return None
     try:
-        return int(float(value))
+        number = float(value)  # ignores surrounding whitespace as .strip() does
     except ValueError:
         return None
+    return number if math.isfinite(number) else None
+
+
+def _bad(shown: str, line: int, column: str, value: str, expected: str, of: str = "") -> InputError:
+    text = value.strip()
+    text = text if len(text) <= 40 else text[:40] + "..."
+    of = f" of {of[:80]!r}" if of else ""
+    return InputError(
+        f"{shown}, line {line}, column {column!r}: {text!r}{of} is not {expected}",
+        hint="the file is damaged or not written by a profiler; fix or remove the row",
+    )
+
+
+def _number(value: str, shown: str, line: int, column: str) -> float:
+    """A time: a finite decimal number, zero or more."""
+    number = finite(value)
+    if number is None or number < 0:
+        raise _bad(shown, line, column, value, "a time (a finite number, zero or more)")
+    return number
+
+
+def _int(value: str, shown: str, line: int, column: str) -> Optional[int]:
+    """A count or a clock: a whole number, zero or more; None where the profiler wrote N/A."""
+    if value.strip() in MISSING:
+        return None
+    number = finite(value)
+    if number is None or number < 0 or number != int(number) or number > 1 << 53:
+        raise _bad(shown, line, column, value, "a count (a whole number, zero or more)")
+    return int(number)
 
 
 # --- tables -----------------------------------------------------------------------------------
 Row = list[str]
-# the text a row was parsed from: its line, or its lines where a quoted cell holds a line break
-Raw = Union[str, tuple[str, ...]]
+_BOMS = (  # UTF-32 first: its little-endian BOM starts with UTF-16's
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
 
 
 @contextmanager
-def open_table(path: Path, shown: str) -> Iterator[tuple[Row, Iterator[tuple[Row, Raw]]]]:
-    """Header (empty trailing names dropped) and the rows of one CSV as a stream, each row with
-    the text it was parsed from and as long as the header. Rows are not kept: a launch keeps its
-    text (one string where the parsed row is one string per cell) and only the median launch is
-    parsed again, so a 200,000-row kernel_details.csv is not held as millions of cells."""
+def _lines(path: Path, shown: str) -> Iterator[Iterator[str]]:
+    """The lines of a profiler CSV as text: UTF-8 (with or without its BOM), line ends as written
+    (``\n``, ``\r\n`` or ``\r``: the csv module's rule). A UTF-16 or UTF-32 file (Excel's "Unicode
+    text") and bytes that are not UTF-8 are errors naming the line: replacing them would split one
+    operator into several records (its name spelled once in UTF-8, once in Latin-1)."""
     with open_input(path, what="profiler CSV", shown=shown, limit=READ_LIMIT, hint=HINT) as fh:
-        text = io.TextIOWrapper(fh, encoding="utf-8-sig", errors="replace", newline="")
-        pending: list[str] = []  # the lines the reader took for the row it is building
+        start = fh.read(4)
+        for bom, name in _BOMS:
+            if start.startswith(bom):
+                raise InputError(
+                    f"{shown}: not UTF-8 ({name} BOM)", hint="save it as UTF-8 (CSV UTF-8), as the profilers write it"
+                )
+        fh.seek(0)
+        try:
+            yield io.TextIOWrapper(fh, encoding="utf-8-sig", newline="")
+        except UnicodeDecodeError:
+            fh.seek(0)
+            raise _undecodable(fh, shown) from None
 
-        def lines() -> Iterator[str]:
-            for line in text:
-                pending.append(line)
-                yield line
 
-        reader = csv.reader(lines(), strict=True)
+def _undecodable(fh: IO[bytes], shown: str) -> InputError:
+    """The error naming the first line that is not UTF-8 (read again: the text layer decodes
+    ahead of the line it gives, so it cannot say which)."""
+    number = 1
+    for raw in fh:  # split at b"\n", which no UTF-8 sequence holds
+        try:
+            raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            bom = 3 if number == 1 and raw.startswith(codecs.BOM_UTF8) else 0
+            head = raw[: exc.start + bom]
+            number += head.count(b"\r") - head.count(b"\r\n")  # lines that end in a lone CR
+            return InputError(
+                f"{shown}, line {number}: not UTF-8 (byte 0x{raw[exc.start + bom]:02x})",
+                hint="save it as UTF-8, as the profilers write it",
+            )
+        number += 1 + raw.count(b"\r") - raw.count(b"\r\n")
+    return InputError(f"{shown}: not UTF-8 (it ends inside a character)", hint="save it as UTF-8")
+
+
+@contextmanager
+def open_table(path: Path, shown: str) -> Iterator[tuple[Row, Iterator[tuple[Row, int]]]]:
+    """Header (empty trailing names dropped) and the rows of one CSV as a stream, each row with
+    the number of the line it starts on and as long as the header. Rows are not kept: a launch
+    keeps its duration and its line, and the rest of the median launch is read again from that
+    line (``rows_at``), so a 10 M-row op_summary is not held as millions of cells or lines.
+    A column named twice is an error: which of the two would count is a guess."""
+    with _lines(path, shown) as lines:
+        reader = csv.reader(lines, strict=True)
         try:
             header = next(reader, None)
             while header is not None and not any(header):
@@ -186,42 +259,73 @@ def open_table(path: Path, shown: str) -> Iterator[tuple[Row, Iterator[tuple[Row
             raise InputError(f"{shown}: line {reader.line_num}: not valid CSV ({exc})", hint=HINT) from None
         if header is None:
             raise InputError(f"{shown}: the file is empty, no header and no rows", hint=HINT)
-        pending.clear()
         width = len(header)
 
-        def rows() -> Iterator[tuple[Row, Raw]]:
+        def rows() -> Iterator[tuple[Row, int]]:
             number = 0
+            last = reader.line_num
             try:
                 for row in reader:
-                    raw: Raw = pending[0] if len(pending) == 1 else tuple(pending)
-                    pending.clear()
+                    first, last = last + 1, reader.line_num
                     if not row:
                         continue
                     number += 1
                     if len(row) != width:
                         raise InputError(
-                            f"{shown}: a row has {len(row)} fields where the header has {width} (row {number}): "
-                            "the file is truncated or not one table",
+                            f"{shown}: a row has {len(row)} fields where the header has {width} (row {number}, "
+                            f"line {first}): the file is truncated or not one table",
                             hint=HINT,
                         )
-                    yield row, raw
+                    yield row, first
             except csv.Error as exc:
                 raise InputError(f"{shown}: line {reader.line_num}: not valid CSV ({exc})", hint=HINT) from None
 
         while header and header[-1] == "":
             header.pop()
+        _refuse_duplicates(header, shown)
         yield header, rows()
 
 
-def parse_raw(raw: Raw) -> Row:
-    """The row again from the text ``open_table`` gave with it."""
-    return next(csv.reader((raw,) if isinstance(raw, str) else raw, strict=True))
+def _refuse_duplicates(header: Sequence[str], shown: str) -> None:
+    seen: dict[str, int] = {}
+    for i, name in enumerate(header, 1):
+        if name and name in seen:
+            raise InputError(
+                f"{shown}: column {name[:100]!r} appears twice (columns {seen[name]} and {i}): which counts is a guess",
+                hint="remove one of them; a profiler writes each column once",
+            )
+        seen.setdefault(name, i)
 
 
-def read_table(path: Path, shown: str) -> tuple[Row, list[Row]]:
-    """Header and every row of one (small) CSV."""
+def rows_at(path: Path, shown: str, starts: Collection[int]) -> dict[int, Row]:
+    """The rows that start on the lines ``starts`` (as ``open_table`` numbered them), read again."""
+    wanted = sorted(set(starts))
+    found: dict[int, Row] = {}
+    with _lines(path, shown) as lines:
+        numbered = enumerate(lines, 1)
+        for number, line in numbered:
+            if len(found) == len(wanted):
+                break
+            if number == wanted[len(found)]:
+                rest = (text for _, text in numbered)  # a quoted cell may hold line breaks
+                try:
+                    found[number] = next(csv.reader(_chain(line, rest), strict=True))
+                except (csv.Error, StopIteration):
+                    break
+    if len(found) != len(wanted):
+        raise InputError(f"{shown}: the file changed while it was read", hint="import it again once it is written")
+    return found
+
+
+def _chain(first: str, rest: Iterator[str]) -> Iterator[str]:
+    yield first
+    yield from rest
+
+
+def read_table(path: Path, shown: str) -> tuple[Row, list[tuple[Row, int]]]:
+    """Header and every row of one (small) CSV, each with its line."""
     with open_table(path, shown) as (header, rows):
-        return header, [row for row, _ in rows]
+        return header, list(rows)
 
 
 def kind_of(header: Sequence[str]) -> Optional[str]:
@@ -255,30 +359,91 @@ Rest = tuple[dict[str, float], Optional[int], Optional[int], str]  # metrics, Bl
 NO_CLOCK = Clock()
 
 
-class _Launches:
-    """The launches of one key as parallel lists (no object per launch): the duration, what the
-    launch came from and what reads the rest of it (metrics, Block Dim; called for the median
-    launch only), the clock."""
+class _Source:
+    """What launches came from: gives the rest of a launch (metrics, Block Dim) by its line."""
 
-    __slots__ = ("durations", "sources", "rests", "clocks")
+    def __init__(self, rest: Rest = ({}, None, None, "none")) -> None:
+        self._rest = rest
+
+    def want(self, line: int) -> None:
+        """``line``'s rest will be asked for (``fetch`` reads what is wanted, once)."""
+
+    def fetch(self) -> None:
+        pass
+
+    def rest(self, line: int) -> Rest:
+        return dict(self._rest[0]), *self._rest[1:]
+
+
+class _Table(_Source):
+    """A CSV whose rows are read again, for the median launches only (``rows_at``)."""
+
+    def __init__(self, path: Path, shown: str, parse: Callable[[Row, int], Rest]) -> None:
+        super().__init__()
+        self.path, self.shown, self.parse = path, shown, parse
+        self.wanted: set[int] = set()
+        self.rows: dict[int, Row] = {}
+
+    def want(self, line: int) -> None:
+        self.wanted.add(line)
+
+    def fetch(self) -> None:
+        if self.wanted:
+            self.rows = rows_at(self.path, self.shown, self.wanted)
+
+    def rest(self, line: int) -> Rest:
+        return self.parse(self.rows[line], line)
+
+
+class _Launches:
+    """The launches of one key without an object per launch: durations and the line each started
+    on in two arrays (16 bytes a launch), the sources as runs of launches (one per file), the
+    clock as its lowest current and highest rated frequency."""
+
+    __slots__ = ("durations", "lines", "starts", "sources", "last", "current", "rated")
 
     def __init__(self) -> None:
-        self.durations: list[float] = []
-        self.sources: list[Any] = []
-        self.rests: list[Callable[[Any], Rest]] = []
-        self.clocks: list[Clock] = []
+        self.durations = array("d")
+        self.lines = array("q")
+        self.starts: list[int] = []  # the first launch of each source
+        self.sources: list[_Source] = []
+        self.last: Optional[_Source] = None
+        self.current: Optional[int] = None
+        self.rated: Optional[int] = None
 
-    def add(self, duration: float, source: Any, rest: Callable[[Any], Rest], clock: Clock) -> None:
-        self.durations.append(duration)
+    def begin(self, source: _Source) -> None:
+        """The launches added next come from ``source``."""
+        self.starts.append(len(self.durations))
         self.sources.append(source)
-        self.rests.append(rest)
-        self.clocks.append(clock)
+        self.last = source
+
+    def add(self, duration: float, line: int, source: _Source, clock: Clock = NO_CLOCK) -> None:
+        if self.last is not source:
+            self.begin(source)
+        self.durations.append(duration)
+        self.lines.append(line)
+        if clock.current_mhz is not None:
+            self.current = clock.current_mhz if self.current is None else min(self.current, clock.current_mhz)
+        if clock.rated_mhz is not None:
+            self.rated = clock.rated_mhz if self.rated is None else max(self.rated, clock.rated_mhz)
+
+    def source_of(self, launch: int) -> _Source:
+        return self.sources[bisect.bisect_right(self.starts, launch) - 1]
 
 
 @dataclass(frozen=True)
 class _Summary:  # one op_statistic row
     count: int
     total: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class _Middle:  # what one key's launches fold to before the median launch's row is read
+    source: _Source
+    line: int
+    median: float
     low: float
     high: float
 
@@ -292,12 +457,20 @@ class _Acc:
         self.tools: list[str] = []
         self.files: list[str] = []
         self.skipped = 0
+        self.launched = 0
         self.info: dict[str, str] = {}
 
     def used(self, tool: str, shown: str) -> None:
         if tool not in self.tools:
             self.tools.append(tool)
         self.files.append(shown)
+
+    def room(self, shown: str) -> int:
+        """How many more rows of launches this import may keep (``MAX_LAUNCHES``)."""
+        left = MAX_LAUNCHES - self.launched
+        if left <= 0:
+            raise _too_many(shown)
+        return left
 
     def launches_of(self, key: Key, tool: str) -> _Launches:
         found = self.launches.get(key)
@@ -307,30 +480,27 @@ class _Acc:
         return found
 
     def records(self) -> tuple[Record, ...]:
-        found = [self._fold(key, launches) for key, launches in self.launches.items()]
+        middles = {key: _middle(launches) for key, launches in self.launches.items()}
+        for source in {id(m.source): m.source for m in middles.values()}.values():
+            source.fetch()  # one more pass over each file, for its median launches only
+        found = [self._fold(key, launches, middles[key]) for key, launches in self.launches.items()]
         found += [self._summary(key, rows) for key, rows in self.summaries.items() if key not in self.launches]
         return tuple(sorted(found, key=lambda r: tuple(x or "" for x in r.key)))
 
-    def _fold(self, key: Key, launches: _Launches) -> Record:
-        durations = launches.durations
-        order = sorted(range(len(durations)), key=durations.__getitem__)
-        middle = order[(len(order) - 1) // 2]
-        metrics, block_dim, mix_block_dim, group = launches.rests[middle](launches.sources[middle])
-        currents = [c.current_mhz for c in launches.clocks if c.current_mhz is not None]
-        rateds = [c.rated_mhz for c in launches.clocks if c.rated_mhz is not None]
-        clock = Clock(min(currents) if currents else None, max(rateds) if rateds else None)
+    def _fold(self, key: Key, launches: _Launches, middle: _Middle) -> Record:
+        metrics, block_dim, mix_block_dim, group = middle.source.rest(middle.line)
         return Record(
             *key,
-            samples=len(durations),
-            durations=tuple(durations),
-            duration_us=statistics.median(durations),
-            duration_min_us=min(durations),
-            duration_max_us=max(durations),
+            samples=len(launches.durations),
+            durations=launches.durations,
+            duration_us=middle.median,
+            duration_min_us=middle.low,
+            duration_max_us=middle.high,
             block_dim=block_dim,
             mix_block_dim=mix_block_dim,
             metrics=metrics,
             metric_set=group,
-            clock=clock,
+            clock=Clock(launches.current, launches.rated),
             tool=self.tool_of[key],
         )
 
@@ -355,8 +525,29 @@ class _Acc:
         return (op, shapes, dtypes, formats, task)
 
 
+def _too_many(shown: str) -> InputError:
+    return InputError(
+        f"{shown}: more than {MAX_LAUNCHES:,} kernel launches in one import",
+        hint="import one PROF_* directory (or one device's) of a shorter session at a time",
+    )
+
+
+def _middle(launches: _Launches) -> _Middle:
+    """The median, min and max of the launches, and the median launch: the first launch whose
+    duration is the median (the lower middle one for an even count). The sorted copy lives for
+    this key only."""
+    ordered = sorted(launches.durations)
+    n = len(ordered)
+    middle = launches.durations.index(ordered[(n - 1) // 2])
+    median = ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+    source = launches.source_of(middle)
+    line = launches.lines[middle]
+    source.want(line)
+    return _Middle(source, line, median, ordered[0], ordered[-1])
+
+
 # --- one file of each kind --------------------------------------------------------------------
-def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: str, tool: str) -> int:
+def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, int]], path: Path, shown: str, tool: str) -> int:
     """op_summary / kernel_details rows: one launch each. Returns the number of rows read."""
     idx = {name: i for i, name in enumerate(header)}
 
@@ -369,21 +560,18 @@ def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: 
     metric_cols = [(i, canonical_metric(n)) for i, n in enumerate(header) if n and n not in _BASE]
     group = metric_set(name for _, name in metric_cols)
     duration_name = header[di]
+    counts = [(i, header[i]) for i in (bi, mi) if i is not None]
 
-    def rest(raw: Raw) -> Rest:
-        row = parse_raw(raw)
+    def rest(row: Row, line: int) -> Rest:
         metrics = {}
         for i, name in metric_cols:
-            value = row[i].strip()
-            if value not in MISSING:
-                try:
-                    metrics[name] = float(value)
-                except ValueError:
-                    pass  # a text column ascenv does not know is not a metric
+            value = finite(row[i])
+            if value is not None:  # text, N/A, nan or inf: not a metric
+                metrics[name] = value
         return (
             metrics,
-            _int(row[bi]) if bi is not None else None,
-            _int(row[mi]) if mi is not None else None,
+            _int(row[bi], shown, line, header[bi]) if bi is not None else None,
+            _int(row[mi], shown, line, header[mi]) if mi is not None else None,
             group,
         )
 
@@ -404,19 +592,22 @@ def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: 
     key_cells = [i for i in (ni, ti, si, dti, fi, ki) if i is not None]
     cells_of = operator.itemgetter(*key_cells, ni)
     keys: dict[tuple[str, ...], _Launches] = {}
+    source = _Table(path, shown, rest)
+    room = acc.room(shown)
     count = 0
-    for row, raw in rows:
+    for row, line in rows:
         count += 1
-        try:
-            value = float(row[di])  # float() ignores surrounding whitespace as .strip() does
-        except ValueError:
-            duration = row[di].strip()
-            if duration in MISSING:
+        value = finite(row[di])
+        if value is None or value < 0:
+            if row[di].strip() in MISSING:
                 acc.skipped += 1
                 continue
-            raise InputError(
-                f"{shown}: {duration_name} {duration!r} of {key_of(row)[0]} is not a number", hint=HINT
-            ) from None
+            raise _bad(shown, line, duration_name, row[di], "a time (a finite number, zero or more)", key_of(row)[0])
+        for i, name in counts:  # the median launch's are read again; any launch's may be bad
+            if not (len(row[i]) < 16 and row[i].isdigit() and row[i].isascii()):
+                _int(row[i], shown, line, name)
+        if count > room:
+            raise _too_many(shown)
         cells = cells_of(row)
         found = keys.get(cells)
         if found is None:
@@ -426,46 +617,46 @@ def _read_tasks(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: 
                 found = acc.launches[key] = _Launches()
                 acc.tool_of[key] = tool
             keys[cells] = found
+        if found.last is not source:
+            found.begin(source)
         found.durations.append(value)
-        found.sources.append(raw)
-        found.rests.append(rest)
-        found.clocks.append(NO_CLOCK)
+        found.lines.append(line)
+    acc.launched += count
     acc.used(tool, shown)
     return count
 
 
-def _read_task_time(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: str) -> int:
+def _read_task_time(acc: _Acc, header: Row, rows: Iterable[tuple[Row, int]], shown: str) -> int:
     idx = {name: i for i, name in enumerate(header)}
     ni, ki, di = idx["kernel_name"], idx["kernel_type"], idx["task_time(us)"]
-
-    def rest(_raw: object) -> Rest:
-        return {}, None, None, "none"
-
+    source = _Source()
+    room = acc.room(shown)
     count = 0
-    for row, _ in rows:
+    for row, line in rows:
         count += 1
+        if count > room:
+            raise _too_many(shown)
         name = row[ni].strip()
         if name in MISSING:  # PROFILING_ENABLE, EVENT_RECORD, ...: not a kernel
             continue
         key = acc.key(name, None, None, None, _missing(row[ki]))
-        acc.launches_of(key, "msprof").add(_number(row[di], shown, "task_time(us)"), None, rest, NO_CLOCK)
+        acc.launches_of(key, "msprof").add(_number(row[di], shown, line, "task_time(us)"), line, source)
+    acc.launched += count
     acc.used("msprof", shown)
     return count
 
 
-def _read_op_statistic(acc: _Acc, header: Row, rows: Iterable[tuple[Row, Raw]], shown: str, tool: str) -> int:
+def _read_op_statistic(acc: _Acc, header: Row, rows: Iterable[tuple[Row, int]], shown: str, tool: str) -> int:
     idx = {name: i for i, name in enumerate(header)}
     count = 0
-    for row, _ in rows:
+    for row, line in rows:
         count += 1
-        count_ = _int(row[idx["Count"]]) or 0
+        count_ = _int(row[idx["Count"]], shown, line, "Count") or 0
         key = acc.key(row[idx["OP Type"]].strip(), None, None, None, _missing(row[idx["Core Type"]]))
         acc.summaries.setdefault(key, []).append(
             _Summary(
                 count_,
-                _number(row[idx["Total Time(us)"]], shown, "Total Time(us)"),
-                _number(row[idx["Min Time(us)"]], shown, "Min Time(us)"),
-                _number(row[idx["Max Time(us)"]], shown, "Max Time(us)"),
+                *(_number(row[idx[c]], shown, line, c) for c in ("Total Time(us)", "Min Time(us)", "Max Time(us)")),
             )
         )
         acc.tool_of[key] = tool
@@ -479,12 +670,9 @@ def fold_blocks(header: Sequence[str], rows: Iterable[Sequence[str]]) -> dict[st
     values: dict[str, list[float]] = {}
     for row in rows:
         for i, name in columns:
-            value = row[i].strip()
-            if value not in MISSING:
-                try:
-                    values.setdefault(canonical_metric(name), []).append(float(value))
-                except ValueError:
-                    pass
+            value = finite(row[i])
+            if value is not None:  # text, N/A (the other core type), nan or inf: not a value
+                values.setdefault(canonical_metric(name), []).append(value)
     folded = {}
     for name, found in values.items():
         if name.endswith("(us)"):
@@ -510,14 +698,15 @@ def _read_opprof(acc: _Acc, directory: Path, basic: Path, shown_of: Callable[[Pa
         block_header, block_rows = read_table(path, shown_of(path))
         if kind_of(block_header) != "per-block":
             raise _unknown(shown_of(path), block_header)
-        for name, value in fold_blocks(block_header, block_rows).items():
+        for name, value in fold_blocks(block_header, (row for row, _ in block_rows)).items():
             metrics.setdefault(name, value)
         groups.append(found.group(1))
         acc.files.append(shown_of(path))
     group = "+".join(sorted(set(groups))) or "none"
     idx = {name: i for i, name in enumerate(header)}
     shown = shown_of(basic)
-    for row in rows:
+    acc.room(shown)
+    for row, line in rows:
         name = row[idx["Op Name"]].strip()
         suffix = _MIX_SUFFIX.search(name)
         op = _MIX_SUFFIX.sub("", name)
@@ -527,16 +716,13 @@ def _read_opprof(acc: _Acc, directory: Path, basic: Path, shown_of: Callable[[Pa
         else:
             task = _OP_TYPE_TASK.get(row[idx["Op Type"]].strip().lower()) if "Op Type" in idx else None
         duration_col = next(n for n in _ALIASES["duration"] if n in idx)
-        block = next((idx[n] for n in _ALIASES["block_dim"] if n in idx), None)
-        mix = next((idx[n] for n in _ALIASES["mix_block_dim"] if n in idx), None)
-        dims = (_int(row[block]) if block is not None else None, _int(row[mix]) if mix is not None else None)
-
-        def rest(_source: object, dims: tuple[Optional[int], Optional[int]] = dims) -> Rest:
-            return dict(metrics), dims[0], dims[1], group
-
-        clock = Clock(_int(row[idx["Current Freq"]]), _int(row[idx["Rated Freq"]]))
+        block, mix = (next((n for n in _ALIASES[f] if n in idx), None) for f in ("block_dim", "mix_block_dim"))
+        block_dim, mix_dim = (_int(row[idx[n]], shown, line, n) if n is not None else None for n in (block, mix))
+        clock = Clock(*(_int(row[idx[n]], shown, line, n) for n in ("Current Freq", "Rated Freq")))
         key = acc.key(op, None, None, None, task)
-        acc.launches_of(key, "msprof op").add(_number(row[idx[duration_col]], shown, duration_col), None, rest, clock)
+        duration = _number(row[idx[duration_col]], shown, line, duration_col)
+        acc.launches_of(key, "msprof op").add(duration, line, _Source((metrics, block_dim, mix_dim, group)), clock)
+    acc.launched += len(rows)
     acc.used("msprof op", shown)
 
 
@@ -556,7 +742,7 @@ def _read_file(acc: _Acc, path: Path, shown: str, tool: Optional[str] = None) ->
             raise _unknown(shown, header)
         if kind == "tasks":
             chosen = tool or ("torch_npu" if "Accelerator Core" in header else "msprof")
-            count = _read_tasks(acc, header, rows, shown, chosen)
+            count = _read_tasks(acc, header, rows, path, shown, chosen)
         elif kind == "task-time":
             count = _read_task_time(acc, header, rows, shown)
         elif kind == "op-statistic":

@@ -3,6 +3,8 @@ and a run: its records, where they came from and the stack they ran on."""
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -32,7 +34,9 @@ class Record:
     input_formats: Optional[str]  # "ND;ND"
     task_type: Optional[str]  # AI_CORE, AI_VECTOR_CORE, MIX_AIC, ... (None at torch_npu Level0)
     samples: int
-    durations: tuple[float, ...]  # every launch, microseconds; empty when the source has only a summary
+    # every launch, microseconds, as array('d'): 8 bytes a launch where a tuple of floats takes 32
+    # (a long profile has millions); empty when the source has only a summary
+    durations: Sequence[float]
     duration_us: float  # the median (the mean when duration_stat is "mean")
     duration_min_us: float
     duration_max_us: float
@@ -47,6 +51,10 @@ class Record:
     # a fixed peer workload timed beside each launch, in the same process (microseconds, one per
     # duration; empty when none was): compare judges the launches against it (ascenv.bench.stats)
     peers: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.durations, array):
+            object.__setattr__(self, "durations", array("d", self.durations))
 
     @property
     def key(self) -> tuple[Optional[str], ...]:

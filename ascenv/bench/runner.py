@@ -127,6 +127,11 @@ def parse_times(text: str, source: str) -> tuple[Sample, ...]:
                 hint="the image needs GNU date, which prints nanoseconds for %N (busybox date does not)",
             )
         index, kind, start, end, status = found.groups()
+        if int(end) < int(start):  # `date +%s%N` is the wall clock: NTP may step it back
+            raise InputError(
+                f"{source}:{number}: run {index} ended before it started ({line.strip()!r}): the clock was set back",
+                hint="run the benchmark again",
+            )
         samples.append(Sample(int(index), kind, int(end) - int(start), int(status)))
     return tuple(samples)
 
@@ -161,9 +166,15 @@ def parse_tiling(text: str, source: str) -> dict[str, Any]:
         words = line.split()
         pairs = [_PAIR.match(w) for w in words]
         if words and all(pairs):
-            return {m.group(1): int(m.group(2)) if m.group(2).isdigit() else m.group(2) for m in pairs if m}
+            return {m.group(1): _whole(m.group(2)) for m in pairs if m}
     first = text.strip().splitlines()[0] if text.strip() else ""
     raise InputError(f"{source}: no line of key=value words in the tiling program's output (first line: {first!r})")
+
+
+def _whole(value: str) -> Any:
+    """``"40"`` -> 40; anything else (``"²"``, which isdigit() accepts, 5000 digits, which int()
+    refuses since Python 3.11) stays text."""
+    return int(value) if value.isascii() and value.isdigit() and len(value) <= 18 else value
 
 
 def npu_devices(snapshot: Any) -> list[str]:

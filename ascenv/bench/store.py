@@ -6,14 +6,22 @@
 - ``<store>/<op>/.bench/baselines.json``: the accepted baseline run of each target.
 
 A run file is ``{"schema": 1, "run": {...}}``; a file that does not read as one is reported
-by name, never skipped."""
+by name, never skipped. Store files are read as any input is (``fsutil.read_input``): a regular
+file only (a FIFO would hang the read), at most ``RUN_LIMIT`` bytes (a 3 GB sparse file is not
+read), JSON nested too deep is damage, not a crash. A run holds only finite, non-negative times
+and counts (JSON has no NaN or Infinity: a strict reader such as jq fails on them) and names its
+operator as one path component (``ascenv.names``): anything else is a damaged run, exit 2."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
+import os
 import re
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -22,7 +30,8 @@ from ascenv import serde
 from ascenv.bench.fingerprint import Fingerprint
 from ascenv.bench.records import Clock, Record, Run
 from ascenv.errors import InputError, SchemaError, UsageError
-from ascenv.fsutil import write_atomic
+from ascenv.fsutil import read_input, write_atomic
+from ascenv.names import name_problem
 
 if TYPE_CHECKING:  # the build store lists a build's runs through ``build_runs``: no import cycle
     from ascenv.store import Store
@@ -30,6 +39,19 @@ if TYPE_CHECKING:  # the build store lists a build's runs through ``build_runs``
 SCHEMA = 1
 LOOSE = ".bench"
 BASELINES = "baselines.json"
+# A run keeps every launch's duration: readers.MAX_LAUNCHES of them take about 160 MiB of JSON.
+# An import whose run would be larger is refused before it is written, so every run ascenv
+# writes, it can read back.
+RUN_LIMIT = 512 << 20
+BASELINES_LIMIT = 1 << 20  # target -> run id: a few lines
+
+
+def check_op(op: str, source: str = "--op") -> str:
+    """``op`` where it is one safe path component (it names ``<store>/<op>/``), else exit 2."""
+    problem = name_problem(op)
+    if problem:
+        raise UsageError(f"{source} {op[:100]!r}: an operator name is one directory name: {problem}")
+    return op
 
 
 def run_stamp(created: str) -> str:
@@ -47,22 +69,79 @@ _RUN_NAME = re.compile(r"(\d{8}T\d{6}Z)-[0-9a-f]{8}")
 
 def dumps_run(run: Run) -> str:
     """Indented, one line per record: json's indenting encoder is pure Python and slow on a run
-    that holds every launch's duration (200,000 of them took seconds), the compact one is not."""
-    data = run_data(run)
-    records = data.pop("records")
-    head = json.dumps({"schema": SCHEMA, "run": data}, indent=1, ensure_ascii=False)
+    that holds every launch's duration (200,000 of them took seconds), the compact one is not.
+    Strict JSON: a NaN or an infinity is a ValueError here, never ``NaN`` in a file."""
+    data = {k: v for k, v in run_data(run, durations=False).items() if k != "records"}
+    head = json.dumps({"schema": SCHEMA, "run": data}, indent=1, ensure_ascii=False, allow_nan=False)
     close = "\n }\n}"
-    lines = "".join(
-        ("\n   " if i == 0 else ",\n   ") + json.dumps(r, ensure_ascii=False) for i, r in enumerate(records)
-    )
-    return head[: -len(close)] + ',\n  "records": [' + lines + ("\n  ]" if records else "]") + close + "\n"
+    lines = "".join(("\n   " if i == 0 else ",\n   ") + _record_line(r) for i, r in enumerate(run.records))
+    return head[: -len(close)] + ',\n  "records": [' + lines + ("\n  ]" if run.records else "]") + close + "\n"
+
+
+def _record_line(r: Record) -> str:
+    """One record as json.dumps writes it, its durations written in slices: a list of a million
+    float objects (32 bytes each) is not made for them."""
+    data = record_data(r, durations=False)
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    before, marker, after = text.partition('"durations": []')
+    assert marker, "record_data keeps the durations key"
+    return before + '"durations": [' + _floats(r.durations) + "]" + after
+
+
+def _floats(values: Sequence[float], step: int = 1 << 16) -> str:
+    if values and not (min(values) >= 0 and max(values) < math.inf):  # NaN fails both
+        raise ValueError(f"durations out of range: {min(values)} .. {max(values)}")
+    parts = []
+    for start in range(0, len(values), step):
+        parts.append(", ".join(map(float.__repr__, values[start : start + step])))  # as json.dumps does
+    return ", ".join(parts)
 
 
 def loads_run(text: str, source: str) -> Run:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise InputError(f"{source}: not an ascenv bench run (JSON nested too deep)") from None
     except ValueError as exc:
         raise InputError(f"{source}: not valid JSON: {exc}") from None
+    run = _loads_run(data, source)
+    problem = _run_problem(run)
+    if problem:
+        raise InputError(f"{source}: {problem}")
+    return run
+
+
+def _run_problem(run: Run) -> Optional[str]:
+    """What makes a parsed run unusable (a path for an operator, a time that is not a time), or
+    None. JSON's 1e400 reads as an infinity; NaN and Infinity are refused by the parser."""
+    problem = name_problem(run.op)
+    if problem:
+        return f"run.op {run.op[:100]!r}: an operator name is one directory name: {problem}"
+    for i, r in enumerate(run.records):
+        where = f"run.records[{i}]"
+        for name in ("durations", "peers"):
+            values = getattr(r, name)
+            if values and not (min(values) >= 0 and max(values) < math.inf):
+                return f"{where}.{name}: expected finite times, zero or more"
+        for name in ("duration_us", "duration_min_us", "duration_max_us"):
+            if not 0 <= getattr(r, name) < math.inf:
+                return f"{where}.{name}: expected a finite time, zero or more, found {getattr(r, name)!r}"
+        counts = {"samples": r.samples, "block_dim": r.block_dim, "mix_block_dim": r.mix_block_dim}
+        counts.update(current_mhz=r.clock.current_mhz, rated_mhz=r.clock.rated_mhz)
+        for name, value in counts.items():
+            if value is not None and value < 0:
+                return f"{where}.{name}: expected a count, zero or more, found {value!r}"
+        for metric, number in r.metrics.items():
+            if not math.isfinite(number):
+                return f"{where}.metrics.{metric}: expected a finite number, found {number!r}"
+    return None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _loads_run(data: Any, source: str) -> Run:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         found = data.get("schema") if isinstance(data, dict) else None
         raise InputError(f"{source}: schema: this ascenv reads bench runs of schema {SCHEMA}, found {found!r}")
@@ -79,7 +158,7 @@ def loads_run(text: str, source: str) -> Run:
 # A run holds every launch's duration: generic (de)serialisation of 1,000 stored runs took most of
 # a second. These are exact: run_data equals serde.to_data, and _run returns the Run that
 # serde.from_data builds, or None (then serde reads the data and names the bad key).
-def record_data(r: Record) -> dict[str, Any]:
+def record_data(r: Record, durations: bool = True) -> dict[str, Any]:
     return {
         "op": r.op,
         "input_shapes": r.input_shapes,
@@ -87,7 +166,7 @@ def record_data(r: Record) -> dict[str, Any]:
         "input_formats": r.input_formats,
         "task_type": r.task_type,
         "samples": r.samples,
-        "durations": list(r.durations),
+        "durations": list(r.durations) if durations else [],
         "duration_us": r.duration_us,
         "duration_min_us": r.duration_min_us,
         "duration_max_us": r.duration_max_us,
@@ -103,7 +182,7 @@ def record_data(r: Record) -> dict[str, Any]:
     }
 
 
-def run_data(run: Run) -> dict[str, Any]:
+def run_data(run: Run, durations: bool = True) -> dict[str, Any]:
     return {
         "id": run.id,
         "op": run.op,
@@ -114,7 +193,7 @@ def run_data(run: Run) -> dict[str, Any]:
         "files": list(run.files),
         "skipped_rows": run.skipped_rows,
         "fingerprint": {name: getattr(run.fingerprint, name) for name in _FINGERPRINT},
-        "records": [record_data(r) for r in run.records],
+        "records": [record_data(r, durations) for r in run.records],
     }
 
 
@@ -151,13 +230,13 @@ def _number(value: Any) -> Optional[float]:
     return value if kind is float else float(value) if kind is int else None
 
 
-def _numbers(values: Any) -> Optional[tuple[float, ...]]:
+def _numbers(values: Any) -> Optional[array[float]]:
     if type(values) is not list:
         return None
     if all(type(v) is float for v in values):
-        return tuple(values)
+        return array("d", values)
     found = [_number(v) for v in values]
-    return None if None in found else tuple(found)  # type: ignore[arg-type]
+    return None if None in found else array("d", found)  # type: ignore[arg-type]
 
 
 def _fingerprint(data: Any) -> Optional[Fingerprint]:
@@ -213,7 +292,7 @@ def _record(data: Any) -> Optional[Record]:
         peers = _numbers(data["peers"])
         if peers is None:
             return None
-        extra["peers"] = peers
+        extra["peers"] = tuple(peers)
     return Record(
         data["op"],
         data["input_shapes"],
@@ -269,18 +348,26 @@ class BenchStore:
 
     def run_dir(self, op: str, build_key: Optional[str]) -> Path:
         if build_key:
-            return self.store.entry_dir(op, build_key) / "bench"
-        return self.root / op / LOOSE / "runs"
+            return self.store.entry_dir(check_op(op), build_key) / "bench"
+        return self.root / check_op(op) / LOOSE / "runs"
 
     def write(self, run: Run) -> Path:
         directory = self.run_dir(run.op, run.fingerprint.build_key)
-        directory.mkdir(parents=True, exist_ok=True)
+        text = dumps_run(run)
+        if len(text) > RUN_LIMIT:  # characters: at least as many bytes
+            raise InputError(
+                f"the run of {run.op} would take {len(text) >> 20} MiB, more than the {RUN_LIMIT >> 20} MiB "
+                "a run file may hold",
+                hint="import fewer launches at a time (one PROF_* directory, one device, a shorter session)",
+            )
         path = directory / f"{run.id}.json"
-        write_atomic(path, dumps_run(run))
+        _write(self.root, path, text, "the bench run")
         return path
 
     def paths(self, op: Optional[str] = None) -> list[Path]:
         """The run files (of ``op``), unread, in the order ``runs`` reads them."""
+        if op:
+            check_op(op)
         if not self.root.is_dir():
             return []
         ops = [self.root / op] if op else sorted(p for p in self.root.iterdir() if not p.name.startswith("."))
@@ -345,12 +432,19 @@ class BenchStore:
                 f"run {run.id} was measured on a down-clocked chip (Current Freq below Rated Freq)",
                 hint="measure again at the rated clock; a down-clocked run never becomes a baseline",
             )
-        with self.store.lock("bench"):
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(self.store.lock("bench"))
+            except OSError as exc:  # the store cannot be written: its lock file cannot be made
+                raise UsageError(
+                    f"cannot write the baselines to {self.root}: {exc.strerror or exc}",
+                    hint="choose a store that can be written with --store DIR (or ASCENV_STORE)",
+                ) from None
             current = self.baselines(run.op)
             current[run.target] = run.id
-            path = self.root / run.op / LOOSE / BASELINES
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(path, json.dumps(current, indent=1, sort_keys=True) + "\n")
+            path = self.root / check_op(run.op, "run.op") / LOOSE / BASELINES
+            text = json.dumps(current, indent=1, sort_keys=True, allow_nan=False) + "\n"
+            _write(self.root, path, text, "the baselines")
 
     def resolve(self, name: str, op: Optional[str], target: Optional[str] = None) -> StoredRun:
         """A run by id (or its first 6+ characters), a build key prefix (its newest run), or
@@ -429,7 +523,42 @@ class BenchStore:
 
 
 def _load(path: Path) -> StoredRun:
-    return StoredRun(loads_run(path.read_text(encoding="utf-8"), str(path)), path)
+    return StoredRun(loads_run(read_run_text(path), str(path)), path)
+
+
+def read_run_text(path: Path) -> str:
+    """A run file's text, read as an input (``fsutil.read_input``), or an InputError naming it."""
+    data = read_input(path, what="bench run", limit=RUN_LIMIT, hint=DAMAGED)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason})", hint=DAMAGED) from None
+
+
+DAMAGED = "a damaged file in the store can be removed: only ascenv bench import, run and baseline write them"
+
+
+def _write(root: Path, path: Path, text: str, what: str) -> None:
+    """``write_atomic`` of ``path`` below the store ``root``, the directories made first. Nothing
+    below the root is followed where it is a symlink (a shared store's ``<op>/.bench`` or
+    ``baselines.json`` planted as a link would have the write land outside it); a store that
+    cannot be written (a read-only directory or file system, a full disk) is exit 2 naming it."""
+    step = root
+    for part in path.relative_to(root).parts:
+        step = step / part
+        if step.is_symlink():
+            raise InputError(
+                f"{step} is a symlink: ascenv writes no bench file through a link inside the store",
+                hint="remove the link; the store's directories are made by ascenv",
+            )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {what} to {path}: {exc.strerror or exc}",
+            hint="choose a store that can be written with --store DIR (or ASCENV_STORE)",
+        ) from None
 
 
 def _newest_first(found: Iterable[StoredRun]) -> list[StoredRun]:
@@ -448,7 +577,8 @@ def new_run(
     fingerprint: Fingerprint,
     records: tuple[Record, ...],
 ) -> Run:
-    payload = json.dumps([record_data(r) for r in records], sort_keys=True) + source + created
+    # the records as the run file writes them: no list of every duration as float objects
+    payload = "\n".join(_record_line(r) for r in records) + source + created
     return Run(run_id(created, payload), op, target, tool, created, source, files, skipped_rows, fingerprint, records)
 
 
@@ -469,12 +599,15 @@ class BuildRun:
 
 def read_baselines(root: Path, op: str) -> dict[str, str]:
     """``<op>/.bench/baselines.json`` of the store at ``root`` (target -> run id)."""
-    path = root / op / LOOSE / BASELINES
-    if not path.is_file():
+    path = root / check_op(op) / LOOSE / BASELINES
+    if not os.path.lexists(path):
         return {}
+    raw = read_input(path, what="bench baselines", limit=BASELINES_LIMIT, hint=DAMAGED)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except RecursionError:
+        raise InputError(f"{path}: not ascenv's baselines (JSON nested too deep)") from None
+    except (UnicodeDecodeError, ValueError) as exc:
         raise InputError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise InputError(f"{path}: expected an object of target -> run id")
@@ -489,10 +622,7 @@ def build_runs(entry_path: Path, baselines: dict[str, str]) -> tuple[BuildRun, .
     damaged: list[BuildRun] = []
     for path in sorted((entry_path / "bench").glob("*.json")):
         try:
-            run = loads_run(path.read_text(encoding="utf-8"), str(path))
-        except OSError as exc:
-            damaged.append(BuildRun(path.name, damaged=f"cannot read it: {exc.strerror}"))
-            continue
+            run = loads_run(read_run_text(path), str(path))
         except InputError as exc:
             damaged.append(BuildRun(path.name, damaged=exc.message))
             continue

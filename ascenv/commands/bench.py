@@ -168,6 +168,10 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     store, bench = _stores(args, ctx)
     if args.action == "run":
         return _run_benchmarks(args, ctx, store, render)
+    if args.op is not None:  # it names <store>/<op>/: one safe directory name, said before any work
+        from ascenv.bench.store import check_op
+
+        check_op(args.op, "--op" if args.action != "history" else "OP")
     if args.action == "import":
         return _import(args, ctx, store, bench, render)
     if args.action == "compare":

@@ -105,7 +105,9 @@ class Output:
     def json(self, payload: Mapping[str, Any]) -> None:
         """One JSON document to stdout, ``{"schema": JSON_SCHEMA, ...payload}``."""
         document = {"schema": JSON_SCHEMA, **payload}
-        encoded = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False)
+        # allow_nan=False: NaN and Infinity are not JSON (RFC 8259 sec. 6), and jq or a CI gate
+        # fails on them; a value that reaches here is a bug, never a document that cannot be read
+        encoded = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False)
         # json.dumps escapes C0 only: DEL, C1 and the line/paragraph separators as \\uXXXX too
         # (the same JSON value), so a document shown on a terminal cannot drive it
         encoded = _JSON_UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)

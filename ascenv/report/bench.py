@@ -11,7 +11,7 @@ from typing import Any, Optional
 from ascenv import serde
 from ascenv.bench.records import Run, record_json
 from ascenv.bench.store import BenchStore, StoredRun
-from ascenv.errors import InputError
+from ascenv.errors import InputError, UsageError
 from ascenv.model import Snapshot
 from ascenv.store import Store, loads_manifest
 
@@ -69,7 +69,7 @@ def installed_runs(snapshot: Snapshot, store: Store, manifests: Mapping[str, byt
         try:
             runs = bench.runs(op)
             chosen = bench.baselines(op)
-        except InputError as exc:
+        except (InputError, UsageError) as exc:  # a damaged run, an op that is not a directory name
             found.append(VendorRuns(vendor.name, op, key, entry is not None, problem=exc.message))
             continue
         if not runs and entry is None:
