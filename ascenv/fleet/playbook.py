@@ -16,9 +16,9 @@ from typing import Callable, Optional
 
 from ascenv import errors, paths, proc
 from ascenv.fleet.bundle import build_bundle
+from ascenv.fleet.results import RESULT, host_key, played_hosts
 
 PLAYBOOK = "audit.yml"
-RESULT = "result.json"
 # ansible-playbook's own exit codes (ansible/cli/playbook.py, TaskQueueManager.RUN_*): 0 ok,
 # 2 some host failed, 4 some host unreachable; the playbook ignores both, so others are its errors.
 _HOST_CODES = (0, 2, 4)
@@ -26,7 +26,7 @@ _HOST_CODES = (0, 2, 4)
 
 @dataclass(frozen=True)
 class PlaybookRun:
-    results: Path  # one folder per inventory host, each with result.json
+    results: Path  # one folder per host of the play (results.host_key), each with result.json
     completed: proc.Completed
 
 
@@ -56,10 +56,18 @@ def run_audit(
     timeout: float = 24 * 3600,
     on_node: Optional[Callable[[str], None]] = None,
 ) -> PlaybookRun:
-    """The playbook over ``inventory``; each node's outcome lands in ``results/<host>/result.json``.
-    ``on_node(host)`` is called as each node's result arrives (from a watching thread)."""
-    results.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="ascenv-fleet-"))
+    """The playbook over ``inventory``; each node's outcome lands in ``results/<host key>/result.json``
+    (results.host_key). ``on_node(host)`` is called as each node's result arrives (from a watching
+    thread). The bundle's temporary folder is removed however the run ends (an interrupt, or
+    SIGTERM under signals.termination_as_interrupt, included)."""
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="ascenv-fleet-"))
+    except OSError as exc:
+        raise errors.InputError(
+            f"cannot make a folder for the audit: {exc.filename}: {exc.strerror}",
+            hint="pass -o DIR in a writable place (and a writable TMPDIR for the bundle)",
+        ) from None
     try:
         bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock)
         argv = [ansible_playbook(environ), "-i", inventory, str(paths.data_dir("ansible") / PLAYBOOK)]
@@ -106,12 +114,18 @@ def last_words(completed: proc.Completed) -> str:
 
 def _watch(results: Path, done: threading.Event, on_node: Optional[Callable[[str], None]]) -> None:
     seen: set[str] = set()
+    names: dict[str, str] = {}  # host key -> host, once the playbook wrote the play's hosts
     while True:
         finished = done.wait(0.2)
+        if not names:
+            try:
+                names = {host_key(h): h for h in played_hosts(results) or ()}
+            except errors.AscenvError:  # being written: read again on the next round
+                pass
         for entry in sorted(results.iterdir()) if results.is_dir() else ():
             if entry.name not in seen and (entry / RESULT).is_file():
                 seen.add(entry.name)
                 if on_node is not None:
-                    on_node(entry.name)
+                    on_node(names.get(entry.name, entry.name))
         if finished:
             return
