@@ -3,6 +3,7 @@ ascenv.proc): Ansible does the fan-out, the SSH, forks, serial and --limit as it
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -19,6 +20,7 @@ from ascenv.fleet.bundle import build_bundle
 from ascenv.fleet.results import RESULT, host_key, played_hosts
 
 PLAYBOOK = "audit.yml"
+RUN_MARK = "ASCENV_FLEET_RUN"  # in ansible-playbook's environment: its run id, to find what it started
 # ansible-playbook's own exit codes (ansible/cli/playbook.py, TaskQueueManager.RUN_*): 0 ok,
 # 2 some host failed, 4 some host unreachable; the playbook ignores both, so others are its errors.
 _HOST_CODES = (0, 2, 4)
@@ -68,12 +70,14 @@ def run_audit(
             f"cannot make a folder for the audit: {exc.filename}: {exc.strerror}",
             hint="pass -o DIR in a writable place (and a writable TMPDIR for the bundle)",
         ) from None
+    run_id = uuid.uuid4().hex[:12]
+    completed: Optional[proc.Completed] = None
     try:
         bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock)
         argv = [ansible_playbook(environ), "-i", inventory, str(paths.data_dir("ansible") / PLAYBOOK)]
         argv += ["-e", f"ascenv_bundle={bundle}", "-e", f"ascenv_results={results}"]
         # a name of this run's own, so two audits at once never remove each other's files
-        argv += ["-e", f"ascenv_run={uuid.uuid4().hex[:12]}"]
+        argv += ["-e", f"ascenv_run={run_id}"]
         if serial:
             argv += ["-e", f"ascenv_serial={serial}"]
         if limit:
@@ -81,6 +85,7 @@ def run_audit(
         if forks:
             argv += ["--forks", str(forks)]
         env = {**environ, "ANSIBLE_LOCAL_TEMP": str(work / "local"), "ANSIBLE_RETRY_FILES_ENABLED": "false"}
+        env[RUN_MARK] = run_id
         env.setdefault("ANSIBLE_HOST_KEY_CHECKING", environ.get("ANSIBLE_HOST_KEY_CHECKING", "true"))
         done = threading.Event()
         watcher = threading.Thread(target=_watch, args=(results, done, on_node), daemon=True)
@@ -93,6 +98,8 @@ def run_audit(
             if on_node is not None:
                 watcher.join()
     finally:
+        if completed is None or completed.status == proc.TIMEOUT:  # interrupted, or given up on
+            end_leftovers(run_id)
         shutil.rmtree(work, ignore_errors=True)
     why = proc.last_line(completed.stderr or completed.stdout)
     if completed.status == proc.NOT_FOUND:
@@ -103,6 +110,30 @@ def run_audit(
             hint="check the inventory (-i) and the --limit pattern; ansible-playbook -i INVENTORY --list-hosts",
         )
     return PlaybookRun(results, completed)
+
+
+def end_leftovers(run_id: str, grace: float = 2.0) -> None:
+    """End every process of this run that outlived ansible-playbook's process group: Ansible's
+    workers start sessions of their own (os.setsid in ansible/executor/process/worker.py), so the
+    group kill of proc.run misses them and their ssh clients, which wait for a hung node step.
+    They are found by the run's mark in their environment (inherited by every descendant; a
+    process of another user, whose environment cannot be read, is not ours)."""
+    import psutil
+
+    ours = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get(RUN_MARK) == run_id:
+                ours.append(process)
+        except (psutil.Error, OSError):
+            continue
+    for process in ours:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(ours, timeout=grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
 
 
 def last_words(completed: proc.Completed) -> str:

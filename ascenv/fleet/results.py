@@ -127,7 +127,15 @@ def _snapshot_of(host: str, folder: Path, record: dict, reader: StackReader) -> 
             timeout = record.get("timeout")
             after = f" after {timeout} s" if isinstance(timeout, int) else ""
             return NodeResult(host, FAILED, f"exit {rc}: timed out{after} (ascenv_node_timeout), stopped on the node")
-        why = (envelope or {}).get("error") or record.get("msg") or record.get("stderr") or "no snapshot came back"
+        # Ansible's msg for a failed script is "non-zero return code": the node's own words come first
+        # (its stdout holds its stderr too, under the pty Ansible asks for; stderr is then ssh's own)
+        why = (
+            (envelope or {}).get("error")
+            or _last_line(record.get("stdout"))
+            or _last_line(record.get("stderr"))
+            or record.get("msg")
+            or "no snapshot came back"
+        )
         prefix = f"exit {rc}: " if isinstance(rc, int) and rc != 0 else ""
         return NodeResult(host, FAILED, prefix + _line(why), python=python)
     snapshot_data = envelope["snapshot"]
@@ -161,6 +169,12 @@ def _why(exc: Exception) -> str:
     if isinstance(exc, AscenvError):
         return exc.message
     return "JSON nested too deep" if isinstance(exc, RecursionError) else str(exc)
+
+
+def _last_line(value: Any) -> str:
+    lines = [line for line in str(value or "").splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("Shared connection to ")]  # ssh's, on a pty
+    return lines[-1] if lines else ""
 
 
 def _line(value: Any) -> str:
