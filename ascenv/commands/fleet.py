@@ -100,7 +100,9 @@ def _audit(
         serial=args.serial,
         on_node=progress,
     )
-    gathered = results.read_results(folder)
+    # the play's hosts as the playbook wrote them first: every one gets a verdict, a result or not
+    hosts = results.played_hosts(folder)
+    gathered = results.read_results(folder, hosts) if hosts is not None else ()
     if not gathered:
         raise errors.UsageError(
             f"no host of {args.inventory} was audited"

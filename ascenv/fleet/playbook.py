@@ -4,6 +4,7 @@ ascenv.proc): Ansible does the fan-out, the SSH, forks, serial and --limit as it
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
@@ -75,9 +76,11 @@ def run_audit(
     try:
         bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock)
         argv = [ansible_playbook(environ), "-i", inventory, str(paths.data_dir("ansible") / PLAYBOOK)]
-        argv += ["-e", f"ascenv_bundle={bundle}", "-e", f"ascenv_results={results}"]
-        # a name of this run's own, so two audits at once never remove each other's files
-        argv += ["-e", f"ascenv_run={run_id}"]
+        # JSON, not key=value (which splits at spaces), each path marked unsafe: data, never a
+        # template (https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_advanced_syntax.html);
+        # the run id names this run's own directory on each node
+        extra = {"ascenv_bundle": _data(str(bundle)), "ascenv_results": _data(str(results)), "ascenv_run": run_id}
+        argv += ["-e", json.dumps(extra)]
         if serial:
             argv += ["-e", f"ascenv_serial={serial}"]
         if limit:
@@ -110,6 +113,11 @@ def run_audit(
             hint="check the inventory (-i) and the --limit pattern; ansible-playbook -i INVENTORY --list-hosts",
         )
     return PlaybookRun(results, completed)
+
+
+def _data(text: str) -> dict[str, str]:
+    """``text`` as an extra var Ansible never templates (its JSON form of ``!unsafe``)."""
+    return {"__ansible_unsafe": text}
 
 
 def end_leftovers(run_id: str, grace: float = 2.0) -> None:

@@ -47,7 +47,11 @@ def host_key(host: str) -> str:
     if _PLAIN.fullmatch(host):
         return host
     readable = re.sub(r"[^A-Za-z0-9_.-]", "_", host)[:40]
-    return f"%{readable}%{hashlib.sha256(host.encode('utf-8', 'surrogateescape')).hexdigest()}"
+    try:  # Ansible's `hash` filter: to_bytes(errors="surrogate_or_strict")
+        data = host.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate Ansible refuses anyway: still one folder of its own
+        data = host.encode("utf-8", "surrogatepass")
+    return f"%{readable}%{hashlib.sha256(data).hexdigest()}"
 
 
 def played_hosts(results: Path) -> Optional[tuple[str, ...]]:

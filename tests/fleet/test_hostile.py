@@ -116,7 +116,7 @@ def hostile(fleet, tmp_path_factory):
     path = t / "hostile.yml"
     path.write_text(json.dumps(inventory))  # JSON is YAML
     before = {"shared": tree_hash(shared), "adopt": tree_hash(adopt), "home": tree_hash(home)}
-    out = t / "out" / "results"
+    out = t / "out" / "results in {{ 7 * 7 }}"  # -o is data too: a space, a template
     out.parent.mkdir()
     fake_uuid = types.SimpleNamespace(uuid4=lambda: types.SimpleNamespace(hex=RUN + "0" * 20))
     with pytest.MonkeyPatch.context() as mp:
@@ -145,7 +145,7 @@ def test_results_stay_inside_o_one_folder_per_host(hostile):
     """F2: `rack1/node2` was left unread and `../../../escaped_host` written outside -o."""
     folders = sorted(p.name for p in hostile.out.iterdir() if p.is_dir())
     assert folders == sorted(host_key(h) for h in hostile.hosts)
-    assert sorted(p.name for p in hostile.out.parent.iterdir()) == ["results"]
+    assert sorted(p.name for p in hostile.out.parent.iterdir()) == ["results in {{ 7 * 7 }}"]
     assert not (hostile.t / "escaped_host").exists() and not Path("/escaped_host").exists()
     for host in OK_HOSTS:
         snapshot = json.loads((hostile.out / host_key(host) / "snapshot.json").read_text())
@@ -170,7 +170,8 @@ def test_a_remote_tmp_that_was_there_empty_is_left_there(hostile):
 
 def test_a_run_directory_that_exists_already_is_never_adopted_nor_removed(hostile):
     assert tree_hash(hostile.adopt) == hostile.before["adopt"]
-    assert "no directory of its own" in hostile.nodes["adopt"]["message"]
+    message = hostile.nodes["adopt"]["message"]
+    assert "no directory of its own" in message and f"ascenv-{RUN}-" in message and "File exists" in message
 
 
 @pytest.mark.parametrize("host", ["-rf", "n$(touch INJ2)", "nœud-ü", "a?b"])
@@ -219,32 +220,37 @@ def test_no_run_directory_is_left_on_any_node(fleet, hostile):
     assert left == []
 
 
-def test_sigterm_during_an_audit_ends_ansible_playbook_and_removes_the_bundle(fleet, tmp_path):
-    """F4: `kill -TERM` gave exit 143; three ansible-playbook processes ran on until the node
-    timeout and /tmp/ascenv-fleet-XXXX/ascenv-node.pyz stayed."""
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_a_termination_signal_during_an_audit_ends_ansible_playbook_and_removes_the_bundle(fleet, tmp_path, signum):
+    """F4: `kill -TERM` (2 hung nodes) gave exit 143; three ansible-playbook processes ran on until
+    the node timeout and /tmp/ascenv-fleet-XXXX/ascenv-node.pyz stayed. SIGHUP (a closed terminal)
+    is the same."""
     node = fleet.nodes["a2-1"]
-    hang = _script(tmp_path / "hang.sh", f"echo $$ > {tmp_path}/hang.pid\nexec sleep 300\n")
-    inventory = tmp_path / "hang.ini"
-    inventory.write_text(
-        f"hung ansible_host=127.0.0.1 ansible_port={node.port} ascenv_python={hang} ascenv_node_timeout=120"
+    pids = tmp_path / "hang.pids"
+    hang = _script(tmp_path / "hang.sh", f"echo $$ >> {pids}\nexec sleep 300\n")
+    common = (
+        f"ansible_host=127.0.0.1 ansible_port={node.port} ascenv_python={hang} ascenv_node_timeout=120"
         f" ascenv_remote_tmp={tmp_path}/rt ansible_user=root ansible_ssh_private_key_file={fleet.base / 'id_ed25519'}"
-        f" ansible_ssh_common_args='-F {fleet.base / 'ssh_config'}'\n"
+        f" ansible_ssh_common_args='-F {fleet.base / 'ssh_config'}'"
     )
-    tmpdir = tmp_path / "tmpdir"  # the controller's TMPDIR: where the bundle is built
+    inventory = tmp_path / "hang.ini"
+    inventory.write_text(f"hung1 {common}\nhung2 {common}\n")
+    tmpdir = tmp_path / "tmp dir"  # the controller's TMPDIR: where the bundle is built (a space: data)
     tmpdir.mkdir()
     env = {**fleet.controller_env, "TMPDIR": str(tmpdir), "PYTHONPATH": str(Path(__file__).parents[2])}
     argv = [sys.executable, "-m", "ascenv", "fleet", "audit", "-i", str(inventory), "-o", str(tmp_path / "out")]
     child = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    pid_file = tmp_path / "hang.pid"
     try:
         deadline = time.monotonic() + 120
-        while not pid_file.exists() and child.poll() is None and time.monotonic() < deadline:
+        while child.poll() is None and time.monotonic() < deadline:
+            if pids.exists() and len(pids.read_text().split()) == 2:
+                break
             time.sleep(0.1)
-        assert pid_file.exists(), child.communicate(timeout=5) if child.poll() is not None else "the step never ran"
+        assert pids.exists(), child.communicate(timeout=5) if child.poll() is not None else "the step never ran"
         started = _started_by(tmpdir)  # ansible-playbook, its workers (sessions of their own), their ssh
         assert any("ansible-playbook" in " ".join(p.info["cmdline"][:2]) for p in started), started
         assert list(tmpdir.glob("ascenv-fleet-*"))
-        child.send_signal(signal.SIGTERM)
+        child.send_signal(signum)
         _, stderr = child.communicate(timeout=60)
         assert child.returncode == errors.EXIT_INTERRUPTED, stderr
         assert b"interrupted" in stderr and b"Traceback" not in stderr
@@ -254,7 +260,7 @@ def test_sigterm_during_an_audit_ends_ansible_playbook_and_removes_the_bundle(fl
     finally:
         if child.poll() is None:
             child.kill()
-        for pid in pid_file.read_text().split() if pid_file.exists() else ():
+        for pid in pids.read_text().split() if pids.exists() else ():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGKILL)  # the node's side: ended by its own timeout (120 s) else
 
