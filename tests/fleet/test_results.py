@@ -7,11 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascenv import errors, paths
+from ascenv import errors
 from ascenv.fleet import results, verdicts
 from ascenv.fleet.results import FAILED, OK, host_key, read_results
 
@@ -59,26 +58,6 @@ def test_no_two_names_share_a_folder_and_none_leaves_the_results(names):
     assert len(set(keys)) == len(keys)
     for key in keys:
         assert "/" not in key and key not in (".", "..") and not key.startswith("-") and len(key.encode()) <= 255
-
-
-def test_the_playbook_names_each_folder_as_host_key_does():
-    """The playbook's ``ascenv_key`` template, rendered by Ansible's own templar."""
-    pytest.importorskip("ansible")
-    from ansible.parsing.dataloader import DataLoader
-    from ansible.template import Templar
-
-    try:
-        from ansible.template import trust_as_template  # ansible-core 2.19: only trusted text is a template
-    except ImportError:  # older ansible-core templates any text
-
-        def trust_as_template(text: str) -> str:
-            return text
-
-    play = yaml.safe_load((paths.data_dir("ansible") / "audit.yml").read_text())[0]
-    template = trust_as_template(play["vars"]["ascenv_key"])
-    for host in [*HOSTILE, "a2-1", "x" * 100, "x" * 101, "_x", "%plain%"]:
-        rendered = Templar(loader=DataLoader(), variables={"inventory_hostname": host}).template(template)
-        assert rendered == host_key(host), host
 
 
 def test_a_host_of_the_play_without_a_result_is_failed_and_the_audit_exits_11(tmp_path):
