@@ -146,7 +146,8 @@ def test_results_stay_inside_o_one_folder_per_host(hostile):
     folders = sorted(p.name for p in hostile.out.iterdir() if p.is_dir())
     assert folders == sorted(host_key(h) for h in hostile.hosts)
     assert sorted(p.name for p in hostile.out.parent.iterdir()) == ["results in {{ 7 * 7 }}"]
-    assert not (hostile.t / "escaped_host").exists() and not Path("/escaped_host").exists()
+    # -o is t/out/results…: ../../../escaped_host was t/../escaped_host
+    assert not (hostile.t.parent / "escaped_host").exists() and not (hostile.t / "escaped_host").exists()
     for host in OK_HOSTS:
         snapshot = json.loads((hostile.out / host_key(host) / "snapshot.json").read_text())
         assert snapshot["root"].endswith("root")
@@ -276,3 +277,28 @@ def _started_by(tmpdir: Path) -> list[psutil.Process]:
         if environ.get("TMPDIR") == str(tmpdir) and playbook.RUN_MARK in environ:
             found.append(process)
     return found
+
+
+def test_two_audits_at_once_on_the_same_nodes_each_keep_their_own_directory(fleet, tmp_path):
+    """Each run makes ascenv-<run>-<n> of its own and removes only that: neither run removes the
+    other's files in the shared remote tmp, and both get every verdict."""
+    env = {**fleet.controller_env, "PYTHONPATH": str(Path(__file__).parents[2])}
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-m", "ascenv", "fleet", "audit", "-i", str(fleet.inventory), "--limit", "a2-1,a2-2"]
+            + ["-o", str(tmp_path / f"out{i}"), "--format", "json"],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for i in range(2)
+    ]
+    for child in children:
+        stdout, stderr = child.communicate(timeout=600)
+        assert child.returncode == 0, stderr
+        assert {n["status"] for n in json.loads(stdout)["nodes"]} == {"ok"}
+    for name in ("a2-1", "a2-2"):
+        tmp = fleet.nodes[name].home / ".ascenv-fleet-tmp"
+        # removed by the run that made it, unless the other one's directory was in it then: empty
+        assert not tmp.exists() or list(tmp.iterdir()) == [], name
