@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
-from ascenv import errors, lockfile
+from ascenv import errors, lockfile, signals
 from ascenv.commands import _common as common
 from ascenv.signals import termination_as_interrupt
 
@@ -41,6 +41,13 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    # SIGTERM unwinds like Ctrl-C: ansible-playbook's process group is ended and the bundle's
+    # temporary folder removed (the `finally`s of proc.run and playbook.run_audit)
+    with signals.termination_as_interrupt():
+        return _run(args, ctx)
+
+
+def _run(args: argparse.Namespace, ctx: common.Context) -> int:
     inventory = args.inventory
     if "," not in inventory:  # "h1,h2," is an inline host list to Ansible
         inventory = os.path.join(ctx.cwd, inventory)
@@ -95,7 +102,9 @@ def _audit(
         serial=args.serial,
         on_node=progress,
     )
-    gathered = results.read_results(folder)
+    # the play's hosts as the playbook wrote them first: every one gets a verdict, a result or not
+    hosts = results.played_hosts(folder)
+    gathered = results.read_results(folder, hosts) if hosts is not None else ()
     if not gathered:
         raise errors.UsageError(
             f"no host of {args.inventory} was audited"
@@ -110,7 +119,7 @@ def _audit(
         from ascenv.snapshot_io import load_snapshot
 
         host = group.nodes[0]
-        snapshot = load_snapshot(folder / host / results.SNAPSHOT, host)
+        snapshot = load_snapshot(folder / results.host_key(host) / results.SNAPSHOT, host)
         lock = lockfile.lock_from_snapshot(
             snapshot, generator_version=__version__, source=host, images=lockfile.pinned_images()
         )
@@ -124,12 +133,15 @@ def _audit(
         more = f" and {len(result.unreachable) - 8} more" if len(result.unreachable) > 8 else ""
         raise errors.NodesFailed(
             f"{len(result.unreachable)} node(s) not audited: {names}{more}",
-            hint=f"see {folder}/<host>/result.json; rerun on them with --limit",
+            hint=f"see {folder}/<host>/result.json (ansible-playbook's output for a node without one);"
+            " rerun on them with --limit",
         )
     return result.exit_code
 
 
 def _results_folder(args: argparse.Namespace, ctx: common.Context) -> Path:
+    """-o DIR, else ascenv-fleet-<time> in the current folder; made here, so a read-only current
+    folder is a clear exit 2 naming -o, not a failure halfway through the run."""
     name = getattr(args, "output", None) if args.fleet_command == "audit" else None
     if not name:
         name = time.strftime("ascenv-fleet-%Y%m%d-%H%M%S")
@@ -139,4 +151,11 @@ def _results_folder(args: argparse.Namespace, ctx: common.Context) -> Path:
             f"-o {name} is not an empty folder: results of an earlier run would mix with this one's",
             hint="pass a new or empty folder",
         )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise errors.UsageError(
+            f"cannot make the results folder {name}: {exc.strerror}",
+            hint="pass -o DIR in a writable place (the default is a new folder in the current one)",
+        ) from None
     return folder

@@ -3,6 +3,8 @@ ascenv.proc): Ansible does the fan-out, the SSH, forks, serial and --limit as it
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import sys
@@ -16,9 +18,10 @@ from typing import Callable, Optional
 
 from ascenv import errors, paths, proc
 from ascenv.fleet.bundle import build_bundle
+from ascenv.fleet.results import RESULT, host_key, played_hosts
 
 PLAYBOOK = "audit.yml"
-RESULT = "result.json"
+RUN_MARK = "ASCENV_FLEET_RUN"  # in ansible-playbook's environment: its run id, to find what it started
 # ansible-playbook's own exit codes (ansible/cli/playbook.py, TaskQueueManager.RUN_*): 0 ok,
 # 2 some host failed, 4 some host unreachable; the playbook ignores both, so others are its errors.
 _HOST_CODES = (0, 2, 4)
@@ -26,7 +29,7 @@ _HOST_CODES = (0, 2, 4)
 
 @dataclass(frozen=True)
 class PlaybookRun:
-    results: Path  # one folder per inventory host, each with result.json
+    results: Path  # one folder per host of the play (results.host_key), each with result.json
     completed: proc.Completed
 
 
@@ -56,16 +59,28 @@ def run_audit(
     timeout: float = 24 * 3600,
     on_node: Optional[Callable[[str], None]] = None,
 ) -> PlaybookRun:
-    """The playbook over ``inventory``; each node's outcome lands in ``results/<host>/result.json``.
-    ``on_node(host)`` is called as each node's result arrives (from a watching thread)."""
-    results.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="ascenv-fleet-"))
+    """The playbook over ``inventory``; each node's outcome lands in ``results/<host key>/result.json``
+    (results.host_key). ``on_node(host)`` is called as each node's result arrives (from a watching
+    thread). The bundle's temporary folder is removed however the run ends (an interrupt, or
+    SIGTERM under signals.termination_as_interrupt, included)."""
+    try:
+        results.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="ascenv-fleet-"))
+    except OSError as exc:
+        raise errors.InputError(
+            f"cannot make a folder for the audit: {exc.filename}: {exc.strerror}",
+            hint="pass -o DIR in a writable place (and a writable TMPDIR for the bundle)",
+        ) from None
+    run_id = uuid.uuid4().hex[:12]
+    completed: Optional[proc.Completed] = None
     try:
         bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock)
         argv = [ansible_playbook(environ), "-i", inventory, str(paths.data_dir("ansible") / PLAYBOOK)]
-        argv += ["-e", f"ascenv_bundle={bundle}", "-e", f"ascenv_results={results}"]
-        # a name of this run's own, so two audits at once never remove each other's files
-        argv += ["-e", f"ascenv_run={uuid.uuid4().hex[:12]}"]
+        # JSON, not key=value (which splits at spaces), each path marked unsafe: data, never a
+        # template (https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_advanced_syntax.html);
+        # the run id names this run's own directory on each node
+        extra = {"ascenv_bundle": _data(str(bundle)), "ascenv_results": _data(str(results)), "ascenv_run": run_id}
+        argv += ["-e", json.dumps(extra)]
         if serial:
             argv += ["-e", f"ascenv_serial={serial}"]
         if limit:
@@ -73,6 +88,7 @@ def run_audit(
         if forks:
             argv += ["--forks", str(forks)]
         env = {**environ, "ANSIBLE_LOCAL_TEMP": str(work / "local"), "ANSIBLE_RETRY_FILES_ENABLED": "false"}
+        env[RUN_MARK] = run_id
         env.setdefault("ANSIBLE_HOST_KEY_CHECKING", environ.get("ANSIBLE_HOST_KEY_CHECKING", "true"))
         done = threading.Event()
         watcher = threading.Thread(target=_watch, args=(results, done, on_node), daemon=True)
@@ -85,6 +101,8 @@ def run_audit(
             if on_node is not None:
                 watcher.join()
     finally:
+        if completed is None or completed.status == proc.TIMEOUT:  # interrupted, or given up on
+            end_leftovers(run_id)
         shutil.rmtree(work, ignore_errors=True)
     why = proc.last_line(completed.stderr or completed.stdout)
     if completed.status == proc.NOT_FOUND:
@@ -97,6 +115,35 @@ def run_audit(
     return PlaybookRun(results, completed)
 
 
+def _data(text: str) -> dict[str, str]:
+    """``text`` as an extra var Ansible never templates (its JSON form of ``!unsafe``)."""
+    return {"__ansible_unsafe": text}
+
+
+def end_leftovers(run_id: str, grace: float = 2.0) -> None:
+    """End every process of this run that outlived ansible-playbook's process group: Ansible's
+    workers start sessions of their own (os.setsid in ansible/executor/process/worker.py), so the
+    group kill of proc.run misses them and their ssh clients, which wait for a hung node step.
+    They are found by the run's mark in their environment (inherited by every descendant; a
+    process of another user, whose environment cannot be read, is not ours)."""
+    import psutil
+
+    ours = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get(RUN_MARK) == run_id:
+                ours.append(process)
+        except (psutil.Error, OSError):
+            continue
+    for process in ours:
+        with contextlib.suppress(psutil.Error):
+            process.terminate()
+    _, alive = psutil.wait_procs(ours, timeout=grace)
+    for process in alive:
+        with contextlib.suppress(psutil.Error):
+            process.kill()
+
+
 def last_words(completed: proc.Completed) -> str:
     """ansible-playbook's own reason: its last ERROR or WARNING line, else its last line."""
     lines = (completed.stderr + "\n" + completed.stdout).splitlines()
@@ -106,12 +153,18 @@ def last_words(completed: proc.Completed) -> str:
 
 def _watch(results: Path, done: threading.Event, on_node: Optional[Callable[[str], None]]) -> None:
     seen: set[str] = set()
+    names: dict[str, str] = {}  # host key -> host, once the playbook wrote the play's hosts
     while True:
         finished = done.wait(0.2)
+        if not names:
+            try:
+                names = {host_key(h): h for h in played_hosts(results) or ()}
+            except errors.AscenvError:  # being written: read again on the next round
+                pass
         for entry in sorted(results.iterdir()) if results.is_dir() else ():
             if entry.name not in seen and (entry / RESULT).is_file():
                 seen.add(entry.name)
                 if on_node is not None:
-                    on_node(entry.name)
+                    on_node(names.get(entry.name, entry.name))
         if finished:
             return

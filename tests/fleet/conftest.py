@@ -17,7 +17,7 @@ from tests.fleet.sshnodes import Node, client_key, free_port, ssh_config, sshd_a
 
 PY37 = Path("/root/.pyenv/versions/3.7.16/bin/python3.7")
 # the tools Ansible's shell commands and the node step use, for a node whose PATH has nothing else
-_TOOLS = ("sh", "mkdir", "rm", "chmod", "cat", "echo", "ls", "mv", "sleep", "uname", "env")
+_TOOLS = ("sh", "mkdir", "rmdir", "rm", "chmod", "cat", "echo", "ls", "mv", "sleep", "uname", "env", "timeout")
 
 
 @dataclass
