@@ -13,7 +13,6 @@ from typing import Optional
 
 from ascenv import errors, lockfile, signals
 from ascenv.commands import _common as common
-from ascenv.signals import termination_as_interrupt
 
 NAME = "fleet"
 ORDER = 37
@@ -76,7 +75,6 @@ def _run(args: argparse.Namespace, ctx: common.Context) -> int:
     return _audit(args, ctx, inventory, _results_folder(args, ctx), cluster_lock, lock_text)
 
 
-@termination_as_interrupt()  # SIGTERM ends the children it runs, as Ctrl-C does (I4, F4)
 def _audit(
     args: argparse.Namespace,
     ctx: common.Context,
