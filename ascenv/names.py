@@ -24,3 +24,8 @@ def name_problem(name: str) -> Optional[str]:
     if not _NAME.fullmatch(name):
         return f"expected {RULE}"
     return None
+
+
+def is_name(name: str) -> bool:
+    """Whether ``name`` may be one path component of a store."""
+    return name_problem(name) is None

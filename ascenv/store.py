@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Optional, Union
 from ascenv import serde
 from ascenv.errors import InputError, SchemaError, UsageError
 from ascenv.fsutil import file_kind, read_input, write_atomic
+from ascenv.names import is_name
 from ascenv.store_tag import (
     CACHEDIR_TAG,
     DIR_FLAGS,
@@ -319,7 +320,6 @@ def output_files(outputs: Path) -> tuple[OutputFile, ...]:
 MANIFEST_LIMIT = 8 << 20  # a manifest lists every source file (~150 bytes each): ~50,000 files
 STAGING_AGE = 7 * 86400  # staging of another host (or an older ascenv) is swept only after a week
 OWN_HIDDEN = (TMP, LOCKS, ".failed")  # what ascenv itself keeps at the top of a store
-OP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,254}")  # builder's recipe names: one path component
 KEY = re.compile(r"[0-9a-f]{64}")  # a build key is a sha256 (builder.build_key)
 _STAGING = re.compile(r"(?P<label>.+?)\.(?:(?P<host>h[0-9a-f]{12})\.)?pid(?P<pid>[0-9]{1,10})\.[A-Za-z0-9_]+")
 
@@ -395,7 +395,7 @@ class Store:
                     return False
                 continue
             path = self.root / name
-            if not OP_NAME.fullmatch(name) or not stat.S_ISDIR(os.lstat(path).st_mode):
+            if not is_name(name) or not stat.S_ISDIR(os.lstat(path).st_mode):
                 return False
             if any(not _ascenv_made(path, k) for k in os.listdir(path)):
                 return False
@@ -461,7 +461,7 @@ class Store:
         """The build ``<op>/<key>`` (its manifest possibly damaged), or None when nothing of a
         build's shape is there: names that are not one path component, symlinked directories
         and a missing ``manifest.toml`` are not builds."""
-        if not (OP_NAME.fullmatch(op) and KEY.fullmatch(key)):
+        if not (is_name(op) and KEY.fullmatch(key)):
             return None
         path = self.entry_dir(op, key)
         if not (_is_real_dir(self.root / op) and _is_real_dir(path) and os.path.lexists(path / MANIFEST)):
@@ -500,7 +500,7 @@ class Store:
         for op in sorted(os.listdir(self.root)):
             if op.startswith(".") or op == TAG:
                 continue
-            why = _not_a_dir(self.root / op) or (None if OP_NAME.fullmatch(op) else "not an operator name")
+            why = _not_a_dir(self.root / op) or (None if is_name(op) else "not an operator name")
             if why:
                 strays.append(Stray(op, why))
                 continue
@@ -738,7 +738,7 @@ class Store:
 
 
 def _check_name(op: str, key: str) -> None:
-    if not OP_NAME.fullmatch(op):
+    if not is_name(op):
         raise UsageError(f"{op!r} is not an operator name (letters, digits, '_', '.', '-'; one path component)")
     if not KEY.fullmatch(key):
         raise UsageError(f"{key!r} is not a build key (64 lower-case hex digits)")
