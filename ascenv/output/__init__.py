@@ -13,16 +13,26 @@ report, C0 and C1 control characters are shown as ``\\xNN``:
 - every rich console of an Output shows any control character left in the text it renders
   (``_ShowControls``), and ``text()`` does the same for plain text (keeping newlines and TABs),
   so a value a renderer forgot cannot reach the terminal raw either.
+
+Standard output may fail under any command: its reader goes away (``| head -1``: EPIPE, since
+Python ignores SIGPIPE), the disk is full (``> /dev/full``: ENOSPC), an I/O error, or the
+descriptor is closed (``>&-``). Every write and flush goes through ``GuardedStdout``, which turns
+these into ``errors.OutputClosed`` (exit 141, quiet, as a program killed by SIGPIPE) and
+``errors.OutputFailed`` (exit 2, "cannot write standard output: …") before rich can see them:
+rich turns a BrokenPipeError into ``SystemExit(1)``, which the README's table reads as "findings".
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import re
 import sys
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Optional
+
+from ascenv import errors
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook, RenderResult
@@ -70,7 +80,7 @@ class Output:
         color: Optional[bool] = None,
     ) -> None:
         self.format = format
-        self.stdout = stdout if stdout is not None else sys.stdout
+        self.stdout: IO[str] = GuardedStdout(stdout if stdout is not None else sys.stdout)  # type: ignore[assignment]
         self.stderr = stderr if stderr is not None else sys.stderr
         self.interactive = self.stderr.isatty() and sys.stdin.isatty() if interactive is None else interactive
         self._no_color = None if color is None else not color
@@ -111,6 +121,23 @@ class Output:
         encoded = _JSON_UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
         self.stdout.write(encoded + "\n")
 
+    def data(self, payload: bytes, *, what: str) -> None:
+        """A file's bytes to stdout (``-o -``). Binary data (``what`` names it, e.g. "a gzip
+        bundle") is refused on a terminal, as ``tar`` ("Refusing to write archive contents to
+        terminal") and ``docker save`` ("cowardly refusing to save to a terminal") do: it would
+        garble the screen and could drive it."""
+        if _is_terminal(self.stdout):
+            raise errors.UsageError(
+                f"-o - would write {what} to the terminal", hint="redirect standard output to a file or a pipe"
+            )
+        self.stdout.flush()  # text written before goes first
+        binary = getattr(self.stdout, "buffer", None)
+        if binary is None:  # a text-only stream (a test's StringIO): the bytes as UTF-8 text
+            self.stdout.write(payload.decode("utf-8", "surrogateescape"))
+            return
+        guarded(binary.write, payload)
+        guarded(binary.flush)
+
     def text(self, text: str) -> None:
         """Plain text to stdout, unstyled (markdown reports, file contents); control characters
         other than newline and TAB are shown as ``\\xNN``."""
@@ -149,6 +176,43 @@ class Output:
             # rich's live display renders outside the console's render hooks: show controls here
             task = bar.add_task(safe(description), total=total)
             yield Progress(bar, task)
+
+
+class GuardedStdout:
+    """Standard output whose write errors are ascenv errors (see the module's docstring); every
+    other attribute is the stream's own. ``None`` (Python's ``sys.stdout`` when descriptor 1 was
+    closed at start-up) fails as writing to a closed descriptor does."""
+
+    def __init__(self, stream: Optional[IO[str]]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if self.stream is None:
+            raise stdout_error(OSError(errno.EBADF, "Bad file descriptor"))
+        return guarded(self.stream.write, text)
+
+    def flush(self) -> None:
+        if self.stream is not None:
+            guarded(self.stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)  # None has no isatty, fileno, ...: AttributeError
+
+
+def guarded(call: Any, *args: Any) -> Any:
+    """``call(*args)`` on standard output, its OSError (and a closed stream's ValueError) an ascenv error."""
+    try:
+        return call(*args)
+    except OSError as exc:
+        raise stdout_error(exc) from None
+    except ValueError as exc:  # "I/O operation on closed file"
+        raise stdout_error(OSError(errno.EBADF, str(exc))) from None
+
+
+def stdout_error(exc: OSError) -> errors.AscenvError:
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return errors.OutputClosed("standard output closed by its reader")
+    return errors.OutputFailed(f"cannot write standard output: {exc.strerror or exc}")
 
 
 def _escape(text: str) -> str:
