@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from ascenv import errors, proc
 from ascenv.output import Output
@@ -43,6 +43,64 @@ def root_argument(ctx: Context, value: str) -> Root:
             f"--root {value} {what}", hint="pass the directory that holds the machine's file system (its /)"
         )
     return Root(directory)
+
+
+STDOUT = "-"  # -o -: standard output, as POSIX utilities read a "-" operand (XBD 12.2, guideline 13)
+
+
+def to_stdout(value: Optional[str]) -> bool:
+    return value == STDOUT
+
+
+def check_output_option(ctx: Context, value: Optional[str], fmt: str, what: str, binary: Optional[str] = None) -> None:
+    """Refuse, before any work is done, an ``-o -`` that cannot be honoured: with ``--format
+    json`` (two documents on one stdout), or for binary data (``binary`` names it) on a terminal."""
+    if not to_stdout(value):
+        return
+    if fmt == "json":
+        raise errors.UsageError(
+            f"-o - writes the {what} to standard output, where --format json would print its summary too",
+            hint=f"write the {what} to a file with -o FILE, or drop --format json",
+        )
+    if binary:
+        ctx.out.data(b"", binary=binary)  # refuses a terminal; writes nothing
+
+
+def write_output(ctx: Context, value: str, data: Union[bytes, str], *, mode: int, binary: Optional[str] = None) -> None:
+    """Write a command's output file, ``-o VALUE``: ``-`` is standard output (binary data, named
+    by ``binary``, is refused on a terminal); any other value a path relative to the cwd, written
+    atomically with ``mode`` (a Ctrl-C or a full disk never leaves half a file). A target that
+    cannot be written (a directory, a missing or read-only directory, a full disk) is exit 2."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if to_stdout(value):
+        ctx.out.data(payload, binary=binary)
+        return
+    from ascenv import fsutil
+
+    try:
+        fsutil.write_atomic(os.path.join(ctx.cwd, value), payload, mode=mode)
+    except OSError as exc:
+        raise errors.UsageError(
+            f"cannot write {shown_path(value)}: {exc.strerror or exc}",
+            hint="-o takes a file path in a writable directory, or - for standard output",
+        ) from None
+
+
+def summary_output(ctx: Context, value: Optional[str]) -> Output:
+    """Where a command tells what it wrote: stdout, or stderr when stdout carries the file."""
+    return ctx.out.on_stderr() if to_stdout(value) else ctx.out
+
+
+def output_name(value: str) -> str:
+    """``-o VALUE`` in a message: "standard output" for ``-``, else the path as given."""
+    return "standard output" if to_stdout(value) else shown_path(value)
+
+
+def shown_path(path: str) -> str:
+    """A path as the user gave it, for a message or a recorded field (``fsutil.shown``)."""
+    from ascenv.fsutil import shown
+
+    return shown(path)
 
 
 def add_machine_options(parser: argparse.ArgumentParser) -> None:

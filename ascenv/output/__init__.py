@@ -33,6 +33,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Optional
 
 from ascenv import errors
+from ascenv.fsutil import shown
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook, RenderResult
@@ -44,9 +45,11 @@ JSON_SCHEMA = 1
 
 # C0 controls but TAB, DEL and the C1 controls (ECMA-48: 0x80-0x9f act as ESC + a letter on
 # terminals that honour 8-bit controls, e.g. 0x9b = CSI).
-_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_JSON_UNESCAPED = re.compile("[\x7f-\x9f\u2028\u2029]")  # json.dumps leaves these raw
+# Lone surrogates too: a file name or argument that is not UTF-8 (surrogateescape), which no UTF-8
+# output can encode (UnicodeEncodeError, exit 3): shown as \xff by fsutil.shown.
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_JSON_UNESCAPED = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")  # json.dumps leaves these raw
 
 # Width of a console that does not write to a terminal: tables are printed whole, with no
 # 80-column cut and no ellipsis, as docker and git do in a pipe.
@@ -54,7 +57,8 @@ PIPE_WIDTH = 1 << 15
 
 
 def _show(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    char = match.group()
+    return shown(char) if "\ud800" <= char <= "\udfff" else f"\\x{ord(char):02x}"
 
 
 def printable(value: object) -> str:
@@ -83,6 +87,7 @@ class Output:
         self.stdout: IO[str] = GuardedStdout(stdout if stdout is not None else sys.stdout)  # type: ignore[assignment]
         self.stderr = stderr if stderr is not None else sys.stderr
         self.interactive = self.stderr.isatty() and sys.stdin.isatty() if interactive is None else interactive
+        self._color = color
         self._no_color = None if color is None else not color
         self._consoles: dict = {}
 
@@ -121,22 +126,27 @@ class Output:
         encoded = _JSON_UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
         self.stdout.write(encoded + "\n")
 
-    def data(self, payload: bytes, *, what: str) -> None:
-        """A file's bytes to stdout (``-o -``). Binary data (``what`` names it, e.g. "a gzip
-        bundle") is refused on a terminal, as ``tar`` ("Refusing to write archive contents to
+    def data(self, payload: bytes, *, binary: Optional[str] = None) -> None:
+        """A file's bytes to stdout (``-o -``). Binary data (``binary`` names it, e.g. "a gzip
+        archive") is refused on a terminal, as ``tar`` ("Refusing to write archive contents to
         terminal") and ``docker save`` ("cowardly refusing to save to a terminal") do: it would
         garble the screen and could drive it."""
-        if _is_terminal(self.stdout):
+        if binary and _is_terminal(self.stdout):
             raise errors.UsageError(
-                f"-o - would write {what} to the terminal", hint="redirect standard output to a file or a pipe"
+                f"-o - would write {binary} to the terminal", hint="redirect standard output to a file or a pipe"
             )
         self.stdout.flush()  # text written before goes first
-        binary = getattr(self.stdout, "buffer", None)
-        if binary is None:  # a text-only stream (a test's StringIO): the bytes as UTF-8 text
+        raw = getattr(self.stdout, "buffer", None)
+        if raw is None:  # a text-only stream (a test's StringIO)
             self.stdout.write(payload.decode("utf-8", "surrogateescape"))
             return
-        guarded(binary.write, payload)
-        guarded(binary.flush)
+        guarded(raw.write, payload)
+        guarded(raw.flush)
+
+    def on_stderr(self) -> Output:
+        """An Output whose "stdout" is this one's stderr: where a command's summary goes when its
+        stdout carries a file (``-o -``)."""
+        return Output(self.format, stdout=self.stderr, stderr=self.stderr, interactive=False, color=self._color)
 
     def text(self, text: str) -> None:
         """Plain text to stdout, unstyled (markdown reports, file contents); control characters
