@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,8 +55,10 @@ def to_stdout(value: Optional[str]) -> bool:
 
 def check_output_option(ctx: Context, value: Optional[str], fmt: str, what: str, binary: Optional[str] = None) -> None:
     """Refuse, before any work is done, an ``-o -`` that cannot be honoured: with ``--format
-    json`` (two documents on one stdout), or for binary data (``binary`` names it) on a terminal."""
+    json`` (two documents on one stdout), or for binary data (``binary`` names it) on a terminal;
+    and an ``-o FILE`` that cannot be created (``check_output_path``)."""
     if not to_stdout(value):
+        check_output_path(ctx, value)
         return
     if fmt == "json":
         raise errors.UsageError(
@@ -64,6 +67,46 @@ def check_output_option(ctx: Context, value: Optional[str], fmt: str, what: str,
         )
     if binary:
         ctx.out.data(b"", binary=binary)  # refuses a terminal; writes nothing
+
+
+def check_output_path(ctx: Context, value: Optional[str]) -> None:
+    """``-o FILE`` that cannot be created is refused before the work (``writable``)."""
+    if value is not None and not to_stdout(value):
+        writable(Path(ctx.cwd, value), shown_path(value), hint=OUTPUT_HINT)
+
+
+OUTPUT_HINT = "-o takes a file path in a writable directory, or - for standard output"
+
+
+def writable(path: Path, what: str, *, hint: str, directory: bool = False) -> None:
+    """Refuse, before any work is done, an output ``path`` (a file, or a ``directory`` made with
+    its parents) that cannot be created: its nearest existing ancestor is not a directory, or not
+    writable. ``os.access`` answers for a read-only file system (EROFS) even to root, who passes
+    every permission check (access(2)). An existing file that is not a regular one (/dev/stdout,
+    a FIFO) is written into, not replaced: its directory does not matter."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        info = None
+    if info is not None and not stat.S_ISDIR(info.st_mode) and not stat.S_ISREG(info.st_mode):
+        return
+    if info is not None and stat.S_ISDIR(info.st_mode) and not directory:
+        raise errors.UsageError(f"cannot write {what}: {shown_path(str(path))} is a directory", hint=hint)
+    existing = path if directory and info is not None else path.parent
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if not os.path.isdir(existing):
+        raise errors.UsageError(f"cannot write {what}: {shown_path(str(existing))} is not a directory", hint=hint)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        why = "is on a read-only file system" if _read_only(existing) else "is not writable by you"
+        raise errors.UsageError(f"cannot write {what}: {shown_path(str(existing))} {why}", hint=hint)
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def write_output(ctx: Context, value: str, data: Union[bytes, str], *, mode: int, binary: Optional[str] = None) -> None:
@@ -82,7 +125,7 @@ def write_output(ctx: Context, value: str, data: Union[bytes, str], *, mode: int
     except OSError as exc:
         raise errors.UsageError(
             f"cannot write {shown_path(value)}: {exc.strerror or exc}",
-            hint="-o takes a file path in a writable directory, or - for standard output",
+            hint=OUTPUT_HINT,
         ) from None
 
 

@@ -26,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    common.check_output_path(ctx, args.output)
     snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
     if args.output:
         # 0600: a snapshot names serial numbers and home paths (report redacts them)
