@@ -208,7 +208,23 @@ def raw_files(root: Root, snapshot: Snapshot) -> tuple[report.RawFile, ...]:
 def known_values(environ: Mapping[str, str]) -> report.Known:
     home = environ.get("HOME")
     users = tuple(u for u in (environ.get("USER"), environ.get("LOGNAME")) if u)
-    return report.Known(homes=(home,) if home else (), users=tuple(dict.fromkeys(users)))
+    return report.Known(homes=(home,) if home else (), users=tuple(dict.fromkeys(users)), public_hosts=cited_hosts())
+
+
+def cited_hosts() -> tuple[str, ...]:
+    """The hosts of the URLs ascenv's own data cites (compat/*.toml, compat/triage/*.toml: the
+    sources of findings and of triage's causes): public, and kept in the bundle."""
+    from ascenv import paths
+    from ascenv.redact import url_hosts
+
+    found: set[str] = set()
+    compat = paths.data_dir("compat")
+    for data in (*compat.glob("*.toml"), *compat.glob("triage/*.toml")):
+        try:
+            found |= url_hosts(data.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue  # a damaged data file is reported by what loads it; here its hosts are hidden
+    return tuple(sorted(found))
 
 
 def command_line(args: argparse.Namespace) -> str:

@@ -66,6 +66,13 @@ def printable(value: object) -> str:
     return _CONTROLS.sub(_show, str(value))
 
 
+def shown_text(text: str) -> str:
+    """Plain text (markdown, a file's contents) with control characters other than newline and
+    TAB, and undecodable bytes, shown as ``\\xNN``: what ``Output.text`` prints, and what a
+    rendered file that is read in a terminal later (report.md) holds."""
+    return _CONTROLS_BUT_NEWLINE.sub(_show, text)
+
+
 def safe(value: object) -> str:
     """``value`` for a rich markup string: controls shown as ``\\xNN``, ``[...]`` kept literal."""
     from rich.markup import escape
@@ -151,7 +158,7 @@ class Output:
     def text(self, text: str) -> None:
         """Plain text to stdout, unstyled (markdown reports, file contents); control characters
         other than newline and TAB are shown as ``\\xNN``."""
-        text = _CONTROLS_BUT_NEWLINE.sub(_show, text)
+        text = shown_text(text)
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     # messages to stderr ---------------------------------------------------------------------------
