@@ -6,6 +6,7 @@ Commands import this module and nothing else of ``ascenv.commands`` (tests/test_
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -79,11 +80,12 @@ OUTPUT_HINT = "-o takes a file path in a writable directory, or - for standard o
 
 
 def writable(path: Path, what: str, *, hint: str, directory: bool = False) -> None:
-    """Refuse, before any work is done, an output ``path`` (a file, or a ``directory`` made with
-    its parents) that cannot be created: its nearest existing ancestor is not a directory, or not
-    writable. ``os.access`` answers for a read-only file system (EROFS) even to root, who passes
-    every permission check (access(2)). An existing file that is not a regular one (/dev/stdout,
-    a FIFO) is written into, not replaced: its directory does not matter."""
+    """Refuse, before any work is done, an output ``path`` that cannot be created, in the words
+    of the OS error the write would meet: a file needs an existing, writable directory; a
+    ``directory`` (made with its parents) a writable nearest existing ancestor. ``os.access``
+    answers for a read-only file system (EROFS) even to root, who passes every permission check
+    (access(2)). An existing file that is not a regular one (/dev/stdout, a FIFO) is written into,
+    not replaced: its directory does not matter."""
     try:
         info = os.stat(path)
     except OSError:
@@ -91,15 +93,21 @@ def writable(path: Path, what: str, *, hint: str, directory: bool = False) -> No
     if info is not None and not stat.S_ISDIR(info.st_mode) and not stat.S_ISREG(info.st_mode):
         return
     if info is not None and stat.S_ISDIR(info.st_mode) and not directory:
-        raise errors.UsageError(f"cannot write {what}: {shown_path(str(path))} is a directory", hint=hint)
+        raise _unwritable(what, errno.EISDIR, hint)
     existing = path if directory and info is not None else path.parent
+    if not directory and not os.path.lexists(existing):
+        raise _unwritable(what, errno.ENOENT, hint, f"{shown_path(str(existing))} does not exist")
     while not os.path.lexists(existing) and existing != existing.parent:
         existing = existing.parent
     if not os.path.isdir(existing):
-        raise errors.UsageError(f"cannot write {what}: {shown_path(str(existing))} is not a directory", hint=hint)
+        raise _unwritable(what, errno.ENOTDIR, hint, f"{shown_path(str(existing))} is a file")
     if not os.access(existing, os.W_OK | os.X_OK):
-        why = "is on a read-only file system" if _read_only(existing) else "is not writable by you"
-        raise errors.UsageError(f"cannot write {what}: {shown_path(str(existing))} {why}", hint=hint)
+        raise _unwritable(what, errno.EROFS if _read_only(existing) else errno.EACCES, hint, shown_path(str(existing)))
+
+
+def _unwritable(what: str, number: int, hint: str, where: str = "") -> errors.UsageError:
+    detail = f" ({where})" if where else ""
+    return errors.UsageError(f"cannot write {what}: {os.strerror(number)}{detail}", hint=hint)
 
 
 def _read_only(path: Path) -> bool:

@@ -126,7 +126,9 @@ class Output:
     # machine output ----------------------------------------------------------------------------
     def json(self, payload: Mapping[str, Any]) -> None:
         """One JSON document to stdout, ``{"schema": JSON_SCHEMA, ...payload}``."""
-        document = {"schema": JSON_SCHEMA, **payload}
+        from ascenv.serde import to_data  # text that is not UTF-8 (a path given as bad\xff) as shown
+
+        document = to_data({"schema": JSON_SCHEMA, **payload})
         encoded = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False)
         # json.dumps escapes C0 only: DEL, C1 and the line/paragraph separators as \\uXXXX too
         # (the same JSON value), so a document shown on a terminal cannot drive it

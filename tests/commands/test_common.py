@@ -39,13 +39,13 @@ def read_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         ["lock", "--from", "missing.json"],
         ["report", "--from", "missing.json"],
         ["snapshot", "--root", "missing", "-o", "snap.json"],
-        ["report", "--from", "missing.json", "-o", "sub/dir/bundle.tar.gz"],
+        ["report", "--from", "missing.json", "-o", "bundle.tar.gz", "--no-redact"],
     ],
 )
 def test_an_output_in_a_read_only_cwd_is_exit_2_before_any_work(read_only: Path, argv: list[str]) -> None:
     code, _, err = run_cli(argv, {}, read_only)
     assert code == errors.EXIT_USAGE, err
-    assert "cannot write " in err and f"{read_only} is not writable by you" in err
+    assert "cannot write " in err and f": Permission denied ({read_only})" in err
     assert "does not exist" not in err and "cannot read" not in err  # the output was checked first
     assert "engine" not in err and list(read_only.iterdir()) == []
 
@@ -54,14 +54,14 @@ def test_a_store_below_a_file_is_exit_2(tmp_path: Path) -> None:
     (tmp_path / ".ascenv").write_text("not a directory")
     code, _, err = run_cli(["build", "add_custom"], {}, tmp_path)
     assert code == errors.EXIT_USAGE
-    assert f"{tmp_path / '.ascenv'} is not a directory" in err and "--store" in err
+    assert f"Not a directory ({tmp_path / '.ascenv'} is a file)" in err and "--store" in err
 
 
 @pytest.mark.parametrize("value", [".", "sub"])
 def test_an_output_that_is_a_directory_is_refused(tmp_path: Path, value: str) -> None:
     (tmp_path / "sub").mkdir()
     code, _, err = run_cli(["lock", "--from", "missing.json", "-o", value], {}, tmp_path)
-    assert code == errors.EXIT_USAGE and "is a directory" in err
+    assert code == errors.EXIT_USAGE and f"cannot write {value}: Is a directory" in err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root passes every permission check")
@@ -69,7 +69,13 @@ def test_a_directory_without_write_permission_is_refused(tmp_path: Path) -> None
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o555)
     code, _, err = run_cli(["lock", "--from", "missing.json"], {}, locked)
-    assert code == errors.EXIT_USAGE and "is not writable by you" in err
+    assert code == errors.EXIT_USAGE and "Permission denied" in err
+
+
+def test_a_missing_directory_is_refused_before_the_work(tmp_path: Path) -> None:
+    code, _, err = run_cli(["report", "--from", "missing.json", "-o", "no/such/r.tar.gz"], {}, tmp_path)
+    assert code == errors.EXIT_USAGE
+    assert f"cannot write no/such/r.tar.gz: No such file or directory ({tmp_path}/no/such does not exist)" in err
 
 
 def test_an_existing_special_file_is_written_into(tmp_path: Path, read_only: Path) -> None:
