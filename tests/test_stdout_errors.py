@@ -98,7 +98,7 @@ def test_a_closed_reader_is_exit_141_quietly(machine: dict, name: str) -> None:
     assert (done.returncode, done.stderr) == (errors.EXIT_STDOUT_CLOSED, "")
 
 
-@pytest.mark.parametrize("name", ["doctor", "explain", "snapshot", "diff", "triage"])
+@pytest.mark.parametrize("name", _names())
 def test_head_c_1_ends_with_the_command_s_own_code_or_141(machine: dict, name: str) -> None:
     """``| head -c 1``: head exits after one byte; whether ascenv had written everything into the
     pipe by then is a race, so either code is right, and nothing else is."""
@@ -281,3 +281,31 @@ def test_a_lock_of_a_snapshot_named_bad_xff_records_it_as_shown(saved: dict):
     assert 'source = "bad\\\\xff.json"' in (cwd / "x.lock").read_text()
     code, err = _run(["lock", "--check", "x.lock", "--from", f"{BAD}.json"], saved["environ"], cwd, _Stdout())
     assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["doctor", "--from", "missing.json"], errors.EXIT_USAGE),  # the error message cannot be shown
+        (["lock", "--from", "snap.json", "-o", "-"], errors.EXIT_OK),  # the summary cannot be shown
+        (["report", "--from", "snap.json", "-o", "-", "--log", "missing.log"], errors.EXIT_USAGE),
+    ],
+)
+@pytest.mark.parametrize("stderr", ["/dev/full", "closed pipe"])
+def test_a_failing_stderr_keeps_the_command_s_own_code(machine: dict, argv: list[str], code: int, stderr: str):
+    """Messages that cannot be written are dropped; rich would make a broken stderr exit 1."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        with open("/dev/full", "w") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "ascenv", *argv],
+                cwd=machine["cwd"],
+                env=machine["environ"],
+                stdout=subprocess.DEVNULL,
+                stderr=full if stderr == "/dev/full" else write,
+                timeout=120,
+            )
+    finally:
+        os.close(write)
+    assert done.returncode == code

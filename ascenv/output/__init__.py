@@ -92,8 +92,10 @@ class Output:
     ) -> None:
         self.format = format
         self.stdout: IO[str] = GuardedStdout(stdout if stdout is not None else sys.stdout)  # type: ignore[assignment]
-        self.stderr = stderr if stderr is not None else sys.stderr
-        self.interactive = self.stderr.isatty() and sys.stdin.isatty() if interactive is None else interactive
+        self.stderr: IO[str] = QuietStderr(stderr if stderr is not None else sys.stderr)  # type: ignore[assignment]
+        if interactive is None:
+            interactive = _is_terminal(self.stderr) and sys.stdin is not None and _is_terminal(sys.stdin)
+        self.interactive = interactive
         self._color = color
         self._no_color = None if color is None else not color
         self._consoles: dict = {}
@@ -216,6 +218,27 @@ class GuardedStdout:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)  # None has no isatty, fileno, ...: AttributeError
+
+
+class QuietStderr:
+    """Standard error whose write errors are dropped: a message that cannot be shown has nowhere
+    else to go, and the exit code still tells what happened (``2>/dev/full`` must not turn exit 2
+    into rich's ``SystemExit(1)`` or a traceback). Every other attribute is the stream's own."""
+
+    def __init__(self, stream: Optional[IO[str]]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            self.stream.write(text)  # type: ignore[union-attr]
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            self.stream.flush()  # type: ignore[union-attr]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def guarded(call: Any, *args: Any) -> Any:
