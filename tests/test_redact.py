@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ascenv.redact import Known, Redactor, is_host_name, is_secret_name, mask, without_pem
 
@@ -289,3 +291,26 @@ def test_a_pem_block_in_a_file_s_text_is_cut_before_it_is_parsed():
     assert without_pem(text) == "Version=25.0.rc1.1\n***\r\narch=aarch64\n"
     certificate = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
     assert without_pem(certificate) == certificate
+
+
+# property: version strings, file names and Python module paths are never taken for host names --
+_NUMBER = st.integers(0, 999).map(str)
+_VERSION = st.builds(
+    lambda parts, tag: ".".join(parts) + tag,
+    st.lists(_NUMBER, min_size=2, max_size=5),
+    st.sampled_from(["", ".RC1", ".rc1.1", ".RC1.alpha001", ".T63", ".B094", ".post1", ".dev0"]),
+)
+_WORD = st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
+_FILE = st.builds(
+    lambda stem, ext, tail: f"{stem}.{ext}{tail}",
+    st.lists(_WORD, min_size=1, max_size=3).map("_".join),
+    st.sampled_from(["so", "py", "sh", "om", "pt", "info", "run", "json", "toml", "cfg", "txt", "log", "tar.gz"]),
+    st.sampled_from(["", ".8", ".8.0", ".1.2.3"]),
+)
+_MODULE = st.builds(lambda words: "torch_npu." + ".".join(words), st.lists(_WORD, min_size=1, max_size=4))
+
+
+@given(st.lists(st.one_of(_VERSION, _FILE, _MODULE), min_size=1, max_size=6))
+def test_versions_file_names_and_modules_are_no_hosts(words):
+    text = " ".join(words) + "\n" + "/usr/local/Ascend/" + "/".join(words)
+    assert redacted(text) == text
