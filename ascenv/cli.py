@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from ascenv import __version__, errors
 from ascenv.commands._common import Context
-from ascenv.output import Output
+from ascenv.output import GuardedStdout, Output
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,22 @@ def command_specs() -> list[CommandSpec]:
     return sorted(specs, key=lambda c: (c.order, c.name))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse drops an OSError writing ``--help`` or ``--version`` (``_print_message``), losing
+    the text with exit 0: through ``GuardedStdout`` a full or closed stdout decides the exit code
+    there as everywhere else. Sub-command parsers are of the same class (``add_subparsers``)."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message and file is not None and file is sys.stdout:
+            GuardedStdout(file).write(message)
+        else:
+            super()._print_message(message, file)
+
+
 def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
     """The full parser. With ``argv``, only the command it names is imported and gets its
     arguments; the others are listed with their help line only (``ascenv --help`` is unchanged)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ascenv",
         description="Audit, lock and reproducibly build the Huawei Ascend NPU software stack.",
     )
@@ -93,6 +106,27 @@ def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParse
 
 
 def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None) -> int:
+    """Run one command; its exit code. Standard output is flushed here, before returning, so that
+    a write error of the last buffered bytes (``> /dev/full``, ``| head``) still decides the exit
+    code: left to the interpreter's exit it would only print "Exception ignored" and exit 120."""
+    stdouts = [GuardedStdout(sys.stdout)]  # argparse prints --help there, whatever the context
+    try:
+        code = _run(argv, ctx, stdouts)
+        for stream in stdouts:
+            stream.flush()
+        return code
+    except errors.OutputClosed as exc:  # the reader is gone: nothing to say, and nobody to say it to
+        _discard(stdouts)
+        return exc.exit_code
+    except errors.OutputFailed as exc:
+        _discard(stdouts)
+        # one line, no hint: the error itself is what to do about it; stderr may be failing too
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            (ctx.out.stderr if ctx is not None else sys.stderr).write(f"ascenv: {exc.message}\n")
+        return exc.exit_code
+
+
+def _run(argv: Optional[Sequence[str]], ctx: Optional[Context], stdouts: list[GuardedStdout]) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     try:
@@ -107,8 +141,11 @@ def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None)
         ctx = Context(environ=dict(os.environ), out=Output(fmt), cwd=os.getcwd(), cache_dir=_cache_dir(os.environ))
     elif ctx.out.format != fmt:
         ctx.out.format = fmt
+    stdouts.insert(0, ctx.out.stdout)  # type: ignore[arg-type]
     try:
         return int(args._module.run(args, ctx))
+    except (errors.OutputClosed, errors.OutputFailed):
+        raise  # main's: told on stderr without rich, which may be what failed
     except errors.AscenvError as exc:
         ctx.out.error(exc.message, exc.hint)
         if args.debug:
@@ -125,6 +162,21 @@ def main(argv: Optional[Sequence[str]] = None, *, ctx: Optional[Context] = None)
         if args.debug:
             _print_traceback()
         return errors.EXIT_INTERNAL
+
+
+def _discard(stdouts: list[GuardedStdout]) -> None:
+    """After a failed write, what is still buffered for the process's own stdout would fail
+    again at exit ("Exception ignored", exit 120): point descriptor 1 at /dev/null, as Python's
+    documentation advises (https://docs.python.org/3/library/signal.html#note-on-sigpipe).
+    Only for the real standard output: a test's stream is left alone."""
+    for stream in stdouts:
+        real = stream.stream
+        if real is not None and real is sys.__stdout__:
+            with contextlib.suppress(OSError, ValueError):
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, 1)  # sys.__stdout__ is descriptor 1
+                os.close(devnull)
+            return
 
 
 def _print_traceback() -> None:

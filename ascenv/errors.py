@@ -22,6 +22,7 @@ EXIT_NOT_REPRODUCIBLE = 9  # two builds of the same inputs (operator or image) g
 EXIT_IMAGE_UNAVAILABLE = 10  # a pinned image is absent and not fetched (--no-fetch, registry down)
 EXIT_NODES_FAILED = 11  # fleet audit: some nodes were unreachable or their snapshot failed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+EXIT_STDOUT_CLOSED = 141  # the reader of standard output went away (`| head`): 128 + SIGPIPE, as git or cat
 
 
 class AscenvError(Exception):
@@ -159,6 +160,17 @@ class NodesFailed(AscenvError):
     report of all the nodes is printed."""
 
     exit_code = EXIT_NODES_FAILED
+
+
+class OutputClosed(AscenvError):
+    """The reader of standard output went away (``ascenv doctor | head -1``): ascenv stops quietly
+    with the code of a program killed by SIGPIPE."""
+
+    exit_code = EXIT_STDOUT_CLOSED
+
+
+class OutputFailed(UsageError):
+    """Standard output cannot be written: a full disk, ``/dev/full``, an I/O error, a closed descriptor."""
 
 
 class Terminated(KeyboardInterrupt):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -36,6 +37,26 @@ def file_kind(mode: int) -> str:
         if test(mode):
             return words
     return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+
+
+# --- names -----------------------------------------------------------------------------------
+
+# Python decodes file names, arguments and environment values that are not UTF-8 with
+# surrogateescape (PEP 383): byte 0x80-0xff becomes U+DC80-U+DCFF, which no UTF-8 output can encode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown(text: str) -> str:
+    """``text`` with every undecodable byte shown as ``\\xff`` (git shows ``\\377``) and any
+    other lone surrogate (from a JSON ``\\ud800``) as ``\\ud800``: text any UTF-8 output takes."""
+    if text.isascii():
+        return text
+    return _SURROGATE.sub(_show_surrogate, text)
+
+
+def _show_surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 # --- reading ---------------------------------------------------------------------------------

@@ -76,11 +76,55 @@ def _worth_hiding(value: str) -> bool:
 
 # --- values -----------------------------------------------------------------------------------
 
-# Any PEM private key, whatever its algorithm (RFC 7468 §10 "PRIVATE KEY", "RSA/EC/DSA/OPENSSH/
-# ENCRYPTED PRIVATE KEY"; RFC 4880 §6.2 "PGP PRIVATE KEY BLOCK"): the whole block goes, since its
-# body lines have no name and no known shape.
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+# PEM blocks (RFC 7468 §2: "-----BEGIN label-----" ... "-----END label-----", the label printable
+# ASCII but "-", words parted by one space; RFC 4716's SSH2 keys as "---- BEGIN SSH2 ... ----"): the
+# whole block goes when its label says it holds a secret, since its body lines have no name and no
+# known shape. By kind, not by example: any label with PRIVATE or SECRET (RFC 7468 §10-11 "PRIVATE
+# KEY", "ENCRYPTED PRIVATE KEY"; "RSA/EC/DSA/OPENSSH PRIVATE KEY"; RFC 4880 §6.2 "PGP PRIVATE KEY
+# BLOCK"), and any other KEY that is not PUBLIC ("OpenVPN Static key V1", a shared secret).
+# Certificates, CSRs, CRLs, public keys and parameters stay: they are public.
+_PEM_BEGIN = re.compile(r"(?P<dashes>-{4,5}) ?BEGIN (?P<label>[!-,.-~]{1,40}(?: [!-,.-~]{1,40}){0,7}) ?-{4,5}")
+_SECRET_LABEL_WORDS = frozenset({"PRIVATE", "SECRET"})
+
+
+def _secret_label(label: str) -> bool:
+    words = set(label.upper().split())
+    return bool(words & _SECRET_LABEL_WORDS) or ("KEY" in words and "PUBLIC" not in words)
+
+
+def pem_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Where the secret PEM blocks of ``text`` are, BEGIN to END line, in order (a block cut short
+    runs to the end of the text: a truncated key is still a key). CRLF lines and indentation
+    (a key pasted into YAML) change nothing: only the BEGIN and END lines are read."""
+    if "begin " not in text.lower():
+        return
+    position = 0
+    while True:
+        match = _PEM_BEGIN.search(text, position)
+        if match is None:
+            return
+        label = match.group("label")
+        if not _secret_label(label):
+            position = match.end()
+            continue
+        end = text.find(f"END {label}", match.end())
+        if end < 0:
+            yield match.start(), len(text)
+            return
+        end += len(f"END {label}")
+        while end < len(text) and text[end] in " -":
+            end += 1
+        yield match.start(), end
+        position = end
+
+
+def without_pem(text: str) -> str:
+    """``text`` with each secret PEM block (``pem_spans``) replaced by ``***``: for a file whose
+    text the probe parses into fields (``version.info``), where the block's lines would otherwise
+    become fields of their own, out of reach of any per-value rule."""
+    return _masked(text, list(pem_spans(text)))
+
+
 # Token shapes of the services Ascend users paste into their environment, each by its documented
 # prefix: GitHub (ghp_/gho_/ghu_/ghs_/ghr_, github_pat_), Hugging Face (hf_), OpenAI-style (sk-),
 # GitLab (glpat-), AWS access key IDs (AKIA/ASIA), Slack (xoxb-/xoxp-/...), Google API keys (AIza),
@@ -139,10 +183,7 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
 
 def _raw_spans(text: str) -> Iterator[tuple[int, int]]:
     lowered = text.lower()  # a pattern runs only when the word it needs is in the text at all
-    if "-----begin " in lowered:
-        for match in _PEM_BEGIN.finditer(text):
-            end = _PEM_END.search(text, match.end())
-            yield match.start(), end.end() if end else len(text)  # a truncated key is still a key
+    yield from pem_spans(text)
     if "://" in text:
         for match in _URL.finditer(text):
             userinfo = _userinfo(match.group("rest"))
@@ -191,9 +232,40 @@ def _userinfo(rest: str) -> str:
     return rest[:at] if at > 0 else ""
 
 
+def url_host(rest: str) -> tuple[int, int]:
+    """Where the host of a URL is in ``rest``, what follows its ``://``: after the userinfo
+    (``_userinfo``), up to a port, a path, a query or a fragment. An IPv6 literal (RFC 3986
+    §3.2.2, ``[2001:db8::1]``) is given without its brackets. (start, start) when there is none."""
+    userinfo = _userinfo(rest)
+    start = len(userinfo) + 1 if userinfo else 0
+    if rest.startswith("[", start):
+        end = rest.find("]", start)
+        return (start + 1, end) if end > start else (start, start)
+    match = _URL_HOST.match(rest, start)
+    return (start, match.end()) if match else (start, start)
+
+
+def url_hosts(text: str) -> set[str]:
+    """The host of every URL in ``text``."""
+    found = set()
+    for match in _URL.finditer(text):
+        start, end = url_host(match.group("rest"))
+        if end > start:
+            found.add(match.group("rest")[start:end])
+    return found
+
+
+_URL_HOST = re.compile(r"[A-Za-z0-9_.~%-]+")
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost"})
+
+
 def mask(text: str) -> str:
     """``text`` with every secret ``secret_spans`` finds replaced by ``***``."""
-    spans = secret_spans(text)
+    return _masked(text, secret_spans(text))
+
+
+def _masked(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each of the sorted, non-overlapping ``spans`` replaced by ``***``."""
     if not spans:
         return text
     parts, last = [], 0
@@ -224,6 +296,59 @@ _IPV4 = re.compile(
     r"(?<![\w.])(?P<value>(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?![\w]|\.\d)"
 )
 _IPV6 = re.compile(r"(?<![\w:.])(?P<value>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?![\w:])")
+# Fully qualified host names (RFC 1123 §2.1 / RFC 952 labels: letters, digits and inner hyphens,
+# at most 63 characters each), standing alone: not inside a longer token of name characters, so
+# neither a piece of ``torch_npu.npu.utils`` nor of ``op_info.ascend910b.json``. Boundaries are ASCII
+# only: in Chinese text a name touches the characters around it ("连接node7.corp.example.com失败").
+_FQDN = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<value>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,126}"
+    r"(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59}))(?![A-Za-z0-9_-]|\.[A-Za-z0-9])"
+)
+# What a name must end in to be taken for a host, the "TLD shape" (RFC 1123 §2.1: a top-level label
+# is alphabetic): a punycode IDN TLD (xn--, RFC 5890), an ISO 3166-1 country code (the ccTLDs), one
+# of the generic TLDs hosts are met under, or a suffix of private networks (RFC 6762 .local, RFC
+# 8375 home.arpa, RFC 2606 .example/.invalid, ICANN's .internal, and corp/lan/intranet by custom).
+# Not a free alphabetic label: os.path.join, torch.nn.functional and setup.py must stay.
+_COUNTRY_TLDS = frozenset(
+    "ac ad ae af ag ai al am ao aq ar as at au aw ax az ba bb bd be bf bg bh bi bj bm bn bo br bs bt bw by bz "
+    "ca cc cd cf cg ch ci ck cl cm cn co cr cu cv cw cx cy cz de dj dk dm do dz ec ee eg er es et eu fi fj fk fm "
+    "fo fr ga gd ge gf gg gh gi gl gm gn gp gq gr gs gt gu gw gy hk hm hn hr ht hu id ie il im in io iq ir is it "
+    "je jm jo jp ke kg kh ki km kn kp kr kw ky kz la lb lc li lk lr ls lt lu lv ly ma mc md me mg mh mk ml mm mn "
+    "mo mp mq mr ms mt mu mv mw mx my mz na nc ne nf ng ni nl no np nr nu nz om pa pe pf pg ph pk pl pm pn pr ps "
+    "pt pw py qa re ro rs ru rw sa sb sc sd se sg sh si sk sl sm sn so sr ss st su sv sx sy sz tc td tf tg th tj "
+    "tk tl tm tn to tr tt tv tw tz ua ug uk us uy uz va vc ve vg vi vn vu wf ws ye yt za zm zw".split()
+)
+# Country codes that are also file extensions met on an Ascend machine (libascendcl.so, setup.py,
+# set_env.sh, a .om model, a .pt checkpoint, Makefile.in/.am, a .ms MindSpore model): a name ending
+# in one is a file before it is a host.
+_FILE_EXTENSIONS = frozenset("so py sh om pt ms md mk in am ac pl pm ps cc rs ml mo la ir".split())
+_GENERIC_TLDS = frozenset(
+    "com net org edu gov mil int biz name pro asia mobi app dev cloud tech site online xyz top club shop "
+    "store link live news blog wiki space website systems network services group team work company global "
+    "digital zone host email tools software".split()
+)
+_PRIVATE_SUFFIXES = frozenset("local localdomain internal intranet corp lan home arpa example invalid private".split())
+# Reverse-DNS names of Java and Android packages (com.huawei.ascend.Runner) are not hosts.
+_REVERSE_DNS = frozenset({"com", "org", "net"})
+
+
+def is_host_name(name: str) -> bool:
+    """Whether a dotted ``name`` (one ``_FQDN`` match) is taken for a fully qualified host name:
+    it ends in a TLD shape (above) after a label with a letter (not ``8.0.rc``), and has three
+    labels or more (``a.b.example.com``; two for a private suffix: ``node7.local``)."""
+    labels = name.rstrip(".").split(".")
+    tld = labels[-1].lower()
+    if len(labels) < 2 or not any(c.isalpha() for c in labels[-2]) or labels[0].lower() in _REVERSE_DNS:
+        return False
+    if tld in _PRIVATE_SUFFIXES:
+        return True
+    if len(labels) < 3:
+        return False
+    if tld.startswith("xn--") or tld in _GENERIC_TLDS:
+        return True
+    return tld in _COUNTRY_TLDS and tld not in _FILE_EXTENSIONS
+
+
 _HOME = re.compile(r"(?<![\w.-])(?P<base>/home|/Users|/export/home)/(?P<user>[^/\s:\"'<>]+)")
 
 
@@ -234,6 +359,9 @@ class Known:
     hostnames: tuple[str, ...] = ()
     homes: tuple[str, ...] = ()  # home directories, e.g. $HOME
     users: tuple[str, ...] = ()  # $USER, $LOGNAME
+    # hosts ascenv itself cites (the sources of its compatibility data and error signatures): public
+    # documentation, kept so that a finding's or a cause's source still says where it comes from
+    public_hosts: tuple[str, ...] = ()
 
 
 class Redactor:
@@ -249,6 +377,7 @@ class Redactor:
         self._per_kind: dict[str, int] = {}
         self._pattern: Optional[re.Pattern[str]] = None
         self._long: list[str] = []  # values too long for the pattern, longest first
+        self._public: frozenset[str] = frozenset()  # host names never hidden (Known.public_hosts)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -283,6 +412,7 @@ class Redactor:
         self._pattern = None
 
     def add_known(self, known: Known) -> None:
+        self._public = frozenset(h.lower() for h in known.public_hosts)
         for host in known.hostnames:
             self.add_host(host)
         for home in known.homes:
@@ -325,6 +455,15 @@ class Redactor:
         if "host" in lowered:
             for match in _HOST_ASSIGNMENT.finditer(text):
                 self.add_host(match.group("value"))
+        if "://" in text:
+            for match in _URL.finditer(text):
+                start, end = url_host(match.group("rest"))
+                self._add_url_host(match.group("rest")[start:end])
+        if ips and "." in text:
+            for match in _FQDN.finditer(text):
+                name = match.group("value").rstrip(".")
+                if is_host_name(name) and name.lower() not in self._public:
+                    self.add("host", name)
         if any(word in lowered for word in ("serial", "uuid", "vdie")):
             for match in _SERIAL_LINE.finditer(text):
                 self.add("serial", match.group("value"))
@@ -338,6 +477,25 @@ class Redactor:
                 value = match.group("value")
                 if "::" in value or value.count(":") == 7:
                     self._add_ip(value)
+
+    def _add_url_host(self, host: str) -> None:
+        """A URL's host, whatever its shape (``proxy``, an FQDN, an IP address); loopback stays.
+        A single-label name is replaced only as a URL's host (``apply_text``): "proxy" or "mirror"
+        is also a word of the text around it (``https_proxy``)."""
+        host = host.rstrip(".")
+        if not host or host.lower() in _LOOPBACK_NAMES | self._public or _PLACEHOLDER.search(host):
+            return
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            pass
+        else:
+            self._add_ip(host)
+            return
+        if "." in host:
+            self.add("host", host)
+        else:
+            self._placeholder("host", host)
 
     def _add_ip(self, value: str) -> None:
         if value in self._by_value:
@@ -363,6 +521,8 @@ class Redactor:
         return data
 
     def apply_text(self, text: str) -> str:
+        if "://" in text and self._ids:
+            text = _URL.sub(self._hide_url_host, text)
         if not self._by_value:
             return text
         if self._pattern is None:
@@ -381,6 +541,16 @@ class Redactor:
         return "".join(
             piece if done else pattern.sub(lambda m: self._by_value[m.group(0)], piece) for piece, done in pieces
         )
+
+    def _hide_url_host(self, match: re.Match[str]) -> str:
+        """A URL with its host replaced when it was learned (``_add_url_host``); before the
+        values, so that the host is still found after its userinfo."""
+        rest = match.group("rest")
+        start, end = url_host(rest)
+        placeholder = self._ids.get(("host", rest[start:end].rstrip(".")))
+        if placeholder is None:
+            return match.group(0)
+        return f"://{rest[:start]}{placeholder}{rest[end:]}"
 
 
 _LONG_VALUE = 256

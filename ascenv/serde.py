@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Callable, Optional
 
 from ascenv.errors import SchemaError
+from ascenv.fsutil import shown
 
 _NONE = type(None)
 _TYPE_WORDS = {str: "string", int: "integer", float: "number", bool: "boolean"}
@@ -50,7 +51,11 @@ def kebab(name: str) -> str:
 def to_data(obj: Any, *, key: KeyNamer = None) -> Any:
     """Dataclasses become dicts (field order kept), tuples lists, enums their values.
 
-    ``key`` renames dataclass fields (e.g. ``kebab``); keys of plain dict fields are kept as is."""
+    ``key`` renames dataclass fields (e.g. ``kebab``); keys of plain dict fields are kept as is.
+    Text holding bytes that are not UTF-8 (a path given as ``bad\\xff``, read with surrogateescape)
+    is recorded as shown (``fsutil.shown``): no UTF-8 file could hold it, and ``from_data`` refuses it."""
+    if isinstance(obj, str):
+        return shown(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {
             (key(f.name) if key else f.name): to_data(getattr(obj, f.name), key=key) for f in dataclasses.fields(obj)
@@ -60,7 +65,7 @@ def to_data(obj: Any, *, key: KeyNamer = None) -> Any:
     if isinstance(obj, (list, tuple, array)):
         return [to_data(v, key=key) for v in obj]
     if isinstance(obj, Mapping):
-        return {str(k): to_data(v, key=key) for k, v in obj.items()}
+        return {shown(str(k)): to_data(v, key=key) for k, v in obj.items()}
     return obj
 
 

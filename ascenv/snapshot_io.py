@@ -24,16 +24,6 @@ def dumps_snapshot(snapshot: Snapshot) -> str:
     return json.dumps(snapshot_to_json(snapshot), indent=2) + "\n"
 
 
-def write_snapshot(path: Union[str, os.PathLike[str]], snapshot: Snapshot, shown: str) -> None:
-    """Atomically, 0600: a snapshot names serial numbers and home paths (report redacts them)."""
-    try:
-        fsutil.write_atomic(path, dumps_snapshot(snapshot), mode=0o600)
-    except OSError as exc:
-        raise errors.UsageError(
-            f"cannot write {shown}: {exc.strerror or exc}", hint="-o takes a file path in a writable directory"
-        ) from None
-
-
 def snapshot_from_json(data: object, source: str) -> Snapshot:
     """A saved snapshot back into the model; errors name the file and the key path."""
     if isinstance(data, dict):

@@ -118,3 +118,56 @@ def test_clean_cache_ls_is_a_sub_command_and_options_before_it_are_kept():
     assert (after.action, after.kind, after.recent, after.format) == ("ls", ["log"], "10m", "json")
     plain = _parse("clean-cache", "--dry-run")
     assert (plain.action, plain.dry_run, plain.kind) == (None, True, None)
+
+
+# standard output that fails --------------------------------------------------------------------
+class _FailingStream:
+    """A stdout whose writes (or only its flush, as a buffered stream's) fail with ``exc``."""
+
+    def __init__(self, exc: OSError, *, on_flush_only: bool = False) -> None:
+        self.exc, self.on_flush_only, self.written = exc, on_flush_only, []
+
+    def write(self, text: str) -> int:
+        if not self.on_flush_only:
+            raise self.exc
+        self.written.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.written:
+            raise self.exc
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _failing_ctx(stream: _FailingStream):
+    import io
+
+    from ascenv.output import Output
+
+    err = io.StringIO()
+    return cli.Context(environ={}, out=Output(stdout=stream, stderr=err, interactive=False, color=False)), err
+
+
+@pytest.mark.parametrize("on_flush_only", [False, True])
+@pytest.mark.parametrize("argv", [["explain"], ["explain", "--format", "json"], ["explain", "ASC-NPU-SMI"]])
+def test_a_broken_pipe_is_exit_141_and_quiet_through_rich_and_json(argv, on_flush_only):
+    """rich turns a BrokenPipeError into SystemExit(1): "findings" in the exit-code table."""
+    import errno
+
+    ctx, err = _failing_ctx(_FailingStream(BrokenPipeError(errno.EPIPE, "Broken pipe"), on_flush_only=on_flush_only))
+    assert cli.main(argv, ctx=ctx) == errors.EXIT_STDOUT_CLOSED == 141
+    assert err.getvalue() == ""
+
+
+@pytest.mark.parametrize(("number", "words"), [("ENOSPC", "No space left on device"), ("EIO", "Input/output error")])
+@pytest.mark.parametrize("on_flush_only", [False, True])
+def test_a_failing_stdout_is_exit_2_with_one_line(number, words, on_flush_only):
+    import errno
+    import os
+
+    code = getattr(errno, number)
+    ctx, err = _failing_ctx(_FailingStream(OSError(code, os.strerror(code)), on_flush_only=on_flush_only))
+    assert cli.main(["explain"], ctx=ctx) == errors.EXIT_USAGE
+    assert err.getvalue() == f"ascenv: cannot write standard output: {words}\n"

@@ -57,6 +57,15 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
     project = Path(ctx.cwd).resolve()
     kernel_dir, recipe = builder.load_target(project, args.op, args.target, paths.data_dir("kernels"))
+    store = Store(common.store_dir(ctx, args.store))
+    # before the engine and the build: the store is where the result goes (default .ascenv/store
+    # in the cwd, which may be a read-only checkout)
+    common.writable(
+        store.root,
+        f"the build store {store.root}",
+        hint="run in a writable directory, or choose the store with --store DIR or ASCENV_STORE",
+        directory=True,
+    )
     engine = connect(ctx.environ)
     fetch = None if args.no_fetch else common.image_host(ctx)
     name = args.image or recipe.targets[args.target].image
@@ -80,7 +89,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     outcome = builder.build(
         request,
         engine,
-        Store(common.store_dir(ctx, args.store)),
+        store,
         verify=args.verify,
         on_log=render.log_writer(ctx.out),
         on_event=ctx.out.message,

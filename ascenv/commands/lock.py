@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output",
         default=DEFAULT_LOCK,
         metavar="FILE",
-        help=f"where to write the lock (default: {DEFAULT_LOCK})",
+        help=f"where to write the lock; - for standard output (default: {DEFAULT_LOCK})",
     )
     parser.add_argument(
         "--from",
@@ -56,9 +56,13 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         result = lockfile.check_lock(locked, machine, source=args.check, strict=args.strict, warnings=warnings)
         render.render_check(ctx.out, result, args.format)
         return result.exit_code
+    common.check_output_option(ctx, args.output, args.format, "lock")
     machine = machine_lock(args, ctx)
-    lockfile.write_lock(os.path.join(ctx.cwd, args.output), machine, args.output)
-    render.render_written(ctx.out, args.output, machine, args.format)
+    # 0644 (narrowed by the umask): a lock is meant to be committed and shared
+    common.write_output(ctx, args.output, lockfile.dumps_lock(machine), mode=0o644)
+    render.render_written(
+        common.summary_output(ctx, args.output), common.output_name(args.output), machine, args.format
+    )
     return errors.EXIT_OK
 
 

@@ -26,6 +26,7 @@ from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
 
 NAME = "report"
 ORDER = 40
+BUNDLE_KIND = "a gzip archive"  # -o - refuses to write it to a terminal
 HELP = "bundle snapshot, findings, lock and raw captures, redacted, into one file for a bug report"
 
 
@@ -35,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output",
         default=report.DEFAULT_OUTPUT,
         metavar="FILE",
-        help=f"where to write the bundle (default: {report.DEFAULT_OUTPUT})",
+        help=f"where to write the bundle; - for standard output (default: {report.DEFAULT_OUTPUT})",
     )
     common.add_machine_options(parser)
     parser.add_argument(
@@ -67,6 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    common.check_output_option(ctx, args.output, args.format, "bundle", binary=BUNDLE_KIND)
     created = report_time(ctx.environ)
     recorder = _Recorder(ctx.run)
     root: Optional[Root] = None
@@ -104,9 +106,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     )
     bundle = report.assemble(inputs, render.markdown)
     data = report.pack(bundle)
-    write_atomic(os.path.join(ctx.cwd, args.output), data, mode=0o644 if args.redact else 0o600)
-    result = summary(bundle, data, args.output)
-    render.written(ctx.out, args.output, result, args.format)
+    common.write_output(ctx, args.output, data, mode=0o644 if args.redact else 0o600, binary=BUNDLE_KIND)
+    result = summary(bundle, data, common.output_name(args.output))
+    render.written(common.summary_output(ctx, args.output), result["path"], result, args.format)
     return errors.EXIT_OK
 
 
@@ -206,7 +208,23 @@ def raw_files(root: Root, snapshot: Snapshot) -> tuple[report.RawFile, ...]:
 def known_values(environ: Mapping[str, str]) -> report.Known:
     home = environ.get("HOME")
     users = tuple(u for u in (environ.get("USER"), environ.get("LOGNAME")) if u)
-    return report.Known(homes=(home,) if home else (), users=tuple(dict.fromkeys(users)))
+    return report.Known(homes=(home,) if home else (), users=tuple(dict.fromkeys(users)), public_hosts=cited_hosts())
+
+
+def cited_hosts() -> tuple[str, ...]:
+    """The hosts of the URLs ascenv's own data cites (compat/*.toml, compat/triage/*.toml: the
+    sources of findings and of triage's causes): public, and kept in the bundle."""
+    from ascenv import paths
+    from ascenv.redact import url_hosts
+
+    found: set[str] = set()
+    compat = paths.data_dir("compat")
+    for data in (*compat.glob("*.toml"), *compat.glob("triage/*.toml")):
+        try:
+            found |= url_hosts(data.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue  # a damaged data file is reported by what loads it; here its hosts are hidden
+    return tuple(sorted(found))
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -240,14 +258,3 @@ def summary(bundle: report.Bundle, data: bytes, path: str) -> dict:
         "members": [{"name": m["name"], "sha256": m["sha256"], "size": m["size"]} for m in manifest["members"]]
         + [{"name": report.MANIFEST}],
     }
-
-
-def write_atomic(path: str, data: bytes, *, mode: int) -> None:
-    """``fsutil.write_atomic`` (a reader, or a Ctrl-C, never leaves half a bundle behind); an
-    unwritable output is a usage error."""
-    from ascenv import fsutil
-
-    try:
-        fsutil.write_atomic(path, data, mode=mode)
-    except OSError as exc:
-        raise errors.UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

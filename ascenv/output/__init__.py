@@ -13,16 +13,27 @@ report, C0 and C1 control characters are shown as ``\\xNN``:
 - every rich console of an Output shows any control character left in the text it renders
   (``_ShowControls``), and ``text()`` does the same for plain text (keeping newlines and TABs),
   so a value a renderer forgot cannot reach the terminal raw either.
+
+Standard output may fail under any command: its reader goes away (``| head -1``: EPIPE, since
+Python ignores SIGPIPE), the disk is full (``> /dev/full``: ENOSPC), an I/O error, or the
+descriptor is closed (``>&-``). Every write and flush goes through ``GuardedStdout``, which turns
+these into ``errors.OutputClosed`` (exit 141, quiet, as a program killed by SIGPIPE) and
+``errors.OutputFailed`` (exit 2, "cannot write standard output: …") before rich can see them:
+rich turns a BrokenPipeError into ``SystemExit(1)``, which the README's table reads as "findings".
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import re
 import sys
 from collections.abc import Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any, Optional
+
+from ascenv import errors
+from ascenv.fsutil import shown
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook, RenderResult
@@ -34,9 +45,11 @@ JSON_SCHEMA = 1
 
 # C0 controls but TAB, DEL and the C1 controls (ECMA-48: 0x80-0x9f act as ESC + a letter on
 # terminals that honour 8-bit controls, e.g. 0x9b = CSI).
-_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_JSON_UNESCAPED = re.compile("[\x7f-\x9f\u2028\u2029]")  # json.dumps leaves these raw
+# Lone surrogates too: a file name or argument that is not UTF-8 (surrogateescape), which no UTF-8
+# output can encode (UnicodeEncodeError, exit 3): shown as \xff by fsutil.shown.
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_JSON_UNESCAPED = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")  # json.dumps leaves these raw
 
 # Width of a console that does not write to a terminal: tables are printed whole, with no
 # 80-column cut and no ellipsis, as docker and git do in a pipe.
@@ -44,12 +57,20 @@ PIPE_WIDTH = 1 << 15
 
 
 def _show(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    char = match.group()
+    return shown(char) if "\ud800" <= char <= "\udfff" else f"\\x{ord(char):02x}"
 
 
 def printable(value: object) -> str:
     """``value`` as text with every control character (newline included) shown as ``\\xNN``."""
     return _CONTROLS.sub(_show, str(value))
+
+
+def shown_text(text: str) -> str:
+    """Plain text (markdown, a file's contents) with control characters other than newline and
+    TAB, and undecodable bytes, shown as ``\\xNN``: what ``Output.text`` prints, and what a
+    rendered file that is read in a terminal later (report.md) holds."""
+    return _CONTROLS_BUT_NEWLINE.sub(_show, text)
 
 
 def safe(value: object) -> str:
@@ -70,9 +91,12 @@ class Output:
         color: Optional[bool] = None,
     ) -> None:
         self.format = format
-        self.stdout = stdout if stdout is not None else sys.stdout
-        self.stderr = stderr if stderr is not None else sys.stderr
-        self.interactive = self.stderr.isatty() and sys.stdin.isatty() if interactive is None else interactive
+        self.stdout: IO[str] = GuardedStdout(stdout if stdout is not None else sys.stdout)  # type: ignore[assignment]
+        self.stderr: IO[str] = QuietStderr(stderr if stderr is not None else sys.stderr)  # type: ignore[assignment]
+        if interactive is None:
+            interactive = _is_terminal(self.stderr) and sys.stdin is not None and _is_terminal(sys.stdin)
+        self.interactive = interactive
+        self._color = color
         self._no_color = None if color is None else not color
         self._consoles: dict = {}
 
@@ -104,7 +128,9 @@ class Output:
     # machine output ----------------------------------------------------------------------------
     def json(self, payload: Mapping[str, Any]) -> None:
         """One JSON document to stdout, ``{"schema": JSON_SCHEMA, ...payload}``."""
-        document = {"schema": JSON_SCHEMA, **payload}
+        from ascenv.serde import to_data  # text that is not UTF-8 (a path given as bad\xff) as shown
+
+        document = to_data({"schema": JSON_SCHEMA, **payload})
         # allow_nan=False: NaN and Infinity are not JSON (RFC 8259 sec. 6), and jq or a CI gate
         # fails on them; a value that reaches here is a bug, never a document that cannot be read
         encoded = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False)
@@ -113,10 +139,32 @@ class Output:
         encoded = _JSON_UNESCAPED.sub(lambda m: f"\\u{ord(m.group()):04x}", encoded)
         self.stdout.write(encoded + "\n")
 
+    def data(self, payload: bytes, *, binary: Optional[str] = None) -> None:
+        """A file's bytes to stdout (``-o -``). Binary data (``binary`` names it, e.g. "a gzip
+        archive") is refused on a terminal, as ``tar`` ("Refusing to write archive contents to
+        terminal") and ``docker save`` ("cowardly refusing to save to a terminal") do: it would
+        garble the screen and could drive it."""
+        if binary and _is_terminal(self.stdout):
+            raise errors.UsageError(
+                f"-o - would write {binary} to the terminal", hint="redirect standard output to a file or a pipe"
+            )
+        self.stdout.flush()  # text written before goes first
+        raw = getattr(self.stdout, "buffer", None)
+        if raw is None:  # a text-only stream (a test's StringIO)
+            self.stdout.write(payload.decode("utf-8", "surrogateescape"))
+            return
+        guarded(raw.write, payload)
+        guarded(raw.flush)
+
+    def on_stderr(self) -> Output:
+        """An Output whose "stdout" is this one's stderr: where a command's summary goes when its
+        stdout carries a file (``-o -``)."""
+        return Output(self.format, stdout=self.stderr, stderr=self.stderr, interactive=False, color=self._color)
+
     def text(self, text: str) -> None:
         """Plain text to stdout, unstyled (markdown reports, file contents); control characters
         other than newline and TAB are shown as ``\\xNN``."""
-        text = _CONTROLS_BUT_NEWLINE.sub(_show, text)
+        text = shown_text(text)
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     # messages to stderr ---------------------------------------------------------------------------
@@ -151,6 +199,64 @@ class Output:
             # rich's live display renders outside the console's render hooks: show controls here
             task = bar.add_task(safe(description), total=total)
             yield Progress(bar, task)
+
+
+class GuardedStdout:
+    """Standard output whose write errors are ascenv errors (see the module's docstring); every
+    other attribute is the stream's own. ``None`` (Python's ``sys.stdout`` when descriptor 1 was
+    closed at start-up) fails as writing to a closed descriptor does."""
+
+    def __init__(self, stream: Optional[IO[str]]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        if self.stream is None:
+            raise stdout_error(OSError(errno.EBADF, "Bad file descriptor"))
+        return guarded(self.stream.write, text)
+
+    def flush(self) -> None:
+        if self.stream is not None:
+            guarded(self.stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)  # None has no isatty, fileno, ...: AttributeError
+
+
+class QuietStderr:
+    """Standard error whose write errors are dropped: a message that cannot be shown has nowhere
+    else to go, and the exit code still tells what happened (``2>/dev/full`` must not turn exit 2
+    into rich's ``SystemExit(1)`` or a traceback). Every other attribute is the stream's own."""
+
+    def __init__(self, stream: Optional[IO[str]]) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            self.stream.write(text)  # type: ignore[union-attr]
+        return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            self.stream.flush()  # type: ignore[union-attr]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def guarded(call: Any, *args: Any) -> Any:
+    """``call(*args)`` on standard output, its OSError (and a closed stream's ValueError) an ascenv error."""
+    try:
+        return call(*args)
+    except OSError as exc:
+        raise stdout_error(exc) from None
+    except ValueError as exc:  # "I/O operation on closed file"
+        raise stdout_error(OSError(errno.EBADF, str(exc))) from None
+
+
+def stdout_error(exc: OSError) -> errors.AscenvError:
+    if isinstance(exc, BrokenPipeError) or exc.errno == errno.EPIPE:
+        return errors.OutputClosed("standard output closed by its reader")
+    return errors.OutputFailed(f"cannot write standard output: {exc.strerror or exc}")
 
 
 def _escape(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ascenv import __version__
 from ascenv.model import Snapshot
-from ascenv.output import Output, doctor, safe
+from ascenv.output import Output, doctor, safe, shown_text
 from ascenv.redact import describe_redactions
 from ascenv.report.bundle import Page
 
@@ -102,7 +102,9 @@ def markdown(page: Page) -> str:
         lines.append("- `bench.json`: the baseline and latest bench run of each installed vendor's operator")
     lines += [f"- `{member}`: {what}" for member, what in page.extra]
     lines += ["- `MANIFEST.json`: every member with its sha256", ""]
-    return "\n".join(lines)
+    # a file read later in a terminal (cat report.md) or pasted: a log's ESC ]0;...BEL or CR must
+    # not drive the terminal, as on stdout (the same rule as Output.text)
+    return shown_text("\n".join(lines))
 
 
 def _us(value: object) -> str:

@@ -13,6 +13,11 @@ Formats (public samples, each with its source line, in tests/data/corpus/version
   ``key:value`` without blanks).
 
 Nothing here reads files or raises on odd input: unknown lines are skipped.
+
+A file's text is recorded here, field by field, for the snapshot, doctor, lock and report: a secret
+PEM block in it (a private key pasted into a ``version.info``) is removed first, whole
+(``redact.without_pem``), since its lines would become fields of their own (``MIIE...AB==`` reads as
+``key=value``, ``DEK-Info: ...`` as ``key: value``) that no per-value rule recognises.
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Optional
+
+from ascenv.redact import without_pem
 
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 
@@ -31,7 +38,7 @@ def parse_key_values(text: str) -> dict[str, str]:
     a repeated key keeps its last value, as a shell ``source`` would.
     """
     fields: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in without_pem(text).splitlines():
         line = line.strip()
         if not line or line.startswith("#") or "=" not in line:
             continue
@@ -56,7 +63,7 @@ def parse_colon_fields(text: str) -> dict[str, str]:
     ``Time: 2025-02-05 03:45:45 PM CST`` keeps its clock in the value. Empty values stay empty.
     """
     fields: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in without_pem(text).splitlines():
         key, sep, value = line.partition(":")
         key = key.strip()
         if not sep or not key or key.startswith("#"):
@@ -151,7 +158,7 @@ _PAIR = re.compile(r"\[\s*([^\[\]:]+?)\s*:\s*([^\[\]]+?)\s*\]")
 def parse_version_cfg(text: str) -> VersionCfg:
     format_version = None
     entries = []
-    for line in text.splitlines():
+    for line in without_pem(text).splitlines():
         line = line.strip()
         header = _CFG_HEADER.match(line)
         if header and format_version is None:

@@ -17,7 +17,7 @@ import shlex
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
-from ascenv import __version__, lockfile, proc, serde
+from ascenv import __version__, fsutil, lockfile, proc, serde
 from ascenv.checks.summary import exit_code, summary
 from ascenv.model import Finding, Snapshot
 from ascenv.redact import Known, Redactor
@@ -178,7 +178,7 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
                 "findings": findings_data,
             }
         ),
-        LOCK: lockfile.dumps_lock(lock).encode("utf-8"),
+        LOCK: _text_bytes(lockfile.dumps_lock(lock)),
     }
     sources = {
         SNAPSHOT: commands[0],
@@ -187,7 +187,7 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
         REPORT_MD: "ascenv report",
     }
     for member, what, text in raw:
-        members[member] = text.encode("utf-8")
+        members[member] = _text_bytes(text)
         sources[member] = what
     if inputs.triage and triage_data is not None:
         members[TRIAGE] = _json_bytes({"schema": 1, **triage_data})  # as `ascenv triage --format json`
@@ -209,7 +209,7 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
         bench=bench_data,
         bench_note=bench_note if inputs.bench else None,
     )
-    members[REPORT_MD] = markdown(page).encode("utf-8")
+    members[REPORT_MD] = _text_bytes(markdown(page))
     members[MANIFEST] = _json_bytes(
         {
             "schema": BUNDLE_SCHEMA,
@@ -234,7 +234,14 @@ def assemble(inputs: Inputs, markdown: Callable[[Page], str]) -> Bundle:
 
 
 def _json_bytes(data: Any) -> bytes:
-    return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    # serde.to_data shows undecodable bytes (a path given as bad\xff) as text, keys included
+    return (json.dumps(serde.to_data(data), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _text_bytes(text: str) -> bytes:
+    """A text member as UTF-8, undecodable bytes of a path or a file shown as ``\\xff``
+    (``fsutil.shown``) rather than failing to encode."""
+    return fsutil.shown(text).encode("utf-8")
 
 
 def display_command(argv: tuple[str, ...]) -> str:

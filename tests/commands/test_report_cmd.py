@@ -142,7 +142,7 @@ def test_vendor_build_manifests_are_bundled_and_redacted(tmp_path):
     bundle = members(tmp_path / "r.tar.gz")
     text = bundle["manifests/customize/ascenv-manifest.toml"].decode()
     assert 'hostname = "<host-1>"' in text and 'WORKDIR = "/home/<user-1>/ops/add_custom"' in text
-    assert 'address = "<ip-1>"' in text and "https://<secret-1>@pypi.mirror.lab/simple" in text
+    assert 'address = "<ip-1>"' in text and "https://<secret-1>@<host-2>/simple" in text
     raw = gzip.decompress((tmp_path / "r.tar.gz").read_bytes())
     for secret in (b"Sup3rS3cret", b"build-box-3", b"li_lei", b"172.16.4.21"):
         assert secret not in raw

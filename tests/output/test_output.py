@@ -117,3 +117,25 @@ def test_a_progress_description_cannot_drive_the_terminal() -> None:
         progress(1)
     text = stderr.getvalue()
     assert "\\x1b]0;pwned\\x07" in text and "\x1b]0;" not in text and "\x9b" not in text
+
+
+# names that are not UTF-8 (surrogateescape) and lone surrogates reach no output raw (issue 28, X3)
+UNDECODABLE = "bad\udcff-\udc80.log \ud800"
+
+
+def _strict(text: str) -> str:
+    text.encode("utf-8")  # a lone surrogate would raise here, as on a UTF-8 stdout
+    return text
+
+
+def test_json_text_and_rich_show_undecodable_bytes_as_backslash_x() -> None:
+    stdout = io.StringIO()
+    out = quiet(stdout)
+    out.json({"path": UNDECODABLE, UNDECODABLE: 1})
+    document = json.loads(_strict(stdout.getvalue()))
+    assert document["path"] == "bad\\xff-\\x80.log \\ud800" and "bad\\xff-\\x80.log \\ud800" in document
+    for show in (out.text, out.console.print):
+        stdout.seek(0), stdout.truncate()
+        show(f"{UNDECODABLE} [x]")
+        assert "bad\\xff-\\x80.log \\ud800" in _strict(stdout.getvalue())
+    assert printable(UNDECODABLE) == "bad\\xff-\\x80.log \\ud800"

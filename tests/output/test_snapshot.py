@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from ascenv import model
 from ascenv.output import Output
 from ascenv.output.snapshot import render_snapshot
@@ -82,3 +84,34 @@ def test_processes_are_listed_or_said_unknown():
     assert shown(model.NpuInfo(chips=(chip,), processes=(proc,))) == (
         "Processes  unknown: no whole npu-smi process table was read; listed: 87322 python3 (NPU 7 chip 0)"
     )
+
+
+# --- a private key pasted into a probed install file (issue 28) ---------------------------------
+KEY_LINES = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "c2VjcmV0LWtleS1ib2R5LWxpbmU=", "QUJDREVG=="]
+
+
+@pytest.mark.parametrize(
+    ("path", "label", "newline"),
+    [
+        ("/usr/local/Ascend/driver/version.info", "RSA PRIVATE KEY", "\n"),  # the report's reproducer
+        ("/usr/local/Ascend/firmware/version.info", "OPENSSH PRIVATE KEY", "\r\n"),
+        ("/etc/ascend_install.info", "ENCRYPTED PRIVATE KEY", "\n"),
+    ],
+)
+def test_a_private_key_in_an_install_file_reaches_no_snapshot_output(tmp_path, path, label, newline):
+    from tests.cli_helpers import run_cli
+    from tests.fixture_hosts import build_host
+
+    host = build_host("a2-cann800", tmp_path)
+    target = host.root / path.lstrip("/")
+    block = [f"-----BEGIN {label}-----", *KEY_LINES, f"-----END {label}-----", ""]
+    target.write_text(target.read_text() + newline.join(block))
+    for fmt in ("json", "human"):
+        code, out, err = run_cli(
+            ["snapshot", "--root", str(host.root), "--format", fmt, "-o", "snap.json"], host.environ, tmp_path
+        )
+        assert code == 0, err
+        for written in (out, (tmp_path / "snap.json").read_text()):
+            assert not any(line.rstrip("=") in written for line in KEY_LINES)
+            assert "PRIVATE KEY" not in written
+    assert '"version": "25.0.rc1.1"' in (tmp_path / "snap.json").read_text()  # the file was still read

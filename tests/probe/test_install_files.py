@@ -300,3 +300,37 @@ def test_parsers_never_raise(text):
     parse_compatible_versions(text)
     parse_version_cfg(text)
     parse_requirement(text)
+
+
+# --- a secret PEM block in an install file never becomes fields (issue 28) ----------------------
+
+KEY_BODY = ["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "bm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW==", "QUJD=="]
+
+
+def _with_key(before: str, label: str, newline: str = "\n", headers: str = "") -> str:
+    block = [f"-----BEGIN {label}-----", *([headers] if headers else []), *KEY_BODY, f"-----END {label}-----"]
+    return before + newline.join(block) + newline + "arch=aarch64" + newline
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _with_key("Version=25.0.rc1.1\n", "RSA PRIVATE KEY"),
+        _with_key("Version=25.0.rc1.1\r\n", "PRIVATE KEY", newline="\r\n"),
+        _with_key("Version=25.0.rc1.1\n", "EC PRIVATE KEY", headers="Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,8E"),
+        _with_key("Version=25.0.rc1.1\n", "OPENSSH PRIVATE KEY").replace("-----END OPENSSH PRIVATE KEY-----\n", ""),
+    ],
+)
+def test_no_line_of_a_private_key_becomes_a_field(text):
+    fields = {**parse_key_values(text), **parse_colon_fields(text)}
+    recorded = " ".join([*fields, *fields.values()])
+    assert fields.get("Version") == "25.0.rc1.1"
+    assert not any(line.rstrip("=") in recorded for line in KEY_BODY)
+    assert "ENCRYPTED" not in recorded and "BEGIN" not in recorded
+    cfg = parse_version_cfg(text.replace("Version=25.0.rc1.1", "runtime_running_version=[7.6:8.0]"))
+    assert [e.component for e in cfg.entries] == ["runtime"]
+
+
+def test_a_certificate_in_an_install_file_is_left_to_the_parser():
+    text = "Version=1\n-----BEGIN CERTIFICATE-----\nMIIB=x\n-----END CERTIFICATE-----\n"
+    assert parse_key_values(text) == {"Version": "1", "MIIB": "x"}

@@ -5,7 +5,10 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import tarfile
+
+import pytest
 
 from ascenv import lockfile
 from ascenv.checks import run_checks
@@ -27,7 +30,7 @@ from ascenv.model import (
 )
 from ascenv.output.report import markdown
 from ascenv.redact import Known, Redactor
-from ascenv.report import Bundle, Capture, Inputs, RawFile, pack
+from ascenv.report import Bundle, Capture, Inputs, LogTriage, RawFile, pack
 from ascenv.report import assemble as assemble_with
 from tests.fixture_hosts import corpus_text
 
@@ -159,15 +162,15 @@ def test_placeholders_keep_the_structure_readable_and_consistent():
     assert [b["fields"]["Serial Number"] for b in snap["npu"]["boards"]] == ["<serial-1>", "<serial-2>"]
     variables = snap["env"]["variables"]
     assert variables["ASCEND_MODEL_TOKEN"] == "<secret-1>"
-    assert variables["ASCEND_PIP_MIRROR"] == "https://<secret-2>@mirror.example.org/simple"
+    assert variables["ASCEND_PIP_MIRROR"] == "https://<secret-2>@<host-2>/simple"
     assert variables["ASCEND_SLOG_SERVER"] == "<ip-1>:8080"
     assert variables["ASCEND_HCCL_IF"] == "<ip-2>"
     assert variables["ASCENDC_NOTE"] == "models fetched with <secret-3>"
     # the same serial is the same placeholder in the raw capture; the same host in the lock
     assert "Serial Number        : <serial-1>" in bundle.members["captures/npu-smi_info_-t_board_-i_0.txt"].decode()
     assert 'source = "<host-1>"' in bundle.members["ascenv.lock"].decode()
-    assert "index-url = https://<secret-2>@mirror.example.org/simple" in bundle.members["files/01-pip.conf"].decode()
-    assert bundle.redactions == {"host": 1, "user": 1, "ip": 2, "serial": 2, "secret": 4}
+    assert "index-url = https://<secret-2>@<host-2>/simple" in bundle.members["files/01-pip.conf"].decode()
+    assert bundle.redactions == {"host": 2, "user": 1, "ip": 2, "serial": 2, "secret": 4}
 
 
 def test_versions_loopback_and_bus_ids_are_not_taken_for_secrets():
@@ -213,7 +216,7 @@ def test_no_redact_keeps_values_and_says_so():
 
 def test_report_md_counts_what_was_redacted():
     text = assemble(inputs(secret_snapshot())).members["report.md"].decode()
-    assert "**Redacted:** 1 host name, 1 user name, 2 IP addresses, 2 serial numbers, 4 secrets." in text
+    assert "**Redacted:** 2 host names, 1 user name, 2 IP addresses, 2 serial numbers, 4 secrets." in text
     assert "### ascenv doctor" in text and "### Versions" in text
     assert "| firmware | 7.7.0.1.231 | /usr/local/Ascend/firmware/version.info |" in text
     assert "/home/<user-1>/.venv/bin/python -B -c <ascenv python probe>" in text
@@ -240,3 +243,36 @@ def test_the_report_core_imports_no_command_and_no_renderer():
             elif isinstance(node, ast.Import):
                 imported |= {a.name for a in node.names}
         assert not {m for m in imported if m.startswith(("ascenv.commands", "ascenv.output"))}, module.name
+
+
+# --- log lines (report --log): host names, URL hosts, and the terminal (issue 28, T3) ------------
+LOG_LINES = [
+    "RuntimeError: EZ3002 \x1b]0;PWNED\x07 on node7.cluster.example.com\r",
+    "[ERROR] HCCL 连接master.ai.example.cn:29500失败",
+    "fetch https://u:p@proxy.corp.example.com:3128/simple failed\x1b[2J",
+]
+
+
+def _log_triage() -> LogTriage:
+    quoted = [{"line": n, "text": text} for n, text in enumerate(LOG_LINES, 1)]
+    markdown = "### ascenv triage: app.log\n\n" + "\n".join(f"    {line}" for line in LOG_LINES) + "\n"
+    return LogTriage("app.log", {"causes": [{"id": "x", "lines": quoted}]}, markdown)
+
+
+def test_log_lines_carry_no_host_name_url_host_or_userinfo():
+    bundle = assemble(inputs(secret_snapshot(), triage=_log_triage()))
+    for member in ("triage.json", "report.md"):
+        text = bundle.members[member].decode()
+        for value in ("node7.cluster.example.com", "master.ai.example.cn", "proxy.corp.example.com", "u:p@"):
+            assert value not in text, (member, value)
+    lines = json.loads(bundle.members["triage.json"])["causes"][0]["lines"]
+    assert [line["text"].split(" on ")[-1] for line in lines[:1]] == ["<host-3>\r"]
+    assert "连接<host-4>:29500失败" in lines[1]["text"]
+    assert "https://<secret-5>@<host-5>:3128/simple" in lines[2]["text"]
+
+
+@pytest.mark.parametrize("redact", [True, False])
+def test_report_md_carries_no_raw_control_character_from_a_log(redact):
+    report_md = assemble(inputs(secret_snapshot(), triage=_log_triage(), redact=redact)).members["report.md"].decode()
+    assert re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", report_md) is None
+    assert "EZ3002 \\x1b]0;PWNED\\x07 on" in report_md and "failed\\x1b[2J" in report_md and "\\x0d" in report_md
