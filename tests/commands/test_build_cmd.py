@@ -312,4 +312,7 @@ def test_store_sub_commands_need_what_they_act_on(tmp_path: Path) -> None:
     code, _, err = ascenv(tmp_path, "store", "show")
     assert code == errors.EXIT_USAGE and "ascenv store show needs a KEY" in err
     code, out, err = ascenv(tmp_path, "store", "ls", "--format", "json")
-    assert code == 0 and json.loads(out) == {"schema": 1, "store": str(tmp_path / ".ascenv" / "store"), "builds": []}
+    listing = json.loads(out)
+    assert code == 0 and listing["store"] == str(tmp_path / ".ascenv" / "store")
+    assert listing["exists"] is False and listing["builds"] == [] and listing["not_builds"] == []
+    assert not (tmp_path / ".ascenv").exists()  # listing never creates a store
