@@ -41,14 +41,28 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--max-bytes",
-        type=int,
+        type=_at_least_one,
         default=MAX_BYTES,
         metavar="N",
         help=f"refuse payloads larger than N bytes ({MAX_BYTES})",
     )
     parser.add_argument(
-        "--max-members", type=int, default=MAX_MEMBERS, metavar="N", help=f"refuse more than N members ({MAX_MEMBERS})"
+        "--max-members",
+        type=_at_least_one,
+        default=MAX_MEMBERS,
+        metavar="N",
+        help=f"refuse more than N members ({MAX_MEMBERS})",
     )
+
+
+def _at_least_one(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below the smallest limit: at least 1")
+    return number
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:

@@ -35,6 +35,7 @@ EXTENSION_CHAIN = 8  # extended headers before one member (global + pax + long n
 NAME_LIMIT = 4096  # PATH_MAX: a longer member name cannot be extracted anywhere
 NAMES_TOTAL = 64 << 20  # names and link targets of all members together
 
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 _EXTENDED = (
     tarfile.GNUTYPE_LONGNAME,
     tarfile.GNUTYPE_LONGLINK,
@@ -147,7 +148,9 @@ def read_members(
             name, kind = text(clean(info.name)), _kind(info)
             link = text(info.linkname) if kind in ("symlink", "hardlink") else None
             digest = None
-            if kind == "file":
+            if kind == "file" and info.size == 0:
+                digest, data = EMPTY_SHA256, (b"" if keep(name, 0) else None)
+            elif kind == "file":
                 wanted = keep(name, info.size)
                 digest, data = _hash(tar, info, wanted if wanted <= budget else 0)
                 if data is not None:
@@ -273,8 +276,8 @@ def _checked_info(path: Path, limit: int) -> type[tarfile.TarInfo]:
         def _proc_sparse(self, tar: tarfile.TarFile) -> Any:
             raise PackageError(f"{path}: sparse member {text(self.name)!r}: not in a makeself package")
 
-        def _proc_gnusparse_00(self, *args: Any) -> Any:
-            raise PackageError(f"{path}: sparse member {text(self.name)!r}: not in a makeself package")
+        def _proc_gnusparse_00(self, member: tarfile.TarInfo, *args: Any) -> Any:  # called by _proc_pax
+            raise PackageError(f"{path}: sparse member {text(member.name)!r}: not in a makeself package")
 
         _proc_gnusparse_01 = _proc_gnusparse_10 = _proc_gnusparse_00
 
