@@ -41,31 +41,24 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument(
         "--max-bytes",
-        type=_at_least_one,
+        type=int,
         default=MAX_BYTES,
         metavar="N",
         help=f"refuse payloads larger than N bytes ({MAX_BYTES})",
     )
     parser.add_argument(
         "--max-members",
-        type=_at_least_one,
+        type=int,
         default=MAX_MEMBERS,
         metavar="N",
         help=f"refuse more than N members ({MAX_MEMBERS})",
     )
 
 
-def _at_least_one(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below the smallest limit: at least 1")
-    return number
-
-
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    for option, value in (("--max-bytes", args.max_bytes), ("--max-members", args.max_members)):
+        if value < 1:
+            raise errors.UsageError(f"{option} {value}: a limit is at least 1", hint=f"{option} N with N >= 1")
     package = Path(ctx.cwd, args.package)
     if not package.is_file():
         raise errors.UsageError(f"{args.package} is not a file", hint="pass the custom_opp_<os>_<arch>.run to read")

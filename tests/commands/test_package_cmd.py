@@ -318,8 +318,10 @@ def test_lone_surrogates_in_a_json_key_never_exit_3(tmp_path: Path, header: byte
 
 
 @pytest.mark.parametrize("limit", ["0", "-5"])
-def test_limits_below_one_are_usage_errors(tmp_path: Path, limit: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_limits_below_one_are_usage_errors(tmp_path: Path, limit: str) -> None:
     package = make_package(tmp_path, tmp_path / "canary")
-    for option in ("--max-bytes", "--max-members"):
-        code, _, _ = ascenv(tmp_path, "package", "inspect", str(package), option, limit)
-        assert code == 2 and "at least 1" in capsys.readouterr().err  # argparse's own message
+    for action in (("inspect",), ("normalize", "-o", "n.run")):
+        for option in ("--max-bytes", "--max-members"):
+            code, _, err = ascenv(tmp_path, "package", *action, str(package), option, limit)
+            assert code == 2 and f"{option} {limit}: a limit is at least 1" in err, err
+    assert not (tmp_path / "n.run").exists()
