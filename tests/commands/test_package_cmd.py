@@ -26,7 +26,7 @@ from tests.package.hostile import (
     tar_bytes,
     ti,
 )
-from tests.package.pkgbuild import make_package, needs_makeself
+from tests.package.pkgbuild import make_package, needs_makeself, small_package
 
 pytestmark = needs_makeself
 
@@ -230,16 +230,7 @@ def test_normalize_to_an_unwritable_target_is_exit_2(tmp_path: Path, target: str
 
 @needs_makeself
 def test_normalize_keeps_a_recorded_md5(tmp_path: Path) -> None:
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "install.sh").write_text("#!/bin/sh\necho ok\n")
-    (src / "install.sh").chmod(0o755)
-    subprocess.run(
-        ["makeself", "--nocrc", "--gzip", "./", str(tmp_path / "md5.run"), "v", "./install.sh"],
-        cwd=src,
-        check=True,
-        capture_output=True,
-    )
+    small_package(tmp_path, "--nocrc", "--gzip", source="md5")
     code, _, err = ascenv(tmp_path, "package", "normalize", "md5.run", "-o", "n.run")
     assert code == 0, err
     check = subprocess.run(["sh", str(tmp_path / "n.run"), "--check"], capture_output=True, text=True)

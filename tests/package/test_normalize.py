@@ -13,7 +13,7 @@ from ascenv.errors import PackageError, UsageError
 from ascenv.package import makeself
 from ascenv.package.inspection import inspect_package
 from ascenv.package.normalize import TARGET_DIR, epoch_from, normalize, packaging_date
-from tests.package.pkgbuild import make_package, needs_makeself
+from tests.package.pkgbuild import make_package, needs_makeself, small_package
 
 
 def two_builds(tmp_path: Path) -> tuple[Path, Path]:
@@ -101,35 +101,19 @@ def test_packaging_date_and_epoch() -> None:
         epoch_from({"SOURCE_DATE_EPOCH": "yesterday"})
 
 
-def current_package(tmp_path: Path, *flags: str, name: str = "cur.run") -> Path:
-    """``makeself --current`` (targetdir="."): the archive extracts into the working directory;
-    its install.sh, made here, only writes a marker file there."""
-    src = tmp_path / "src"
-    src.mkdir(exist_ok=True)
-    (src / "a.txt").write_text("hi\n")
-    (src / "install.sh").write_text("#!/bin/sh\necho ok > installed.txt\ncat a.txt >> installed.txt\n")
-    (src / "install.sh").chmod(0o755)
-    out = tmp_path / name
-    subprocess.run(
-        ["makeself", "--current", *flags, "./", str(out), "version:1.0", "./install.sh"],
-        cwd=src,
-        check=True,
-        capture_output=True,
-    )
-    return out
-
-
 @needs_makeself
 @pytest.mark.parametrize("flags", [("--gzip", "--sha256"), ("--gzip", "--nocrc"), ("--gzip", "--nomd5", "--nocrc")])
 def test_a_current_directory_package_still_runs_after_normalize(tmp_path: Path, flags: tuple[str, ...]) -> None:
     # P4: targetdir="." was replaced everywhere in the header ("./install.sh" became
     # "makeself-ascenv-normalized/installmakeself-ascenv-normalizedsh") and the result failed
-    package = current_package(tmp_path, *flags)
+    package = small_package(
+        tmp_path, "--current", *flags, install="#!/bin/sh\necho ok > installed.txt\ncat a.txt >> installed.txt\n"
+    )
     assert makeself.read_header(package).target_dir == "."
     out = tmp_path / "norm.run"
     normalize(package, out, 0)
     header = makeself.read_header(out)
-    assert (header.target_dir, header.script, header.label) == (".", "./install.sh", "version:1.0")
+    assert (header.target_dir, header.script, header.label) == (".", "./install.sh", "src package")
     assert all(c.ok for c in makeself.verify(out, header))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -144,16 +128,8 @@ def test_a_current_directory_package_still_runs_after_normalize(tmp_path: Path, 
 def test_a_named_target_directory_is_kept_and_only_the_random_one_changes(tmp_path: Path) -> None:
     # the variant: a package made from a named directory ("opp") has targetdir="opp", a word that
     # appears elsewhere in a CANN header; it is a choice, not randomness, and stays
-    src = tmp_path / "opp"
-    src.mkdir()
-    (src / "install.sh").write_text("#!/bin/sh\necho opp > ../opp-ran.txt\n")
-    (src / "install.sh").chmod(0o755)
-    package = tmp_path / "opp.run"
-    subprocess.run(
-        ["makeself", "--gzip", "opp", str(package), "opp package", "./install.sh"],
-        cwd=tmp_path,
-        check=True,
-        capture_output=True,
+    package = small_package(
+        tmp_path, "--named", "--gzip", source="opp", install="#!/bin/sh\necho opp > ../opp-ran.txt\n"
     )
     assert makeself.read_header(package).target_dir == "opp"
     out = tmp_path / "norm.run"
