@@ -173,3 +173,15 @@ def test_op_check_on_a_malformed_file_never_exits_3(tmp_path: Path, text: bytes)
         code, out, err = ascenv(tmp_path, *argv, environ={"ASCEND_OPP_PATH": OPP})
         assert code in (0, 1) and "Traceback" not in err, err
         assert "customize" in out and "evil" in out
+
+
+@pytest.mark.parametrize("key", ["B\\ud800", "\\udfffC", "D\\udc80\\ud800"])
+def test_a_lone_surrogate_in_an_installed_op_type_reaches_the_snapshot_escaped(tmp_path: Path, key: str) -> None:
+    root = machine(tmp_path)
+    vendor = vendor_tree(root / OPP.lstrip("/") / "vendors" / "customize")
+    ops_info = vendor / "op_impl/ai_core/tbe/config/ascend910b/aic-ascend910b-ops-info.json"
+    ops_info.write_text('{"' + key + '": {"opFile": {"value": "x"}}, "AddCustom": {}}')
+    snap = snapshot(root)
+    assert snap.vendors[0].ops_info == {"ascend910b": ("AddCustom", key)}  # the escape, as text
+    snapshot_io.dumps_snapshot(snap).encode("utf-8")  # writable as UTF-8: no exit 3
+    run_checks(snap, shipped_matrix())
