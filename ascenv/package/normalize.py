@@ -80,25 +80,31 @@ def normalize(
             f"{package}: normalize repacks gzip payloads only, this one is {header.compression}",
             hint="CANN operator packages are made with --gzip (cmake/makeself.cmake of the project template)",
         )
-    with tempfile.TemporaryFile() as spool:
-        members = _spool(package, header, spool, max_bytes, max_members)
-        with tempfile.TemporaryFile() as payload:
-            tar_size = _write_tar(members, spool, payload, epoch)
-            payload.seek(0)
-            sha, md5, crc, size = hashlib.sha256(), hashlib.md5(), makeself.CksumCrc(), 0  # noqa: S324
-            for chunk in iter(lambda: payload.read(makeself.CHUNK), b""):
-                sha.update(chunk)
-                md5.update(chunk)
-                crc.update(chunk)
-                size += len(chunk)
-            sums = {
-                "SHA": sha.hexdigest() if header.sha256[0] != "0" * 64 else header.sha256[0],
-                "MD5": md5.hexdigest() if header.md5[0] != "0" * 32 else header.md5[0],
-                "CRCsum": str(crc.value()) if header.crc[0] != "0000000000" else header.crc[0],
-            }
-            text = rewrite_header(header, size, (tar_size + 1023) // 1024, sums, packaging_date(epoch))
-            payload.seek(0)
-            digest = _write(output, text, payload)
+    try:
+        with tempfile.TemporaryFile() as spool:
+            members = _spool(package, header, spool, max_bytes, max_members)
+            with tempfile.TemporaryFile() as payload:
+                tar_size = _write_tar(members, spool, payload, epoch)
+                payload.seek(0)
+                sha, md5, crc, size = hashlib.sha256(), hashlib.md5(), makeself.CksumCrc(), 0  # noqa: S324
+                for chunk in iter(lambda: payload.read(makeself.CHUNK), b""):
+                    sha.update(chunk)
+                    md5.update(chunk)
+                    crc.update(chunk)
+                    size += len(chunk)
+                sums = {
+                    "SHA": sha.hexdigest() if header.sha256[0] != "0" * 64 else header.sha256[0],
+                    "MD5": md5.hexdigest() if header.md5[0] != "0" * 32 else header.md5[0],
+                    "CRCsum": str(crc.value()) if header.crc[0] != "0000000000" else header.crc[0],
+                }
+                text = rewrite_header(header, size, (tar_size + 1023) // 1024, sums, packaging_date(epoch))
+                payload.seek(0)
+                digest = _write(output, text, payload)
+    except OSError as exc:  # the spool files: a full or unwritable $TMPDIR (the output's own errors are said above)
+        raise errors.UsageError(
+            f"cannot repack {package}: a temporary file failed: {exc.strerror or exc}",
+            hint="normalize spools the payload in $TMPDIR, up to --max-bytes: make room there or set TMPDIR elsewhere",
+        ) from None
     return Normalized(
         source=str(package),
         output=str(output),

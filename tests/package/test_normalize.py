@@ -3,8 +3,11 @@ and the result still lists and installs."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -143,3 +146,32 @@ def test_a_named_target_directory_is_kept_and_only_the_random_one_changes(tmp_pa
     assert len(naming) >= 3 and [line for line in naming if line not in after] == []
     done = subprocess.run(["bash", str(out), "--quiet"], cwd=tmp_path / "opp", capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+class _FullDisk:
+    """A temporary file on a full file system: every write fails with ENOSPC."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        pass
+
+    def __enter__(self) -> _FullDisk:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def write(self, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def tell(self) -> int:
+        return 0
+
+
+@needs_makeself
+def test_a_full_temporary_directory_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # normalize spools the payload (up to --max-bytes: a bomb fills $TMPDIR): ENOSPC is exit 2
+    package = make_package(tmp_path, tmp_path / "canary")
+    monkeypatch.setattr(tempfile, "TemporaryFile", _FullDisk)
+    with pytest.raises(UsageError, match="a temporary file failed: No space left on device") as caught:
+        normalize(package, tmp_path / "n.run", 0)
+    assert caught.value.exit_code == 2 and not (tmp_path / "n.run").exists()
