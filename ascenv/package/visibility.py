@@ -46,7 +46,8 @@ class VendorStatus:
     path: str
     origin: str
     priority: int
-    layout: Optional[layout.VendorLayout]  # None when the directory is missing
+    layout: Optional[layout.VendorLayout]  # None when the directory is missing or its tree was not read
+    exists: bool = True
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def judge(
     load_checks()
     searched = [v for v in vendors if v.priority != UNLISTED]
     findings: list[Finding] = list(_package_roots(searched))
-    statuses = [VendorStatus(v.name, v.path, v.origin, v.priority, layout_of(v)) for v in searched]
+    statuses = [VendorStatus(v.name, v.path, v.origin, v.priority, layout_of(v), v.exists) for v in searched]
     ops: list[OpStatus] = []
     providers: dict[str, list[VendorStatus]] = {}
     for status in statuses:

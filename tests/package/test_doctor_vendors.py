@@ -185,3 +185,23 @@ def test_a_lone_surrogate_in_an_installed_op_type_reaches_the_snapshot_escaped(t
     assert snap.vendors[0].ops_info == {"ascend910b": ("AddCustom", key)}  # the escape, as text
     snapshot_io.dumps_snapshot(snap).encode("utf-8")  # writable as UTF-8: no exit 3
     run_checks(snap, shipped_matrix())
+
+
+def test_op_check_says_a_vendor_was_not_read_rather_than_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ascenv.package import tree
+    from tests.commands.test_op_cmd import ascenv
+
+    root = with_a_bad_vendor(tmp_path, b"{}")
+    original = tree.read_vendor
+    monkeypatch.setattr(
+        tree, "read_vendor", lambda r, n, p: (_ for _ in ()).throw(TypeError("x")) if n == "evil" else original(r, n, p)
+    )
+    argv = ("op", "check", "--root", str(root), "--soc", "Ascend910B4", "--arch", "aarch64")
+    code, out, err = ascenv(tmp_path, *argv, environ={"ASCEND_OPP_PATH": OPP})
+    assert code == 0, err
+    assert "evil" in out and "(not read: see ASC-VENDOR-READ)" in out and "(missing)" not in out
+    assert "warn ASC-VENDOR-READ: vendor evil: 1 file(s) not read as CANN writes them" in out
+    code, out, _ = ascenv(tmp_path, *argv, "--format", "json", environ={"ASCEND_OPP_PATH": OPP})
+    assert [(v["name"], v["exists"]) for v in json.loads(out)["vendors"]] == [("evil", True), ("customize", True)]
