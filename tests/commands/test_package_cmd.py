@@ -316,3 +316,19 @@ def test_limits_below_one_are_usage_errors(tmp_path: Path, limit: str) -> None:
             code, _, err = ascenv(tmp_path, "package", *action, str(package), option, limit)
             assert code == 2 and f"{option} {limit}: a limit is at least 1" in err, err
     assert not (tmp_path / "n.run").exists()
+
+
+@pytest.mark.parametrize("offset", [4, 40, -3])
+def test_an_md5_only_package_tampered_is_exit_2(tmp_path: Path, offset: int) -> None:
+    # P5's reproducer: `makeself --nocrc` records only MD5; inspect said "no checksum recorded"
+    # and exit 0 after a payload byte was changed. Offset 4 as reported; 40 and the end: variants
+    package = small_package(tmp_path, "--nocrc", "--gzip", source="md5only")
+    code, out, err = ascenv(tmp_path, "package", "inspect", str(package))
+    assert code == 0 and "md5 ok" in out, err
+    data = bytearray(package.read_bytes())
+    skip = int(data.split(b'skip="', 1)[1].split(b'"', 1)[0])
+    start = sum(len(line) + 1 for line in bytes(data).split(b"\n")[:skip])
+    data[start + offset if offset >= 0 else len(data) + offset] ^= 0xFF
+    package.write_bytes(bytes(data))
+    code, out, err = ascenv(tmp_path, "package", "inspect", str(package))
+    assert code == 2 and "payload md5 is" in err, (out, err)
