@@ -22,7 +22,7 @@ from typing import Optional
 from ascenv.package.makeself import CksumCrc
 from tests.package.pkgbuild import make_package
 
-COMMANDS = {"gzip": "gzip -cd", "bzip2": "bzip2 -d", "xz": "xz -d", "zstd": "zstd -dc", "none": "cat"}
+COMMANDS = {"gzip": "gzip -cd", "bzip2": "bzip2 -d", "xz": "xz -d", "zstd": "zstd -dc", "none": "cat", "lz4": "lz4 -d"}
 MiB = 1 << 20
 
 

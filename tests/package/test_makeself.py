@@ -226,3 +226,15 @@ def test_the_buffer_is_linear_in_the_bytes_read(tmp_path: Path, header: bytes) -
 
     small, large = seconds(8 * MiB), seconds(64 * MiB)
     assert large < 8 * 3 * small + 2, (small, large)
+
+
+@pytest.mark.parametrize("kind", ["lz4", "base64"])
+def test_a_compressor_ascenv_does_not_read_is_exit_2(tmp_path: Path, header: bytes, kind: str) -> None:
+    # makeself 2.4.5 also offers lz4, lzo, compress, base64 and gpg/openssl encryption
+    package = build(tmp_path / "p.run", header, b"\x04\x22\x4d\x18 not read", compression="lz4")
+    if kind == "base64":
+        package.write_bytes(package.read_bytes().replace(b"echo Compression: lz4", b"echo Compression: base64"))
+    parsed = makeself.read_header(package)
+    with pytest.raises(PackageError, match=f"payload compression '{kind}' is not one ascenv reads") as caught:
+        makeself.BoundedStream(package, parsed, 1 << 20)
+    assert caught.value.exit_code == 2
