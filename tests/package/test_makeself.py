@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import struct
 import subprocess
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -237,4 +239,24 @@ def test_a_compressor_ascenv_does_not_read_is_exit_2(tmp_path: Path, header: byt
     parsed = makeself.read_header(package)
     with pytest.raises(PackageError, match=f"payload compression '{kind}' is not one ascenv reads") as caught:
         makeself.BoundedStream(package, parsed, 1 << 20)
+    assert caught.value.exit_code == 2
+
+
+@pytest.mark.parametrize("props", [38, 40, 34])
+def test_an_xz_stream_asking_for_a_huge_dictionary_is_refused(tmp_path: Path, header: bytes, props: int) -> None:
+    # liblzma allocates the dictionary the block header asks for (up to 4 GiB) before any output:
+    # the memory limit refuses it (xz -9 needs 65 MiB). LZMA2 dictionary byte (xz file format
+    # 1.1.0, 5.3.1): 34 = 512 MiB, 38 = 2 GiB, 40 = 4 GiB - 1
+    stream = bytearray(compress(tar_bytes([ti("packages/a.txt", b"x")]), "xz"))
+    size = (stream[12] + 1) * 4  # the block header follows the 12-byte stream header
+    block = stream[12 : 12 + size]
+    at = block.index(b"\x21\x01") + 2  # filter LZMA2 (0x21), 1 byte of properties
+    block[at] = props
+    block[-4:] = struct.pack("<I", zlib.crc32(bytes(block[:-4])))
+    stream[12 : 12 + size] = block
+    package = build(tmp_path / "p.run", header, bytes(stream), compression="xz")
+    reader = makeself.BoundedStream(package, makeself.read_header(package), 1 << 20)
+    with pytest.raises(PackageError, match="does not decompress .*[Mm]emory") as caught:
+        reader.read(10240)
+    reader.close()
     assert caught.value.exit_code == 2
