@@ -43,6 +43,12 @@ _EXTENDED = (
     tarfile.XGLTYPE,
     tarfile.SOLARIS_XHDTYPE,
 )
+_SPECIAL = {
+    "chardev": "character device",
+    "blockdev": "block device",
+    "fifo": "FIFO",
+    "other": "a member of a type tar does not define",
+}
 _KINDS = {
     tarfile.SYMTYPE: "symlink",
     tarfile.LNKTYPE: "hardlink",
@@ -96,8 +102,9 @@ def kept_prefix(path: str, size: int) -> int:
 
 
 def dangers(name: str, kind: str, mode: int, link: Optional[str], below_link: Optional[str]) -> tuple[str, ...]:
-    """What makes a member unsafe to extract (the cases GNU tar guards against with
-    --no-overwrite-dir and that Python's extraction filters refuse, PEP 706 "data" filter)."""
+    """What makes a member unsafe to extract: what Python's "data" extraction filter refuses or
+    strips (PEP 706: absolute names, "..", links leading out, devices and FIFOs, setuid/setgid
+    bits), and a member written through a symlink the archive made just before."""
     found = []
     if name.startswith("/"):
         found.append("absolute path")
@@ -110,10 +117,9 @@ def dangers(name: str, kind: str, mode: int, link: Optional[str], below_link: Op
     if kind == "hardlink":
         outside = link is not None and _leaves("", link)
         found.append(f"hard link to {link}" + (", outside the package" if outside else ""))
-    if kind in ("chardev", "blockdev", "fifo", "other"):
-        found.append({"chardev": "character device", "blockdev": "block device"}.get(kind, kind))
-    if mode & 0o6000:
-        found.append("setuid" if mode & 0o4000 else "setgid")
+    if kind in _SPECIAL:
+        found.append(_SPECIAL[kind])
+    found += [bit for flag, bit in ((0o4000, "setuid"), (0o2000, "setgid")) if mode & flag]
     return tuple(found)
 
 

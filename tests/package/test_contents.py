@@ -154,7 +154,7 @@ def test_dangerous_members_are_flagged_with_their_type(tmp_path: Path, header: b
         V + "good/passwd": ("hardlink", "hard link to /etc/passwd, outside the package"),
         V + "good/dev": ("chardev", "character device"),
         V + "good/disk": ("blockdev", "block device"),
-        V + "good/fifo": ("fifo", "fifo"),
+        V + "good/fifo": ("fifo", "FIFO"),
         V + "good/suid": ("file", "setuid"),
         V + "good/sgid": ("file", "setgid"),
         V + "../x/version.info": ("file", "'..' in its path"),
@@ -189,3 +189,18 @@ def test_every_part_is_read(tmp_path: Path, header: bytes) -> None:
     second = compress(tar_bytes([ti("install.sh", b"#!/bin/sh\necho second part\n", mode=0o755)]))
     package = build(tmp_path / "two.run", header, b"", parts=[first, second])
     assert [m.path for m in members(package)] == ["packages/a.txt", "install.sh"]
+
+
+@pytest.mark.parametrize(
+    "name, kind, mode, link, expected",
+    [
+        ("a/b", "file", 0o6755, None, ("setuid", "setgid")),
+        ("a/b", "other", 0o644, None, ("a member of a type tar does not define",)),
+        ("a/b/c", "symlink", 0o777, "../../x", ()),  # a/b/../../x = x: inside
+        ("a/b/c", "symlink", 0o777, "../../../x", ("symlink pointing outside the package (../../../x)",)),
+        ("a/./b", "symlink", 0o777, "./.././../x", ("symlink pointing outside the package (./.././../x)",)),
+        ("a/b", "hardlink", 0o644, "a/c", ("hard link to a/c",)),
+    ],
+)
+def test_dangers(name: str, kind: str, mode: int, link: str, expected: tuple) -> None:
+    assert contents.dangers(name, kind, mode, link, None) == expected
