@@ -28,7 +28,7 @@ from ascenv.package.makeself import BoundedStream, Header
 MAX_BYTES = 8 << 30  # decompressed payload; real operator packages are tens of MB
 MAX_MEMBERS = 200_000
 KEEP_LIMIT = 4 << 20  # the largest file kept in memory to be read (JSON, version.info), as tree.JSON_LIMIT
-KEEP_TOTAL = 16 << 20  # all the files kept together; past it a file is "not read" (layout says so)
+KEEP_TOTAL = 8 << 20  # all the files kept together; past it a file is "not read" (layout says so)
 ELF_HEAD = 64  # enough of an ELF file for its class, byte order and e_machine
 EXTENSION_LIMIT = 64 << 10  # one pax header or GNU long name/link; all global pax headers together
 EXTENSION_CHAIN = 8  # extended headers before one member (global + pax + long name + long link is 4)
