@@ -16,6 +16,7 @@ from ascenv.errors import PackageError, UsageError
 from ascenv.package import makeself
 from ascenv.package.inspection import inspect_package
 from ascenv.package.normalize import TARGET_DIR, epoch_from, normalize, packaging_date
+from tests.package.hostile import build, compress, real_header, tar_bytes, ti
 from tests.package.pkgbuild import make_package, needs_makeself, small_package
 
 
@@ -175,3 +176,15 @@ def test_a_full_temporary_directory_is_a_clear_error(tmp_path: Path, monkeypatch
     with pytest.raises(UsageError, match="a temporary file failed: No space left on device") as caught:
         normalize(package, tmp_path / "n.run", 0)
     assert caught.value.exit_code == 2 and not (tmp_path / "n.run").exists()
+
+
+@needs_makeself
+def test_a_package_of_two_parts_is_repacked_whole(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    # makeself --append adds a part (its own tar); the repacked package holds the members of both
+    first = compress(tar_bytes([ti("packages/a.txt", b"a")]))
+    second = compress(tar_bytes([ti("packages/b.txt", b"b")]))
+    package = build(tmp_path / "two.run", real_header(tmp_path_factory), b"", parts=[first, second])
+    assert len(makeself.read_header(package).sizes) == 2
+    result = normalize(package, tmp_path / "one.run", 0)
+    assert result.members == 2
+    assert [m.path for m in inspect_package(tmp_path / "one.run").members] == ["packages/a.txt", "packages/b.txt"]
