@@ -339,6 +339,7 @@ class Vendor:
     aclnn_headers: tuple[str, ...] = ()  # op_api/include/aclnn_*.h
     # an ASCEND_CUSTOM_OPP_PATH entry that is an install root: the vendors below its vendors/
     install_root_of: Optional[tuple[str, ...]] = None
+    problems: tuple[str, ...] = ()  # files of the tree that could not be read as CANN reads them
 
 
 @dataclass(frozen=True)

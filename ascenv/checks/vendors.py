@@ -69,6 +69,34 @@ def vendors_present(snap: Snapshot, matrix: object) -> Iterator[Finding]:
             )
 
 
+@check(
+    "ASC-VENDOR-READ",
+    layer="vendors",
+    title="every custom vendor tree could be read",
+    explain="""
+ascenv reads each vendor's operator description files (aic-<unit>-ops-info.json,
+kernel/config/<unit>/*.json, version.info) to tell which OpTypes it provides. A file that is not
+the JSON CANN writes (damaged, hand-edited, truncated) is reported here, per file, and the rest of
+the vendor and every other vendor are still checked. If the vendors probe itself failed, no
+vendor was checked at all: that is said here too, never left as an empty vendor list.
+""",
+)
+def vendor_read(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    for error in snap.errors:
+        if error.probe == "vendors":
+            yield finding(
+                "ASC-VENDOR-READ",
+                Severity.ERROR,
+                "the vendors probe failed: no custom vendor was checked",
+                found=error.message,
+                expected="every vendor named by ASCEND_CUSTOM_OPP_PATH and vendors/config.ini read",
+                fix="rerun with --debug and report it (ascenv report bundles what is needed)",
+            )
+    from ascenv.package.visibility import read_problems
+
+    yield from read_problems([v for v in snap.vendors if v.priority != UNLISTED])
+
+
 def _searched(snap: Snapshot) -> list:
     """Vendors CANN searches: present, and named by ASCEND_CUSTOM_OPP_PATH or config.ini."""
     return [v for v in snap.vendors if v.exists and v.priority != UNLISTED]

@@ -47,11 +47,18 @@ def _add_limits(parser: argparse.ArgumentParser) -> None:
         help=f"refuse payloads larger than N bytes ({MAX_BYTES})",
     )
     parser.add_argument(
-        "--max-members", type=int, default=MAX_MEMBERS, metavar="N", help=f"refuse more than N members ({MAX_MEMBERS})"
+        "--max-members",
+        type=int,
+        default=MAX_MEMBERS,
+        metavar="N",
+        help=f"refuse more than N members ({MAX_MEMBERS})",
     )
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    for option, value in (("--max-bytes", args.max_bytes), ("--max-members", args.max_members)):
+        if value < 1:
+            raise errors.UsageError(f"{option} {value}: a limit is at least 1", hint=f"{option} N with N >= 1")
     package = Path(ctx.cwd, args.package)
     if not package.is_file():
         raise errors.UsageError(f"{args.package} is not a file", hint="pass the custom_opp_<os>_<arch>.run to read")

@@ -24,7 +24,7 @@ def op_check_json(result: OpCheck) -> dict[str, Any]:
                 "path": v.path,
                 "origin": v.origin,
                 "priority": v.priority,
-                "exists": v.layout is not None,
+                "exists": v.exists,
                 "op_types": list(v.layout.op_types) if v.layout else [],
                 "compute_units": list(v.layout.compute_units) if v.layout else [],
                 "compiler_version": v.layout.compiler_version if v.layout else None,
@@ -55,7 +55,9 @@ def render_op_check(out: Output, result: OpCheck, fmt: str = "human") -> None:
     unit = result.compute_unit or "no --soc"
     console.print(f"[bold]custom operators[/] for {safe(result.arch)}, {safe(unit)}, in CANN's search order")
     for v in result.vendors:
-        state = "" if v.layout else " [red](missing)[/]"
+        state = (
+            "" if v.layout else " [red](missing)[/]" if not v.exists else " [yellow](not read: see ASC-VENDOR-READ)[/]"
+        )
         console.print(f"  {v.priority}. {safe(v.name)} {safe(v.path)} ({safe(v.origin)}){state}")
     if result.ops:
         table = Table(box=None, pad_edge=False)

@@ -6,10 +6,14 @@ from typing import Any
 
 from rich.table import Table
 
-from ascenv.output import Output, safe
+from ascenv.output import Output, printable, safe
+from ascenv.package.contents import Member
 from ascenv.package.inspection import Inspection
 from ascenv.package.layout import VendorLayout
 from ascenv.package.normalize import Normalized
+
+TABLE_ROWS = 2000  # files shown as a table; more as plain lines
+SHOWN_DANGERS = 50  # unsafe members named in the human warning
 
 
 def _vendor_json(vendor: VendorLayout) -> dict[str, Any]:
@@ -47,11 +51,13 @@ def inspection_json(found: Inspection) -> dict[str, Any]:
             "checksums": [{"kind": c.kind, "value": c.expected, "verified": c.ok} for c in found.checksums],
         },
         "files": [
-            {"path": m.path, "size": m.size, "mode": f"{m.mode:04o}", "sha256": m.sha256}
+            {"path": m.path, "type": m.kind, "size": m.size, "mode": f"{m.mode:04o}", "sha256": m.sha256}
             | ({"link": m.link} if m.link is not None else {})
+            | ({"dangers": list(m.dangers)} if m.dangers else {})
             for m in found.members
-            if m.kind != "dir"
+            if m.kind != "dir" or m.dangers
         ],
+        "dangerous_members": len(found.dangerous),
         "vendors": [_vendor_json(v) for v in found.vendors],
     }
 
@@ -66,15 +72,14 @@ def render_inspection(out: Output, found: Inspection, fmt: str = "human") -> Non
     console.print(f"  packaged {safe(h.date or '?')}, target directory {safe(h.target_dir)}, {safe(h.compression)}")
     sums = ", ".join(f"{c.kind} ok" for c in found.checksums) or "no checksum recorded"
     console.print(f"  payload {sum(h.sizes)} bytes at offset {h.offset}: {sums}")
-    table = Table(box=None, pad_edge=False)
-    for column in ("mode", "size", "sha256", "path"):
-        table.add_column(column, justify="right" if column == "size" else "left")
-    for m in found.members:
-        if m.kind == "dir":
-            continue
-        path = m.path + (f" -> {m.link}" if m.link else "")
-        table.add_row(f"{m.mode:04o}", str(m.size), (m.sha256 or "")[:16], safe(path))
-    console.print(table)
+    _files(out, [m for m in found.members if m.kind != "dir" or m.dangers])
+    dangerous = found.dangerous
+    if dangerous:
+        console.print(f"[yellow]warning[/]: {len(dangerous)} member(s) unsafe to extract (not counted in any vendor):")
+        for m in dangerous[:SHOWN_DANGERS]:
+            console.print(f"  {safe(m.path)}: {safe(', '.join(m.dangers))}")
+        if len(dangerous) > SHOWN_DANGERS:
+            console.print(f"  ... and {len(dangerous) - SHOWN_DANGERS} more (--format json lists them all)")
     if not found.vendors:
         console.print("[yellow]no vendor[/]: the package has no packages/vendors/<vendor>/ tree")
     for v in found.vendors:
@@ -87,6 +92,37 @@ def render_inspection(out: Output, found: Inspection, fmt: str = "human") -> Non
         console.print(f"  aclnn headers: {safe(', '.join(v.aclnn_headers) or 'none')}")
         for problem in v.problems:
             console.print(f"  [yellow]warning[/]: {safe(problem)}")
+
+
+def _files(out: Output, members: list[Member]) -> None:
+    """A table up to TABLE_ROWS files; past that plain lines, as fast for 100k members as for 10
+    (rich lays out a whole table before printing it)."""
+    rows = [
+        (
+            f"{m.mode:04o}",
+            str(m.size),
+            (m.sha256 or "")[:16],
+            _kind_mark(m) + m.path + (f" -> {m.link}" if m.link else ""),
+        )
+        for m in members
+    ]
+    if len(rows) > TABLE_ROWS:
+        width = max(len(r[1]) for r in rows)
+        out.text("\n".join(f"{mode}  {size:>{width}}  {sha:16}  {printable(path)}" for mode, size, sha, path in rows))
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("mode", "size", "sha256", "path"):
+        table.add_column(column, justify="right" if column == "size" else "left")
+    for mode, size, sha, path in rows:
+        table.add_row(mode, size, sha, safe(path))
+    out.console.print(table)
+
+
+def _kind_mark(member: Member) -> str:
+    """``ls -l``'s type letter for what is not a file, link or directory."""
+    return {"chardev": "(c) ", "blockdev": "(b) ", "fifo": "(p) ", "hardlink": "(hard) ", "other": "(?) "}.get(
+        member.kind, ""
+    )
 
 
 def normalized_json(result: Normalized) -> dict[str, Any]:

@@ -38,6 +38,7 @@ _ACLNN = re.compile(r"^op_api/include/(aclnn_[^/]+\.h)$")
 _HASH_SUFFIX = re.compile(r"_[0-9a-f]{32}(?:_[a-z_]+)?$")
 
 ELF_HEAD = 64  # bytes of a library enough for its class, byte order and e_machine
+WHOLE = -1  # wanted(): the whole file
 Reader = Callable[[str], Optional[bytes]]  # vendor-relative path -> its bytes (or ELF head), None if unknown
 
 
@@ -127,6 +128,22 @@ def describe(name: str, paths: Iterable[str], read: Reader) -> VendorLayout:
     )
 
 
+def wanted(path: str) -> int:
+    """How much of a vendor-relative file ``describe`` reads: WHOLE (JSON it interprets and
+    version.info), ELF_HEAD (a library), 0 (the rest: kernels, sources, kernel JSON)."""
+    if path == "version.info" or _OPS_INFO.match(path) or _KERNEL_CONFIG.match(path):
+        return WHOLE
+    if _PROTO.match(path) or _TILING.match(path) or path == OPAPI_LIB:
+        return ELF_HEAD
+    return 0
+
+
+def _text(value: str) -> str:
+    """A JSON string may hold a lone surrogate ("\\ud800"), which no UTF-8 output accepts:
+    shown as its escape instead."""
+    return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _load(path: str, read: Reader, problems: list[str]) -> object:
     data = read(path)
     if data is None:
@@ -134,34 +151,60 @@ def _load(path: str, read: Reader, problems: list[str]) -> object:
         return None
     try:
         return json.loads(data)
-    except ValueError as exc:
-        problems.append(f"{path}: not JSON ({exc})")
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the parser goes
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else _text(str(exc))[:200]
+        problems.append(f"{path}: not JSON ({reason})")
         return None
 
 
 def _json_keys(path: str, read: Reader, problems: list[str]) -> set[str]:
     """aic-<unit>-ops-info.json maps each OpType to its inputs, outputs and opFile."""
     data = _load(path, read, problems)
-    return {k for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else set()
+    if data is None:
+        return set()
+    if not isinstance(data, dict):
+        problems.append(f"{path}: a JSON {type(data).__name__}, not an object of OpTypes")
+        return set()
+    return {_text(k) for k, v in data.items() if isinstance(v, dict)}
 
 
 def _kernel_config_ops(path: str, stem: str, read: Reader, problems: list[str]) -> set[str]:
     """binary_info_config.json maps OpType -> binary list; <op_file>.json has a binList whose
-    simplifiedKey entries start with the OpType ("Abs/d=0,p=0/27,2/27,2")."""
+    simplifiedKey entries start with the OpType ("Abs/d=0,p=0/27,2/27,2"). Every level is
+    type-checked: any other shape is a problem of this file, never an error of the whole read."""
     data = _load(path, read, problems)
+    if data is None:
+        return set()
     if not isinstance(data, dict):
+        problems.append(f"{path}: a JSON {type(data).__name__}, not an object")
         return set()
     if stem == "binary_info_config":
-        return {k for k, v in data.items() if isinstance(v, dict)}
+        return {_text(k) for k, v in data.items() if isinstance(v, dict)}
+    entries = data.get("binList", [])
+    if not isinstance(entries, list):
+        problems.append(f"{path}: binList is a JSON {type(entries).__name__}, not a list")
+        return set()
     found: set[str] = set()
-    for entry in data.get("binList") or ():
-        if not isinstance(entry, dict):
-            continue
-        keys = entry.get("simplifiedKey") or ()
-        if isinstance(keys, list) and keys and isinstance(keys[0], str):
-            found.add(keys[0].split("/", 1)[0])
-            continue
-        json_path = (entry.get("binInfo") or {}).get("jsonFilePath")
-        if isinstance(json_path, str):
-            found.add(_HASH_SUFFIX.sub("", json_path.rsplit("/", 1)[-1].removesuffix(".json")))
+    skipped = 0
+    for entry in entries:
+        op = _op_of_entry(entry) if isinstance(entry, dict) else None
+        if op is not None:
+            found.add(_text(op))
+        elif not isinstance(entry, dict) or "simplifiedKey" in entry or "binInfo" in entry:
+            skipped += 1  # an entry of another shape than CANN writes
+    if skipped:
+        problems.append(f"{path}: {skipped} binList entr{'y names' if skipped == 1 else 'ies name'} no OpType")
     return found
+
+
+def _op_of_entry(entry: dict[str, object]) -> Optional[str]:
+    """The OpType of one binList entry: its simplifiedKey's first part, else its binInfo's
+    jsonFilePath without the directory, the hash and the suffix."""
+    keys = entry.get("simplifiedKey")
+    if isinstance(keys, list) and keys and isinstance(keys[0], str):
+        return keys[0].split("/", 1)[0]
+    info = entry.get("binInfo")
+    json_path = info.get("jsonFilePath") if isinstance(info, dict) else None
+    if isinstance(json_path, str):
+        return _HASH_SUFFIX.sub("", json_path.rsplit("/", 1)[-1].removesuffix(".json"))
+    return None

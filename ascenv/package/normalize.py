@@ -80,31 +80,31 @@ def normalize(
             f"{package}: normalize repacks gzip payloads only, this one is {header.compression}",
             hint="CANN operator packages are made with --gzip (cmake/makeself.cmake of the project template)",
         )
-    with tempfile.TemporaryFile() as spool:
-        members = _spool(package, header, spool, max_bytes, max_members)
-        with tempfile.TemporaryFile() as payload:
-            tar_size = _write_tar(members, spool, payload, epoch)
-            payload.seek(0)
-            sha, md5, crc, size = hashlib.sha256(), hashlib.md5(), makeself.CksumCrc(), 0  # noqa: S324
-            for chunk in iter(lambda: payload.read(makeself.CHUNK), b""):
-                sha.update(chunk)
-                md5.update(chunk)
-                crc.update(chunk)
-                size += len(chunk)
-            sums = {
-                "SHA": sha.hexdigest() if header.sha256[0] != "0" * 64 else header.sha256[0],
-                "MD5": md5.hexdigest() if header.md5[0] != "0" * 32 else header.md5[0],
-                "CRCsum": str(crc.value()) if header.crc[0] != "0000000000" else header.crc[0],
-            }
-            text = rewrite_header(header, size, (tar_size + 1023) // 1024, sums, packaging_date(epoch))
-            payload.seek(0)
-            digest = hashlib.sha256(text)
-            with atomic_path(output, mode=0o755) as tmp:
-                with open(tmp, "wb") as handle:
-                    handle.write(text)
-                    for chunk in iter(lambda: payload.read(makeself.CHUNK), b""):
-                        digest.update(chunk)
-                        handle.write(chunk)
+    try:
+        with tempfile.TemporaryFile() as spool:
+            members = _spool(package, header, spool, max_bytes, max_members)
+            with tempfile.TemporaryFile() as payload:
+                tar_size = _write_tar(members, spool, payload, epoch)
+                payload.seek(0)
+                sha, md5, crc, size = hashlib.sha256(), hashlib.md5(), makeself.CksumCrc(), 0  # noqa: S324
+                for chunk in iter(lambda: payload.read(makeself.CHUNK), b""):
+                    sha.update(chunk)
+                    md5.update(chunk)
+                    crc.update(chunk)
+                    size += len(chunk)
+                sums = {
+                    "SHA": sha.hexdigest() if header.sha256[0] != "0" * 64 else header.sha256[0],
+                    "MD5": md5.hexdigest() if header.md5[0] != "0" * 32 else header.md5[0],
+                    "CRCsum": str(crc.value()) if header.crc[0] != "0000000000" else header.crc[0],
+                }
+                text = rewrite_header(header, size, (tar_size + 1023) // 1024, sums, packaging_date(epoch))
+                payload.seek(0)
+                digest = _write(output, text, payload)
+    except OSError as exc:  # the spool files: a full or unwritable $TMPDIR (the output's own errors are said above)
+        raise errors.UsageError(
+            f"cannot repack {package}: a temporary file failed: {exc.strerror or exc}",
+            hint="normalize spools the payload in $TMPDIR, up to --max-bytes: make room there or set TMPDIR elsewhere",
+        ) from None
     return Normalized(
         source=str(package),
         output=str(output),
@@ -116,36 +116,49 @@ def normalize(
     )
 
 
+def _write(output: Path, text: bytes, payload: IO[bytes]) -> Any:
+    """The header then the payload, atomically into ``output``; the sha256 of what was written.
+    A target that cannot be written (a directory, a missing parent, a dangling link, a full or
+    read-only file system) is a usage error, as for lock, report and snapshot -o."""
+    digest = hashlib.sha256(text)
+    try:
+        with atomic_path(output, mode=0o755) as tmp:
+            with open(tmp, "wb") as handle:
+                handle.write(text)
+                for chunk in iter(lambda: payload.read(makeself.CHUNK), b""):
+                    digest.update(chunk)
+                    handle.write(chunk)
+    except OSError as exc:
+        raise errors.UsageError(
+            f"cannot write {output}: {exc.strerror or exc}", hint="-o takes a file path in a writable directory"
+        ) from None
+    return digest
+
+
 def _spool(
     package: Path, header: makeself.Header, spool: IO[bytes], max_bytes: int, max_members: int
 ) -> list[tuple[tarfile.TarInfo, int]]:
     """Every member's TarInfo and the offset of its data in ``spool`` (one pass over the payload)."""
-    stream = makeself.BoundedStream(package, header, max_bytes)
     found: list[tuple[tarfile.TarInfo, int]] = []
     data_of: dict[str, tuple[int, int]] = {}
-    try:
-        with tarfile.open(fileobj=stream, mode="r|") as tar:  # type: ignore[call-overload]
-            for info in tar:
-                if len(found) >= max_members:
-                    raise errors.PackageError(f"{package} holds more than {max_members} members")
-                offset = spool.tell()
-                if info.isfile():
-                    handle = tar.extractfile(info)
-                    assert handle is not None
-                    for chunk in iter(lambda: handle.read(makeself.CHUNK), b""):  # noqa: B023
-                        spool.write(chunk)
-                    data_of[contents.clean(info.name)] = (offset, info.size)
-                elif info.islnk():  # a hard link becomes a copy: sorting may put it before its target
-                    target = data_of.get(contents.clean(info.linkname))
-                    if target is None:
-                        raise errors.PackageError(f"{package}: hard link {info.name} to a file not before it")
-                    info = _as_file(info, target[1])
-                    offset = target[0]
-                found.append((info, offset))
-    except tarfile.TarError as exc:
-        raise errors.PackageError(f"{package}: the payload is not a readable tar stream ({exc})") from exc
-    finally:
-        stream.close()
+    with contents.tar_members(package, header, max_bytes=max_bytes, max_members=max_members) as members:
+        for tar, info in members:
+            offset = spool.tell()
+            if info.isfile():
+                handle = tar.extractfile(info)
+                assert handle is not None
+                for chunk in iter(lambda: handle.read(makeself.CHUNK), b""):  # noqa: B023
+                    spool.write(chunk)
+                data_of[contents.clean(info.name)] = (offset, info.size)
+            elif info.islnk():  # a hard link becomes a copy: sorting may put it before its target
+                target = data_of.get(contents.clean(info.linkname))
+                if target is None:
+                    raise errors.PackageError(
+                        f"{package}: hard link {contents.text(info.name)} to a file not before it"
+                    )
+                info = _as_file(info, target[1])
+                offset = target[0]
+            found.append((info, offset))
     return found
 
 
@@ -200,12 +213,21 @@ class _Slice:
 
 def rewrite_header(header: makeself.Header, size: int, kb: int, sums: Mapping[str, str], date: str) -> bytes:
     text = header.text.decode("latin-1")  # byte-transparent: the header is kept as it was
-    old_target = header.target_dir
-    values = {**sums, "targetdir": TARGET_DIR, "filesizes": str(size), "totalsize": str(size)}
+    values = {**sums, "filesizes": str(size), "totalsize": str(size)}
     for key, value in values.items():
         text = re.sub(rf'^{key}="[^"\n]*"$', f'{key}="{value}"', text, count=1, flags=re.M)
-    if old_target:
-        text = text.replace(old_target, TARGET_DIR)
+    # makeself names the directory it extracts into makeself-<pid>-<date> (makeself.sh,
+    # archdirname), the one random part; any other value was chosen ("." of --current) and stays.
+    # Only the assignment and the echo line of --dumpconf (echo archdirname=\"...\") change: a
+    # global replace would also rewrite "." or "opp" wherever they appear, and break the header.
+    if re.fullmatch(r"makeself-\d+-\d+", header.target_dir):
+        text = re.sub(r'^targetdir="[^"\n]*"$', f'targetdir="{TARGET_DIR}"', text, count=1, flags=re.M)
+        text = re.sub(
+            r'^(\s*echo archdirname=\\")' + re.escape(header.target_dir) + r'(?=\\"\s*$)',
+            lambda m: m.group(1) + TARGET_DIR,
+            text,
+            flags=re.M,
+        )
     text = re.sub(r"^(\s*echo Date of packaging: ?).*$", lambda m: m.group(1) + date, text, flags=re.M)
     text = re.sub(r"^(\s*echo Uncompressed size: ?)\d+( KB)\s*$", rf"\g<1>{kb}\g<2>", text, flags=re.M)
     # the build command spans lines ending in "\\" up to the one closing the quote

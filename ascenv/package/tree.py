@@ -32,7 +32,7 @@ def walk(root: Root, top: str, limit: int = WALK_LIMIT) -> list[str]:
 def read_vendor(root: Root, name: str, path: str) -> layout.VendorLayout:
     def read(rel: str) -> Optional[bytes]:
         # libraries: their ELF header is enough; JSON and version.info: whole, up to the limit
-        limit = layout.ELF_HEAD if ".so" in posixpath.basename(rel) else JSON_LIMIT
+        limit = layout.ELF_HEAD if layout.wanted(rel) == layout.ELF_HEAD else JSON_LIMIT
         return root.read_bytes(posixpath.join(path, rel), limit=limit)
 
     return layout.describe(name, walk(root, path), read)

@@ -17,7 +17,7 @@ What each consumer needs of a vendor tree (the layout in ``ascenv.package.layout
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -46,7 +46,8 @@ class VendorStatus:
     path: str
     origin: str
     priority: int
-    layout: Optional[layout.VendorLayout]  # None when the directory is missing
+    layout: Optional[layout.VendorLayout]  # None when the directory is missing or its tree was not read
+    exists: bool = True
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def judge(
     load_checks()
     searched = [v for v in vendors if v.priority != UNLISTED]
     findings: list[Finding] = list(_package_roots(searched))
-    statuses = [VendorStatus(v.name, v.path, v.origin, v.priority, layout_of(v)) for v in searched]
+    statuses = [VendorStatus(v.name, v.path, v.origin, v.priority, layout_of(v), v.exists) for v in searched]
     ops: list[OpStatus] = []
     providers: dict[str, list[VendorStatus]] = {}
     for status in statuses:
@@ -173,6 +174,7 @@ def check_ops(
     checked = [v for v in vendors if v.priority != UNLISTED and (not wanted or v.name in used)]
     findings = [
         *judged.findings,
+        *read_problems(checked),
         *_abi(root, opp_path, list(judged.vendors)),
         *stale_kernel_caches(
             root, environ, checked, home=home or environ.get("HOME"), cwd=cwd, compute_unit=compute_unit
@@ -182,6 +184,27 @@ def check_ops(
     if compute_unit is None:
         notes.append("no --soc given: the per-compute-unit parts (ops-info, kernels) were not judged")
     return OpCheck(arch, compute_unit, judged.vendors, judged.ops, tuple(findings), tuple(notes))
+
+
+def read_problems(vendors: Iterable[Vendor], shown: int = 3) -> list[Finding]:
+    """A finding per vendor whose files could not all be read (op check and doctor)."""
+    found = []
+    for vendor in vendors:
+        if not vendor.problems:
+            continue
+        more = len(vendor.problems) - shown
+        found.append(
+            finding(
+                "ASC-VENDOR-READ",
+                Severity.WARN,
+                f"vendor {vendor.name}: {len(vendor.problems)} file(s) not read as CANN writes them",
+                found="; ".join(vendor.problems[:shown]) + (f" (and {more} more)" if more > 0 else ""),
+                expected="the JSON files the operator project's build writes",
+                evidence=(vendor.path,),
+                fix=f"rebuild and reinstall {vendor.name}; its OpTypes in those files are not judged until then",
+            )
+        )
+    return found
 
 
 def _path_of(status: VendorStatus) -> str:

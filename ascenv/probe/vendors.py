@@ -98,7 +98,11 @@ def _vendor(root: Root, name: str, path: str, origin: str, priority: int) -> Ven
     text = root.read_text(posixpath.join(path, "version.info"))
     manifest = posixpath.join(path, MANIFEST)
     data = root.read_bytes(manifest)
-    lay = read_vendor(root, name, path)
+    try:
+        lay = read_vendor(root, name, path)
+    except Exception as exc:  # noqa: BLE001 - one vendor's tree must not cost the others theirs
+        failed = f"its tree could not be read: {type(exc).__name__}: {exc}"[:300]
+        return Vendor(name=name, path=path, origin=origin, priority=priority, problems=(failed,))
     return Vendor(
         name=name,
         path=path,
@@ -117,6 +121,7 @@ def _vendor(root: Root, name: str, path: str, origin: str, priority: int) -> Ven
         libraries=tuple(VendorLibrary(x.kind, x.path, x.dir_arch, x.elf_arch) for x in lay.libraries),
         aclnn_headers=lay.aclnn_headers,
         install_root_of=_install_root_of(root, path) if origin == "ASCEND_CUSTOM_OPP_PATH" else None,
+        problems=lay.problems,
     )
 
 

@@ -186,3 +186,24 @@ def cann_header(package: Path) -> Path:
     assert sep, "the makeself header has no Unrecognized flag case"
     package.write_bytes(head + b"\n" + CANN_UNKNOWN_FLAG.encode() + payload)
     return package
+
+
+def small_package(
+    work: Path, *flags: str, source: str = "src", install: str = "#!/bin/sh\necho ok > installed.txt\n"
+) -> Path:
+    """``work/<source>.run``: a directory ``work/<source>`` holding a.txt and the given
+    install.sh, packed by makeself with ``flags`` (e.g. --current, --nocrc) from inside it, or
+    from ``work`` as a named directory when "--named" is among the flags."""
+    assert MAKESELF is not None
+    src = work / source
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "a.txt").write_text("hi\n")
+    (src / "install.sh").write_text(install)
+    (src / "install.sh").chmod(0o755)
+    out = work / f"{source}.run"
+    named = "--named" in flags
+    argv = [MAKESELF, *(f for f in flags if f != "--named"), source if named else "./", str(out)]
+    subprocess.run(
+        [*argv, f"{source} package", "./install.sh"], cwd=work if named else src, check=True, capture_output=True
+    )
+    return out

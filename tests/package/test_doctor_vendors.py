@@ -94,3 +94,114 @@ def test_an_older_snapshot_without_layouts_loads_and_gives_no_finding(tmp_path: 
     old = snapshot_io.snapshot_from_json(data, "old.json")
     assert not old.vendors[0].layout_read
     assert doctor(old) == []
+
+
+# --- one bad file, one bad vendor (December 2026 adversarial report P3/V1) ----------------------
+
+BAD_CONFIGS = [b'{"binList": 5}', b'{"binList":[{"binInfo":"x"}]}', b"[" * 100_000, b'{"B\\ud800": {"binList": []}}']
+
+
+def with_a_bad_vendor(tmp_path: Path, text: bytes) -> Path:
+    root = machine(tmp_path, config="load_priority=evil,customize")
+    vendors = root / OPP.lstrip("/") / "vendors"
+    vendor_tree(vendors / "customize")
+    evil = vendor_tree(vendors / "evil", name="evil", op_types=("EvilOp",))
+    (evil / "op_impl/ai_core/tbe/kernel/config/ascend910b/add.json").write_bytes(text)
+    return root
+
+
+@pytest.mark.parametrize("text", BAD_CONFIGS, ids=["int", "str-bininfo", "deep", "surrogate"])
+def test_one_malformed_file_keeps_every_vendor_in_the_snapshot_doctor_and_lock(tmp_path: Path, text: bytes) -> None:
+    from ascenv import lockfile
+
+    snap = snapshot(with_a_bad_vendor(tmp_path, text))
+    assert [(v.name, v.layout_read) for v in snap.vendors] == [("evil", True), ("customize", True)]
+    assert snap.vendors[0].ops_info == {"ascend910b": ("EvilOp",)}  # the rest of evil is read
+    findings = run_checks(snap, shipped_matrix())
+    read = [f for f in findings if f.id == "ASC-VENDOR-READ"]
+    if text.startswith(b'{"B'):
+        assert read == []  # a well-formed file: its odd key is data, shown escaped
+    else:
+        assert [(f.severity.value, f.title) for f in read] == [
+            ("warn", "vendor evil: 1 file(s) not read as CANN writes them")
+        ]
+        assert "kernel/config/ascend910b/add.json" in (read[0].found or "")
+    saved = snapshot_io.snapshot_from_json(json.loads(snapshot_io.dumps_snapshot(snap)), "saved.json")
+    assert saved.vendors == snap.vendors  # the problems survive a saved snapshot (doctor --from)
+    lock = lockfile.lock_from_snapshot(snap, generator_version="test")
+    assert [v.name for v in lock.vendors] == ["evil", "customize"]
+
+
+def test_a_vendor_whose_tree_cannot_be_read_is_still_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the variant: whatever reading one tree raises, the other vendors are read
+    from ascenv.package import tree
+
+    root = with_a_bad_vendor(tmp_path, b"{}")
+    original = tree.read_vendor
+
+    def failing(root_: Root, name: str, path: str):  # type: ignore[no-untyped-def]
+        if name == "evil":
+            raise TypeError("a bug in one reader")
+        return original(root_, name, path)
+
+    monkeypatch.setattr(tree, "read_vendor", failing)
+    snap = snapshot(root)
+    evil, customize = snap.vendors
+    assert (evil.name, evil.layout_read, customize.layout_read) == ("evil", False, True)
+    assert evil.problems == ("its tree could not be read: TypeError: a bug in one reader",)
+    read = [f for f in run_checks(snap, shipped_matrix()) if f.id == "ASC-VENDOR-READ"]
+    assert [f.title for f in read] == ["vendor evil: 1 file(s) not read as CANN writes them"]
+
+
+def test_a_failed_vendors_probe_is_shown_by_doctor() -> None:
+    from ascenv.model import ProbeError
+
+    failed = ProbeError("vendors", "internal", "the vendors probe failed: TypeError: x")
+    snap = dataclasses.replace(a2_host(), errors=(failed,))
+    (found,) = [f for f in run_checks(snap, shipped_matrix()) if f.id == "ASC-VENDOR-READ"]
+    assert found.severity.value == "error" and found.found == failed.message
+    assert "no custom vendor was checked" in found.title
+
+
+@pytest.mark.parametrize("text", BAD_CONFIGS, ids=["int", "str-bininfo", "deep", "surrogate"])
+def test_op_check_on_a_malformed_file_never_exits_3(tmp_path: Path, text: bytes) -> None:
+    from tests.commands.test_op_cmd import ascenv
+
+    root = with_a_bad_vendor(tmp_path, text)
+    for fmt in ("human", "json"):
+        argv = ("op", "check", "--root", str(root), "--soc", "Ascend910B4", "--arch", "aarch64", "--format", fmt)
+        code, out, err = ascenv(tmp_path, *argv, environ={"ASCEND_OPP_PATH": OPP})
+        assert code in (0, 1) and "Traceback" not in err, err
+        assert "customize" in out and "evil" in out
+
+
+@pytest.mark.parametrize("key", ["B\\ud800", "\\udfffC", "D\\udc80\\ud800"])
+def test_a_lone_surrogate_in_an_installed_op_type_reaches_the_snapshot_escaped(tmp_path: Path, key: str) -> None:
+    root = machine(tmp_path)
+    vendor = vendor_tree(root / OPP.lstrip("/") / "vendors" / "customize")
+    ops_info = vendor / "op_impl/ai_core/tbe/config/ascend910b/aic-ascend910b-ops-info.json"
+    ops_info.write_text('{"' + key + '": {"opFile": {"value": "x"}}, "AddCustom": {}}')
+    snap = snapshot(root)
+    assert snap.vendors[0].ops_info == {"ascend910b": ("AddCustom", key)}  # the escape, as text
+    snapshot_io.dumps_snapshot(snap).encode("utf-8")  # writable as UTF-8: no exit 3
+    run_checks(snap, shipped_matrix())
+
+
+def test_op_check_says_a_vendor_was_not_read_rather_than_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ascenv.package import tree
+    from tests.commands.test_op_cmd import ascenv
+
+    root = with_a_bad_vendor(tmp_path, b"{}")
+    original = tree.read_vendor
+    monkeypatch.setattr(
+        tree, "read_vendor", lambda r, n, p: (_ for _ in ()).throw(TypeError("x")) if n == "evil" else original(r, n, p)
+    )
+    argv = ("op", "check", "--root", str(root), "--soc", "Ascend910B4", "--arch", "aarch64")
+    code, out, err = ascenv(tmp_path, *argv, environ={"ASCEND_OPP_PATH": OPP})
+    assert code == 0, err
+    assert "evil" in out and "(not read: see ASC-VENDOR-READ)" in out and "(missing)" not in out
+    assert "warn ASC-VENDOR-READ: vendor evil: 1 file(s) not read as CANN writes them" in out
+    code, out, _ = ascenv(tmp_path, *argv, "--format", "json", environ={"ASCEND_OPP_PATH": OPP})
+    assert [(v["name"], v["exists"]) for v in json.loads(out)["vendors"]] == [("evil", True), ("customize", True)]
