@@ -20,11 +20,13 @@ from ascenv.commands._common import Context
 from ascenv.output import Output
 from tests.cli_helpers import run_cli
 from tests.fixture_hosts import build_host
+from tests.package.pkgbuild import small_package
 
 REPO = Path(__file__).resolve().parents[1]
 
 # Commands whose printing run needs what a test machine lacks (a Docker engine, Ansible nodes, a
 # built operator): their --help is what they print here, through the same parser and stdout.
+# `package inspect` reads a real makeself package (tests/package/pkgbuild.small_package).
 HELP_ONLY = {"build", "fleet", "install", "image"}
 
 
@@ -49,7 +51,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "report": ["report", "--from", "snap.json", "--format", "json", "-o", "r.tar.gz"],
         "store": ["store", "ls", "--store", "store"],
         "bench": ["bench", "history", "add_custom", "--store", "store"],
-        "package": ["package", "--help"],
+        "package": ["package", "inspect", str(small_package(tmp / "pkg"))],
         "op": ["op", "check", "--root", root],
         "clean-cache": ["clean-cache", "ls"],
         **{name: [name, "--help"] for name in HELP_ONLY},
