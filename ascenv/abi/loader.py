@@ -1,0 +1,213 @@
+"""Where ld.so would find each DT_NEEDED library, modelled from files under a root.
+
+The order is glibc's ``_dl_map_object`` (elf/dl-load.c) as ld.so(8) documents it:
+
+1. a name with a slash is a path (after ``$ORIGIN``/``$LIB``/``$PLATFORM`` expansion);
+2. DT_RPATH of the requesting object and then of the objects that loaded it, only when the
+   requesting object has no DT_RUNPATH (an object with both has its DT_RPATH ignored);
+3. LD_LIBRARY_PATH;
+4. DT_RUNPATH of the requesting object only (not of its loaders);
+5. ld.so.cache: modelled by the directories of ``/etc/ld.so.conf`` and its ``include`` files,
+   which ldconfig reads to build it (ldconfig(8));
+6. the default directories: the multiarch pair of the machine (Debian), then ``/lib64``,
+   ``/usr/lib64`` (64-bit, Red Hat layout), then ``/lib``, ``/usr/lib``.
+
+A candidate of another class or machine is skipped and the search goes on, as ld.so does
+(``open_verify``). Libraries load breadth first, and a name already loaded (as a DT_NEEDED name or
+a soname) or a file already loaded under another name is not searched again. ``$ORIGIN`` is the
+directory of the path the object was found at; ``$LIB`` is ``lib64`` for 64-bit objects and
+``lib`` otherwise (glibc's default; Debian's multiarch ld.so uses ``lib/<triplet>``, which step 6
+covers); ``$PLATFORM`` is the machine name.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional, Protocol
+
+from ascenv.elf import ElfFile
+
+# Debian multiarch triplets (https://wiki.debian.org/Multiarch/Tuples)
+TRIPLETS = {
+    "x86_64": "x86_64-linux-gnu",
+    "aarch64": "aarch64-linux-gnu",
+    "i386": "i386-linux-gnu",
+    "arm": "arm-linux-gnueabihf",
+    "riscv64": "riscv64-linux-gnu",
+    "ppc64": "powerpc64-linux-gnu",
+}
+_DST = re.compile(r"\$(?:\{(ORIGIN|LIB|PLATFORM)\}|(ORIGIN|LIB|PLATFORM)(?![A-Za-z0-9_]))")
+_CONF = "/etc/ld.so.conf"
+
+
+class Files(Protocol):
+    def elf(self, path: str) -> Optional[ElfFile]: ...
+    def real(self, path: str) -> Optional[str]: ...
+    def text(self, path: str) -> Optional[str]: ...
+    def glob(self, directory: str, pattern: str) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Loaded:
+    path: str  # machine path it was found at
+    elf: ElfFile
+    found_via: str  # "start", "path", "RPATH", "LD_LIBRARY_PATH", "RUNPATH", "ld.so.conf", "default"
+    needed_by: Optional[str]  # path of the object whose DT_NEEDED brought it in; None for a start object
+
+
+@dataclass(frozen=True)
+class Missing:
+    name: str  # the DT_NEEDED entry
+    needed_by: str
+    searched: tuple[str, ...]  # directories, in the order tried
+    wrong_machine: tuple[str, ...]  # files of that name skipped for another class or machine
+
+
+@dataclass(frozen=True)
+class LoadOrder:
+    objects: tuple[Loaded, ...]  # breadth first, the symbol lookup order
+    missing: tuple[Missing, ...]
+
+    def by_path(self, path: str) -> Optional[Loaded]:
+        return next((o for o in self.objects if o.path == path), None)
+
+
+def conf_dirs(files: Files, path: str = _CONF, _seen: Optional[set[str]] = None) -> tuple[str, ...]:
+    """Directories of ld.so.conf in order, ``include`` globs expanded (relative to /etc as ldconfig does)."""
+    seen = set() if _seen is None else _seen
+    if path in seen:
+        return ()
+    seen.add(path)
+    text = files.text(path) or ""
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line or line.startswith("hwcap "):
+            continue
+        if line.startswith("include") and line[7:8].isspace():
+            for pattern in line[8:].split():
+                if not pattern.startswith("/"):
+                    pattern = posixpath.join(posixpath.dirname(path), pattern)
+                directory, base = posixpath.split(pattern)
+                for included in files.glob(directory, base):
+                    out += conf_dirs(files, included, seen)
+            continue
+        # a directory may carry "=TYPE" (old ldconfig) and lines may hold several, split by blanks, ':' or ','
+        out += [d.split("=", 1)[0] for d in re.split(r"[\s:,]+", line) if d.startswith("/")]
+    return tuple(dict.fromkeys(out))
+
+
+def default_dirs(machine: str, bits: int) -> tuple[str, ...]:
+    triplet = TRIPLETS.get(machine)
+    dirs = [f"/lib/{triplet}", f"/usr/lib/{triplet}"] if triplet else []
+    if bits == 64:
+        dirs += ["/lib64", "/usr/lib64"]
+    return (*dirs, "/lib", "/usr/lib")
+
+
+def expand(entry: str, origin: str, obj: ElfFile) -> str:
+    values = {"ORIGIN": origin, "LIB": "lib64" if obj.bits == 64 else "lib", "PLATFORM": obj.machine}
+    return _DST.sub(lambda m: values[m.group(1) or m.group(2)], entry)
+
+
+def load(
+    files: Files, starts: Sequence[str], *, ld_library_path: Sequence[str] = (), conf: Sequence[str] = ()
+) -> LoadOrder:
+    """The load order from ``starts`` (machine paths, e.g. the libraries a Python import opens)."""
+    objects: list[Loaded] = []
+    missing: list[Missing] = []
+    names: dict[str, Loaded] = {}  # DT_NEEDED names and sonames already loaded
+    reals: dict[str, Loaded] = {}
+    queue: deque[Loaded] = deque()
+
+    def add(path: str, obj: ElfFile, via: str, needed_by: Optional[str], name: str) -> Loaded:
+        real = files.real(path) or path
+        if real in reals:
+            names[name] = reals[real]
+            return reals[real]
+        loaded = Loaded(path, obj, via, needed_by)
+        objects.append(loaded)
+        reals[real] = names[name] = loaded
+        if obj.soname:
+            names.setdefault(obj.soname, loaded)
+        queue.append(loaded)
+        return loaded
+
+    for start in starts:
+        obj = files.elf(start)
+        if obj is not None:
+            add(start, obj, "start", None, start)
+    by_path = {o.path: o for o in objects}
+    while queue:
+        current = queue.popleft()
+        by_path[current.path] = current
+        for name in current.elf.needed:
+            if name in names:
+                continue
+            found, searched, skipped = _search(files, current, name, by_path, ld_library_path, conf)
+            if found is None:
+                missing.append(Missing(name, current.path, searched, skipped))
+                continue
+            path, obj, via = found
+            add(path, obj, via, current.path, name)
+    return LoadOrder(tuple(objects), tuple(missing))
+
+
+def _search(
+    files: Files,
+    requester: Loaded,
+    name: str,
+    by_path: dict[str, Loaded],
+    ld_library_path: Sequence[str],
+    conf: Sequence[str],
+) -> tuple[Optional[tuple[str, ElfFile, str]], tuple[str, ...], tuple[str, ...]]:
+    me = requester.elf
+    skipped: list[str] = []
+
+    def fits(path: str) -> Optional[ElfFile]:
+        obj = files.elf(path)
+        if obj is None:
+            return None
+        if obj.machine != me.machine or obj.bits != me.bits:
+            skipped.append(f"{path} ({obj.machine}, {obj.bits}-bit)")
+            return None
+        return obj
+
+    if "/" in name:
+        path = posixpath.normpath(expand(name, posixpath.dirname(requester.path), me))
+        obj = fits(path)
+        return ((path, obj, "path") if obj else None), (path,), tuple(skipped)
+    tried: list[str] = []
+    for directory, via in _directories(requester, by_path, ld_library_path, conf):
+        if directory in tried:
+            continue
+        tried.append(directory)
+        path = posixpath.join(directory, name)
+        obj = fits(path)
+        if obj is not None:
+            return (path, obj, via), tuple(tried), tuple(skipped)
+    return None, tuple(tried), tuple(skipped)
+
+
+def _directories(
+    requester: Loaded, by_path: dict[str, Loaded], ld_library_path: Sequence[str], conf: Sequence[str]
+) -> list[tuple[str, str]]:
+    me = requester.elf
+    out: list[tuple[str, str]] = []
+    if not me.runpath:
+        chain: Optional[Loaded] = requester
+        while chain is not None:
+            origin = posixpath.dirname(chain.path)
+            if not chain.elf.runpath:  # an object with both has its RPATH ignored (glibc get-dynamic-info.h)
+                out += [(posixpath.normpath(expand(d, origin, chain.elf)), "RPATH") for d in chain.elf.rpath]
+            chain = by_path.get(chain.needed_by) if chain.needed_by else None
+    out += [(posixpath.normpath(d), "LD_LIBRARY_PATH") for d in ld_library_path if d]
+    origin = posixpath.dirname(requester.path)
+    out += [(posixpath.normpath(expand(d, origin, me)), "RUNPATH") for d in me.runpath]
+    out += [(d, "ld.so.conf") for d in conf]
+    out += [(d, "default") for d in default_dirs(me.machine, me.bits)]
+    return out

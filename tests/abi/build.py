@@ -1,0 +1,56 @@
+"""Shared libraries built in the test with the installed gcc/g++: small, real, and as the linker makes them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+HAVE_TOOLS = all(shutil.which(t) for t in ("gcc", "g++", "readelf"))
+needs_tools = pytest.mark.skipif(not HAVE_TOOLS, reason="gcc, g++ and readelf build and read the fixtures")
+
+
+def build(
+    out: Path,
+    source: str,
+    *,
+    cxx: bool = False,
+    links: Sequence[Path] = (),
+    soname: str | None = None,
+    flags: Sequence[str] = (),
+    nostdlib: bool = False,
+) -> Path:
+    """Compile ``source`` into the shared library ``out``; ``links`` become its DT_NEEDED (by soname).
+    With ``nostdlib`` it needs no libc, so a fixture root need not hold one."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    src = out.with_name(out.name + (".cc" if cxx else ".c"))
+    src.write_text(source)
+    cmd = ["g++" if cxx else "gcc", "-shared", "-fPIC", "-o", str(out), str(src)]
+    cmd += [f"-Wl,-soname,{soname or out.name}", *flags, *map(str, links)]
+    if nostdlib:
+        cmd.insert(1, "-nostdlib")
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    src.unlink()
+    return out
+
+
+def readelf_undefined(path: Path) -> set[str]:
+    """``name@VERSION`` of the global/weak undefined dynamic symbols, as ``readelf --dyn-syms -W`` lists them."""
+    out = subprocess.run(["readelf", "--dyn-syms", "-W", str(path)], check=True, capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) >= 8 and fields[0].endswith(":") and fields[4] in ("GLOBAL", "WEAK") and fields[6] == "UND":
+            names.add(fields[7])  # "name@VER" (readelf adds " (N)" as a separate field)
+    return names
+
+
+def place(root: Path, machine_path: str, built: Path) -> Path:
+    """Copy a built library to ``machine_path`` under ``root``."""
+    target = root / machine_path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(built, target)
+    return target
