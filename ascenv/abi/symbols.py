@@ -111,7 +111,10 @@ def attribute(symbol: str, version: Optional[str], obj: ElfFile) -> tuple[Option
         hit = next((n for n in obj.needed if fnmatch.fnmatchcase(n, pattern)), None)
         if hit:
             return hit, layer
-    return None, layer
+    # ld --as-needed drops a DT_NEEDED none of whose symbols bound at link time (a consumer built
+    # with the other C++ ABI than its provider): name the layer's library itself
+    plain = next((p for p in patterns if not any(c in p for c in "*?[")), None)
+    return plain, layer
 
 
 def unresolved(
