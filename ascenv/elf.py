@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Optional
 
+from ascenv.errors import ElfError
+
 # e_machine values (gABI and the registry in binutils include/elf/common.h)
 MACHINES = {3: "i386", 8: "mips", 20: "ppc", 21: "ppc64", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HEAD = 64  # bytes enough for class, byte order and e_machine
@@ -29,10 +31,6 @@ _DT_NEEDED, _DT_SONAME, _DT_RPATH, _DT_RUNPATH = 1, 14, 15, 29
 _STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
 _VER_FLG_BASE, _VER_FLG_WEAK = 1, 2
 _VERSYM_HIDDEN = 0x8000
-
-
-class ElfError(ValueError):
-    """The bytes start like an ELF file but a structure the reader needs is cut short or out of range."""
 
 
 @dataclass(frozen=True)

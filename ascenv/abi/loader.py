@@ -13,7 +13,8 @@ The order is glibc's ``_dl_map_object`` (elf/dl-load.c) as ld.so(8) documents it
    ``/usr/lib64`` (64-bit, Red Hat layout), then ``/lib``, ``/usr/lib``.
 
 A candidate of another class or machine is skipped and the search goes on, as ld.so does
-(``open_verify``). Libraries load breadth first, and a name already loaded (as a DT_NEEDED name or
+(``open_verify``). Each start object loads breadth first with everything it needs before the next
+one (successive ``dlopen`` calls), and a name already loaded (as a DT_NEEDED name or
 a soname) or a file already loaded under another name is not searched again. ``$ORIGIN`` is the
 directory of the path the object was found at; ``$LIB`` is ``lib64`` for 64-bit objects and
 ``lib`` otherwise (glibc's default; Debian's multiarch ld.so uses ``lib/<triplet>``, which step 6
@@ -137,23 +138,27 @@ def load(
         queue.append(loaded)
         return loaded
 
+    by_path: dict[str, Loaded] = {}
+    # one start after the other, each with all it needs, as successive dlopen() calls: `import
+    # torch_npu` runs after `import torch` has loaded torch's libraries, whose sonames then
+    # satisfy torch_npu's DT_NEEDED without a search
     for start in starts:
         obj = files.elf(start)
-        if obj is not None:
-            add(start, obj, "start", None, start)
-    by_path = {o.path: o for o in objects}
-    while queue:
-        current = queue.popleft()
-        by_path[current.path] = current
-        for name in current.elf.needed:
-            if name in names:
-                continue
-            found, searched, skipped = _search(files, current, name, by_path, ld_library_path, conf)
-            if found is None:
-                missing.append(Missing(name, current.path, searched, skipped))
-                continue
-            path, obj, via = found
-            add(path, obj, via, current.path, name)
+        if obj is None:
+            continue
+        add(start, obj, "start", None, start)
+        while queue:
+            current = queue.popleft()
+            by_path[current.path] = current
+            for name in current.elf.needed:
+                if name in names:
+                    continue
+                found, searched, skipped = _search(files, current, name, by_path, ld_library_path, conf)
+                if found is None:
+                    missing.append(Missing(name, current.path, searched, skipped))
+                    continue
+                path, obj, via = found
+                add(path, obj, via, current.path, name)
     return LoadOrder(tuple(objects), tuple(missing))
 
 

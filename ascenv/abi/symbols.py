@@ -50,6 +50,18 @@ _C_PREFIXES = (
     ("Py", "python", ("libpython3*.so*",)),
     ("_Py", "python", ("libpython3*.so*",)),
 )
+# libraries of the C runtime and the toolchain (glibc's and GCC's sonames)
+_RUNTIME_LIBRARIES = (
+    ("libc.so.*", "glibc"),
+    ("libm.so.*", "glibc"),
+    ("libpthread.so.*", "glibc"),
+    ("libdl.so.*", "glibc"),
+    ("librt.so.*", "glibc"),
+    ("ld-linux*", "glibc"),
+    ("libstdc++.so.*", "libstdc++"),
+    ("libgcc_s.so.*", "libgcc"),
+    ("libgomp.so.*", "libgcc"),
+)
 _VERSION_LAYERS = (("GLIBCXX_", "libstdc++"), ("CXXABI_", "libstdc++"), ("GLIBC_", "glibc"), ("GCC_", "libgcc"))
 _SUBSTITUTIONS = {"St": "std", "Sa": "std", "Sb": "std", "Ss": "std", "Si": "std", "So": "std", "Sd": "std"}
 
@@ -115,6 +127,14 @@ def attribute(symbol: str, version: Optional[str], obj: ElfFile) -> tuple[Option
     # with the other C++ ABI than its provider): name the layer's library itself
     plain = next((p for p in patterns if not any(c in p for c in "*?[")), None)
     return plain, layer
+
+
+def library_layer(name: str) -> Optional[str]:
+    """The layer that ships a library, by its DT_NEEDED name (``libhccl.so`` -> cann); None when unknown."""
+    pairs = [(pat, layer) for layer, pats in _NAMESPACES.values() for pat in pats]
+    pairs += [(pat, layer) for _, layer, pats in _C_PREFIXES for pat in pats] + list(_RUNTIME_LIBRARIES)
+    pairs += [("libtorch*.so", "torch"), ("libc10*.so", "torch"), ("libatb*.so", "nnal")]
+    return next((layer for pat, layer in pairs if fnmatch.fnmatchcase(name, pat)), None)
 
 
 def unresolved(

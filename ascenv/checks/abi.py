@@ -1,0 +1,156 @@
+"""The binaries: would torch_npu's libraries link on this machine (``snapshot.abi``, read by
+``ascenv.probe.abi`` with ``ascenv.abi``)? A version table says what was tested; the symbols say
+what ld.so will bind, on pairings no table has heard of too."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ascenv.checks import check, finding
+from ascenv.model import AbiUnresolved, Finding, FindingDetails, Severity, Snapshot
+
+_SHOWN = 3  # demangled names per layer in the words; details.unresolved has them all
+_FIXES = {
+    "torch": "pip install the torch release torch_npu was built for (ASC-TORCH-PAIR names it)",
+    "cann": "source the set_env.sh of a CANN release this torch_npu supports (ascend-toolkit/set_env.sh)",
+    "nnal": "install the NNAL (ATB) release of this torch_npu and source nnal/atb/set_env.sh",
+    "driver": "install the Ascend driver (HDK) this CANN needs; its lib64 must be on LD_LIBRARY_PATH",
+    "glibc": "use an OS (image) with a newer glibc, or a wheel built for this glibc (its manylinux tag)",
+    "libstdc++": "use a newer libstdc++ (the OS's, or conda's libstdcxx-ng) or a wheel built with this one",
+}
+
+
+def _fix(layers: set[Any]) -> str:
+    return "; ".join(_FIXES[x] for x in sorted(x for x in layers if x in _FIXES)) or "reinstall the packages together"
+
+
+def _base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+@check(
+    "ASC-ABI-SYMBOLS",
+    layer="abi",
+    title="every symbol torch_npu's libraries need is defined in their load order",
+    explain="""
+Python opens extension modules with RTLD_NOW: one undefined symbol no loaded library defines fails
+`import torch_npu` with "undefined symbol: ..." (torch 2.9 beside torch_npu 2.8: c10::TensorImpl::
+is_contiguous_custom; NNAL older than torch_npu: atb::...GroupTopkParam). ascenv reads the ELF
+dynamic symbols of torch_npu's libraries and of every library ld.so would load with them (the
+same search: RPATH, LD_LIBRARY_PATH, RUNPATH, ld.so.conf, default directories) and binds them as
+glibc's lookup does, without loading anything. details.unresolved lists each symbol (mangled and
+demangled), its library, the DT_NEEDED library it should come from and that library's layer.
+""",
+)
+def symbols(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    abi = snap.abi
+    if not abi.read:
+        return
+    # a symbol of a library that is missing altogether is ASC-ABI-NEEDED's finding, not a second one
+    absent = {m.name for m in abi.missing}
+    unbound = [u for u in abi.unresolved if u.expected_from not in absent]
+    if not unbound:
+        yield finding(
+            "ASC-ABI-SYMBOLS",
+            Severity.OK,
+            f"{abi.package}: all symbols bind ({len(abi.loaded)} libraries in the load order)",
+        )
+        return
+    by_layer: dict[str, list[AbiUnresolved]] = {}
+    for u in unbound:
+        by_layer.setdefault(u.layer or "unknown", []).append(u)
+    groups = []
+    for layer, items in sorted(by_layer.items(), key=lambda kv: -len(kv[1])):
+        names = ", ".join((u.demangled or u.symbol) + (f"@{u.version}" if u.version else "") for u in items[:_SHOWN])
+        more = f", … {len(items) - _SHOWN} more" if len(items) > _SHOWN else ""
+        groups.append(f"{layer}: {len(items)} ({names}{more})")
+    libraries = sorted({_base(u.library) for u in unbound})
+    providers = sorted({u.expected_from for u in unbound if u.expected_from})
+    yield finding(
+        "ASC-ABI-SYMBOLS",
+        Severity.ERROR,
+        f"{len(unbound)} undefined symbol(s) in {', '.join(libraries)}: import torch_npu fails",
+        found="; ".join(groups),
+        expected="each defined by " + (", ".join(providers) if providers else "a library in the load order"),
+        evidence=tuple(sorted({u.library for u in unbound})),
+        fix=_fix({u.layer for u in unbound}),
+        details=FindingDetails(unresolved=tuple(unbound)),
+    )
+
+
+@check(
+    "ASC-ABI-NEEDED",
+    layer="abi",
+    title="every library torch_npu's libraries need is found where ld.so looks",
+    explain="""
+A DT_NEEDED library ld.so finds in none of the places it searches (the requesting library's RPATH
+or RUNPATH, LD_LIBRARY_PATH, ld.so.conf's directories, /lib and /usr/lib) fails the import with
+"libhccl.so: cannot open shared object file". ascenv models that search under the root with the
+recorded LD_LIBRARY_PATH, before anything is imported, and names the layer that ships the library.
+""",
+)
+def needed(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    abi = snap.abi
+    if not abi.read:
+        return
+    if not abi.missing:
+        yield finding("ASC-ABI-NEEDED", Severity.OK, f"{abi.package}: every DT_NEEDED library is found")
+        return
+    by_name: dict[str, list[str]] = {}
+    for m in abi.missing:
+        by_name.setdefault(m.name, []).append(m.needed_by)
+    for name, users in by_name.items():
+        missing = tuple(m for m in abi.missing if m.name == name)
+        layer = missing[0].layer
+        searched = ", ".join(missing[0].searched)
+        yield finding(
+            "ASC-ABI-NEEDED",
+            Severity.ERROR,
+            f"{name} is found nowhere ld.so looks" + (f" ({layer})" if layer else ""),
+            found=f"needed by {', '.join(_base(u) for u in users)}; searched {searched or 'nothing'}",
+            expected=f"{name} in a directory of LD_LIBRARY_PATH, ld.so.conf or the libraries' RUNPATH",
+            evidence=tuple(users),
+            fix=_fix({layer}),
+            details=FindingDetails(missing=missing),
+        )
+
+
+@check(
+    "ASC-ABI-GLIBC",
+    layer="abi",
+    title="the glibc and libstdc++ of the root define the symbol versions torch_npu's libraries need",
+    explain="""
+A library asks for symbol versions (GLIBC_2.34, GLIBCXX_3.4.30, CXXABI_1.3.13) of the library that
+must define them; ld.so refuses to load it when that library lacks one ("version `GLIBC_2.38' not
+found"). This is the glibc floor of a wheel: a manylinux_2_28 wheel on an older OS fails here.
+ascenv compares the versions required (.gnu.version_r) with those defined (.gnu.version_d).
+""",
+)
+def glibc(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    abi = snap.abi
+    if not abi.read:
+        return
+    if not abi.versions:
+        yield finding("ASC-ABI-GLIBC", Severity.OK, f"{abi.package}: every required symbol version is defined")
+        return
+    by_file: dict[str, list[Any]] = {}
+    for v in abi.versions:
+        by_file.setdefault(v.file, []).append(v)
+    for file, items in by_file.items():
+        wanted = sorted({v.version for v in items}, key=_version_key)
+        newest = items[0].newest
+        yield finding(
+            "ASC-ABI-GLIBC",
+            Severity.ERROR,
+            f"{file} is older than {', '.join(_base(v.library) for v in items[:_SHOWN])} need",
+            found=f"{items[0].provider} defines up to {newest or 'no such version'}",
+            expected=f"{file} defining {', '.join(wanted)}",
+            evidence=tuple(sorted({v.library for v in items} | {items[0].provider})),
+            fix=_fix({v.layer for v in items}),
+            details=FindingDetails(versions=tuple(items)),
+        )
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.replace("_", ".").split(".") if x.isdigit())

@@ -1,0 +1,90 @@
+"""torch_npu's libraries read under the root and bound as ld.so would (``ascenv.abi``), for the
+ASC-ABI-* checks.
+
+The start objects are what ``import torch_npu`` opens: torch's ``_C`` extension first (torch_npu
+imports torch, whose libraries are then loaded and satisfy torch_npu's DT_NEEDED by soname), then
+torch_npu's ``_C`` and the libraries of ``torch_npu/lib``. The search uses the snapshot's
+LD_LIBRARY_PATH (set_env.sh puts CANN's lib64 there) and the root's ld.so.conf. Nothing is
+loaded or executed; only ``c++filt`` (binutils), when present, reads the unbound names.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping, Sequence
+from typing import Optional
+
+from ascenv import proc
+from ascenv.abi import loader, symbols
+from ascenv.abi.tree import Tree
+from ascenv.model import (
+    AbiInfo,
+    AbiMissingLibrary,
+    AbiMissingVersion,
+    AbiUnresolved,
+    Distribution,
+    PythonInfo,
+    normalize_name,
+)
+from ascenv.probe.fs import Root
+
+DEMANGLE_TIMEOUT = 10.0
+_DEMANGLE_MAX = 5000  # names handed to c++filt; more are listed mangled
+# The interpreter defines the C API for its extension modules without a DT_NEEDED entry
+# (manylinux wheels must not link libpython: PEP 513, "libpythonX.Y.so.1").
+_PYTHON_API = ("Py", "_Py")
+
+
+def starts(tree: Tree, torch: Optional[Distribution], torch_npu: Distribution) -> list[str]:
+    out: list[str] = []
+    if torch is not None:
+        out += tree.glob(posixpath.join(torch.location, "torch"), "_C*.so")
+    package = posixpath.join(torch_npu.location, "torch_npu")
+    return out + tree.glob(package, "_C*.so") + tree.glob(posixpath.join(package, "lib"), "*.so")
+
+
+def probe_abi(root: Root, python: PythonInfo, environ: Mapping[str, str], run: proc.Runner = proc.run) -> AbiInfo:
+    dists: dict[str, Distribution] = {}
+    for d in python.distributions:
+        dists.setdefault(normalize_name(d.name), d)
+    torch_npu = dists.get("torch-npu")
+    if torch_npu is None:
+        return AbiInfo()
+    tree = Tree(root)
+    first = starts(tree, dists.get("torch"), torch_npu)
+    ld_library_path = tuple(p for p in environ.get("LD_LIBRARY_PATH", "").split(":") if p)
+    order = loader.load(tree, first, ld_library_path=ld_library_path, conf=loader.conf_dirs(tree))
+    mine = [o.path for o in order.objects if o.path.startswith(posixpath.join(torch_npu.location, "torch_npu") + "/")]
+    unbound = symbols.unresolved(order, check=mine, provided=lambda name: name.startswith(_PYTHON_API))
+    names = demangle([u.symbol for u in unbound if u.symbol.startswith("_Z")], run)
+    return AbiInfo(
+        read=True,
+        package=f"torch-npu {torch_npu.version}",
+        libraries=tuple(first),
+        loaded=tuple(o.path for o in order.objects),
+        ld_library_path=ld_library_path,
+        unresolved=tuple(
+            AbiUnresolved(u.library, u.symbol, u.version, names.get(u.symbol), u.expected_from, u.layer)
+            for u in unbound
+        ),
+        missing=tuple(
+            AbiMissingLibrary(m.name, m.needed_by, symbols.library_layer(m.name), m.searched) for m in order.missing
+        ),
+        versions=tuple(
+            AbiMissingVersion(v.library, v.version, v.file, v.provider, v.newest, v.layer)
+            for v in symbols.missing_versions(order, check=mine)
+        ),
+        problems=tuple(f"{path}: {why}" for path, why in sorted(tree.problems.items())),
+    )
+
+
+def demangle(mangled: Sequence[str], run: proc.Runner = proc.run) -> dict[str, str]:
+    """c++filt's reading of each name; empty when c++filt is missing or fails (names stay mangled)."""
+    wanted = list(dict.fromkeys(mangled))[:_DEMANGLE_MAX]
+    if not wanted:
+        return {}
+    done = run(["c++filt"], timeout=DEMANGLE_TIMEOUT, input="\n".join(wanted) + "\n")
+    lines = done.stdout.splitlines() if done.ok else []
+    if len(lines) != len(wanted):
+        return {}
+    return {m: d for m, d in zip(wanted, lines) if d != m}

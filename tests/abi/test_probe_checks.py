@@ -1,0 +1,177 @@
+"""ascenv.probe.abi and ascenv.checks.abi: a site-packages with torch and torch_npu built here,
+under a fixture root, probed into a snapshot and judged."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+from ascenv import model, serde
+from ascenv.checks import run_checks
+from ascenv.model import Severity
+from ascenv.probe.abi import demangle, probe_abi
+from ascenv.probe.fs import Root
+from ascenv.snapshot_io import snapshot_from_json, snapshot_to_json
+from tests.abi.build import build, needs_tools, place
+
+pytestmark = needs_tools
+
+SITE = "/usr/local/lib/python3.11/site-packages"
+CANN = "/usr/local/Ascend/ascend-toolkit/latest/lib64"
+DECL = "namespace c10 { struct TensorImpl { bool is_contiguous_custom(int) const; int dim() const; }; }\n"
+NPU_SRC = DECL + (
+    'extern "C" void *aclrtMalloc(unsigned long); extern "C" int HcclInit(void);\n'
+    'extern "C" int PyModule_Create2(void);\n'
+    "int npu(const c10::TensorImpl &t) { aclrtMalloc(1); return t.is_contiguous_custom(0) + t.dim() + HcclInit()"
+    " + PyModule_Create2(); }\n"
+)
+
+
+def c10(d: Path, *, new: bool) -> Path:
+    body = "bool c10::TensorImpl::is_contiguous_custom(int) const { return true; }\n" if new else ""
+    return build(
+        d / ("new" if new else "old") / "libc10.so",
+        DECL + body + "int c10::TensorImpl::dim() const { return 1; }\n",
+        cxx=True,
+        flags=["-nostdlib"],
+    )
+
+
+def site(tmp_path: Path, *, torch_new: bool, with_hccl: bool) -> Path:
+    """A root whose site-packages holds torch (with an old or new c10) and torch_npu built against the new one."""
+    root, d = tmp_path / "root", tmp_path / "build"
+    new_c10 = c10(d, new=True)
+    tpy = build(
+        d / "libtorch_python.so",
+        "extern int c10_dim(void); int tp(void) { return 0; }",
+        links=[new_c10],
+        flags=["-nostdlib", "-Wl,--no-as-needed", "-Wl,-rpath,$ORIGIN"],
+    )
+    place(
+        root,
+        f"{SITE}/torch/_C.cpython-311-x86_64-linux-gnu.so",
+        build(
+            d / "torch_C.so",
+            "extern int tp(void); int init(void) { return tp(); }",
+            links=[tpy],
+            flags=["-nostdlib", "-Wl,-rpath,$ORIGIN/lib"],
+        ),
+    )
+    place(root, f"{SITE}/torch/lib/libtorch_python.so", tpy)
+    place(root, f"{SITE}/torch/lib/libc10.so", new_c10 if torch_new else c10(d, new=False))
+    acl = place(
+        root,
+        f"{CANN}/libascendcl.so",
+        build(d / "libascendcl.so", "void *aclrtMalloc(unsigned long n) { return 0; }", nostdlib=True),
+    )
+    hccl = build(d / "libhccl.so", "int HcclInit(void) { return 0; }", nostdlib=True)
+    if with_hccl:
+        place(root, f"{CANN}/libhccl.so", hccl)
+    # torch_npu's RPATH does not name torch/lib: libc10.so binds by soname to the copy torch loaded
+    npu = build(
+        d / "libtorch_npu.so", NPU_SRC, cxx=True, links=[new_c10, acl, hccl], flags=["-nostdlib", "-Wl,-rpath,$ORIGIN"]
+    )
+    place(root, f"{SITE}/torch_npu/lib/libtorch_npu.so", npu)
+    place(
+        root,
+        f"{SITE}/torch_npu/_C.cpython-311-x86_64-linux-gnu.so",
+        build(
+            d / "npu_C.so",
+            "extern int npu_dummy(void); int x(void) { return 0; }",
+            links=[npu],
+            flags=["-nostdlib", "-Wl,--no-as-needed", "-Wl,-rpath,$ORIGIN/lib"],
+        ),
+    )
+    return root
+
+
+PY = model.PythonInfo(
+    distributions=(
+        model.Distribution("torch_npu", "2.8.0", SITE),
+        model.Distribution("torch", "2.9.0", SITE),
+    )
+)
+ENV = {"LD_LIBRARY_PATH": f"{CANN}:/usr/local/Ascend/driver/lib64"}
+
+
+def test_matching_torch_links(tmp_path: Path) -> None:
+    abi = probe_abi(Root(site(tmp_path, torch_new=True, with_hccl=True)), PY, ENV)
+    assert abi.read and abi.package == "torch-npu 2.8.0"
+    assert (abi.unresolved, abi.missing, abi.versions) == ((), (), ())
+    assert f"{SITE}/torch/lib/libc10.so" in abi.loaded and f"{CANN}/libhccl.so" in abi.loaded
+    findings = {(f.id, f.severity) for f in run_checks(model.Snapshot(abi=abi)) if f.layer == "abi"}
+    assert findings == {
+        ("ASC-ABI-SYMBOLS", Severity.OK),
+        ("ASC-ABI-NEEDED", Severity.OK),
+        ("ASC-ABI-GLIBC", Severity.OK),
+    }
+
+
+def test_other_torch_leaves_a_c10_symbol_unbound(tmp_path: Path) -> None:
+    abi = probe_abi(Root(site(tmp_path, torch_new=False, with_hccl=True)), PY, ENV)
+    assert [(u.symbol, u.expected_from, u.layer) for u in abi.unresolved] == [
+        ("_ZNK3c1010TensorImpl20is_contiguous_customEi", "libc10.so", "torch")
+    ]
+    if shutil.which("c++filt"):
+        assert abi.unresolved[0].demangled == "c10::TensorImpl::is_contiguous_custom(int) const"
+    (f,) = [f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-SYMBOLS"]
+    assert f.severity is Severity.ERROR and "torch: 1 (" in f.found and "pip install the torch release" in f.fix
+    data = serde.to_data(f)
+    assert data["details"]["unresolved"][0]["symbol"] == "_ZNK3c1010TensorImpl20is_contiguous_customEi"
+    assert set(data["details"]["unresolved"][0]) >= {"library", "symbol", "demangled", "expected_from", "layer"}
+    # the snapshot keeps it: doctor --from a saved snapshot judges the same
+    snap = model.Snapshot(abi=abi)
+    again = snapshot_from_json(json.loads(json.dumps(snapshot_to_json(snap))), "saved.json")
+    assert again.abi == abi
+
+
+def test_missing_cann_library_is_needed_not_symbols(tmp_path: Path) -> None:
+    abi = probe_abi(Root(site(tmp_path, torch_new=True, with_hccl=False)), PY, ENV)
+    assert [(m.name, m.layer) for m in abi.missing] == [("libhccl.so", "cann")]
+    # libtorch_npu.so has a RUNPATH ($ORIGIN): LD_LIBRARY_PATH is searched before it
+    assert abi.missing[0].searched[:3] == (CANN, "/usr/local/Ascend/driver/lib64", f"{SITE}/torch_npu/lib")
+    findings = [f for f in run_checks(model.Snapshot(abi=abi)) if f.layer == "abi"]
+    assert {(f.id, f.severity) for f in findings} == {
+        ("ASC-ABI-NEEDED", Severity.ERROR),
+        ("ASC-ABI-SYMBOLS", Severity.OK),  # HcclInit belongs to the missing library: one finding, not two
+        ("ASC-ABI-GLIBC", Severity.OK),
+    }
+    # without the recorded LD_LIBRARY_PATH, CANN's libascendcl.so is missing too
+    abi = probe_abi(Root(site(tmp_path / "again", torch_new=True, with_hccl=True)), PY, {})
+    assert {m.name for m in abi.missing} == {"libascendcl.so", "libhccl.so"}
+
+
+def test_no_torch_npu_reads_nothing(tmp_path: Path) -> None:
+    py = model.PythonInfo(distributions=(model.Distribution("torch", "2.9.0", SITE),))
+    assert probe_abi(Root(tmp_path), py, ENV) == model.AbiInfo()
+    assert [f for f in run_checks(model.Snapshot()) if f.layer == "abi"] == []
+
+
+def test_glibc_finding_names_both_versions() -> None:
+    v = model.AbiMissingVersion(
+        "/s/torch_npu/lib/libtorch_npu.so", "GLIBC_2.38", "libc.so.6", "/lib/libc.so.6", "GLIBC_2.36", "glibc"
+    )
+    snap = model.Snapshot(abi=model.AbiInfo(read=True, package="torch-npu 2.8.0", versions=(v,)))
+    (f,) = [f for f in run_checks(snap) if f.id == "ASC-ABI-GLIBC"]
+    assert f.severity is Severity.ERROR
+    assert "GLIBC_2.36" in f.found and "GLIBC_2.38" in f.expected
+    assert f.details is not None and f.details.versions == (v,)
+
+
+def test_demangle_without_cxxfilt_keeps_names() -> None:
+    def missing(argv: object, **kw: object) -> object:
+        from ascenv.proc import Completed
+
+        return Completed(("c++filt",), "not-found", None, "", "no c++filt", 0.0)
+
+    assert demangle(["_ZN3c104impl3fooEv"], missing) == {}  # type: ignore[arg-type]
+    assert demangle([]) == {}
+
+
+def test_older_snapshot_without_abi_reads(tmp_path: Path) -> None:
+    data = snapshot_to_json(model.Snapshot())
+    data.pop("abi")
+    assert snapshot_from_json(data, "old.json").abi == model.AbiInfo()
+    assert dataclasses.fields(model.AbiInfo)[0].name == "read"
