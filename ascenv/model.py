@@ -391,6 +391,9 @@ class AbiInfo:
     package: Optional[str] = None  # "torch-npu 2.5.1"
     libraries: tuple[str, ...] = ()  # the libraries the check starts from (what an import opens)
     loaded: tuple[str, ...] = ()  # the load order ld.so would build, machine paths
+    # of ``loaded``, what ``import torch_npu`` loads; the rest (libop_plugin_atb.so) is opened later,
+    # when a feature needs it, so what it lacks fails that feature, not the import
+    imported: tuple[str, ...] = ()
     ld_library_path: tuple[str, ...] = ()  # the recorded LD_LIBRARY_PATH the search used
     unresolved: tuple[AbiUnresolved, ...] = ()
     missing: tuple[AbiMissingLibrary, ...] = ()

@@ -47,6 +47,12 @@ _C_PREFIXES = (
     ("rt", "cann", ("libruntime.so",)),
     ("halGet", "driver", ("libascend_hal.so",)),
     ("dsmi_", "driver", ("libdrvdsmi_host.so",)),
+    ("pthread_", "glibc", ("libpthread.so.0", "libc.so.6")),
+    ("dlopen", "glibc", ("libdl.so.2", "libc.so.6")),
+    ("dlsym", "glibc", ("libdl.so.2", "libc.so.6")),
+    ("dlclose", "glibc", ("libdl.so.2", "libc.so.6")),
+    ("dlerror", "glibc", ("libdl.so.2", "libc.so.6")),
+    ("dladdr", "glibc", ("libdl.so.2", "libc.so.6")),
     ("Py", "python", ("libpython3*.so*",)),
     ("_Py", "python", ("libpython3*.so*",)),
 )

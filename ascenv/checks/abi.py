@@ -4,11 +4,11 @@ what ld.so will bind, on pairings no table has heard of too."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ascenv.checks import check, finding
-from ascenv.model import AbiUnresolved, Finding, FindingDetails, Severity, Snapshot
+from ascenv.model import AbiInfo, AbiUnresolved, Finding, FindingDetails, Severity, Snapshot
 
 _SHOWN = 3  # demangled names per layer in the words; details.unresolved has them all
 _FIXES = {
@@ -57,6 +57,24 @@ def symbols(snap: Snapshot, matrix: object) -> Iterator[Finding]:
             f"{abi.package}: all symbols bind ({len(abi.loaded)} libraries in the load order)",
         )
         return
+    at_import = [u for u in unbound if _at_import(abi, u.library)]
+    later = [u for u in unbound if not _at_import(abi, u.library)]
+    if at_import:
+        yield _unbound(at_import, Severity.ERROR, "import torch_npu fails")
+    if later:
+        yield _unbound(later, Severity.WARN, "the import works, the feature that opens them fails")
+
+
+def _at_import(abi: AbiInfo, path: str) -> bool:
+    """Whether ``import torch_npu`` loads ``path`` (snapshots that do not say: taken as loaded)."""
+    return not abi.imported or path in abi.imported
+
+
+def _severity(abi: AbiInfo, paths: Iterable[str]) -> Severity:
+    return Severity.ERROR if any(_at_import(abi, p) for p in paths) else Severity.WARN
+
+
+def _unbound(unbound: list[AbiUnresolved], severity: Severity, effect: str) -> Finding:
     by_layer: dict[str, list[AbiUnresolved]] = {}
     for u in unbound:
         by_layer.setdefault(u.layer or "unknown", []).append(u)
@@ -67,10 +85,10 @@ def symbols(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         groups.append(f"{layer}: {len(items)} ({names}{more})")
     libraries = sorted({_base(u.library) for u in unbound})
     providers = sorted({u.expected_from for u in unbound if u.expected_from})
-    yield finding(
+    return finding(
         "ASC-ABI-SYMBOLS",
-        Severity.ERROR,
-        f"{len(unbound)} undefined symbol(s) in {', '.join(libraries)}: import torch_npu fails",
+        severity,
+        f"{len(unbound)} undefined symbol(s) in {', '.join(libraries)}: {effect}",
         found="; ".join(groups),
         expected="each defined by " + (", ".join(providers) if providers else "a library in the load order"),
         evidence=tuple(sorted({u.library for u in unbound})),
@@ -106,7 +124,7 @@ def needed(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         searched = ", ".join(missing[0].searched)
         yield finding(
             "ASC-ABI-NEEDED",
-            Severity.ERROR,
+            _severity(abi, users),
             f"{name} is found nowhere ld.so looks" + (f" ({layer})" if layer else ""),
             found=f"needed by {', '.join(_base(u) for u in users)}; searched {searched or 'nothing'}",
             expected=f"{name} in a directory of LD_LIBRARY_PATH, ld.so.conf or the libraries' RUNPATH",
@@ -142,7 +160,7 @@ def glibc(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         newest = items[0].newest
         yield finding(
             "ASC-ABI-GLIBC",
-            Severity.ERROR,
+            _severity(abi, [v.library for v in items]),
             f"{file} is older than {', '.join(_base(v.library) for v in items[:_SHOWN])} need",
             found=f"{items[0].provider} defines up to {newest or 'no such version'}",
             expected=f"{file} defining {', '.join(wanted)}",

@@ -3,7 +3,8 @@ ASC-ABI-* checks.
 
 The start objects are what ``import torch_npu`` opens: torch's ``_C`` extension first (torch_npu
 imports torch, whose libraries are then loaded and satisfy torch_npu's DT_NEEDED by soname), then
-torch_npu's ``_C`` and the libraries of ``torch_npu/lib``. The search uses the snapshot's
+torch_npu's ``_C``; then the libraries of ``torch_npu/lib`` the import does not reach
+(``libop_plugin_atb.so``, opened when an ATB operator is used), recorded apart. The search uses the snapshot's
 LD_LIBRARY_PATH (set_env.sh puts CANN's lib64 there) and the root's ld.so.conf. Nothing is
 loaded or executed; only ``c++filt`` (binutils), when present, reads the unbound names.
 """
@@ -35,12 +36,13 @@ _DEMANGLE_MAX = 5000  # names handed to c++filt; more are listed mangled
 _PYTHON_API = ("Py", "_Py")
 
 
-def starts(tree: Tree, torch: Optional[Distribution], torch_npu: Distribution) -> list[str]:
-    out: list[str] = []
+def starts(tree: Tree, torch: Optional[Distribution], torch_npu: Distribution) -> tuple[list[str], list[str]]:
+    """(what the import opens, torch_npu's other libraries: opened later, by a feature that needs them)."""
+    imported: list[str] = []
     if torch is not None:
-        out += tree.glob(posixpath.join(torch.location, "torch"), "_C*.so")
+        imported += tree.glob(posixpath.join(torch.location, "torch"), "_C*.so")
     package = posixpath.join(torch_npu.location, "torch_npu")
-    return out + tree.glob(package, "_C*.so") + tree.glob(posixpath.join(package, "lib"), "*.so")
+    return imported + tree.glob(package, "_C*.so"), tree.glob(posixpath.join(package, "lib"), "*.so")
 
 
 def probe_abi(root: Root, python: PythonInfo, environ: Mapping[str, str], run: proc.Runner = proc.run) -> AbiInfo:
@@ -51,17 +53,21 @@ def probe_abi(root: Root, python: PythonInfo, environ: Mapping[str, str], run: p
     if torch_npu is None:
         return AbiInfo()
     tree = Tree(root)
-    first = starts(tree, dists.get("torch"), torch_npu)
+    imported, later = starts(tree, dists.get("torch"), torch_npu)
     ld_library_path = tuple(p for p in environ.get("LD_LIBRARY_PATH", "").split(":") if p)
-    order = loader.load(tree, first, ld_library_path=ld_library_path, conf=loader.conf_dirs(tree))
+    conf = loader.conf_dirs(tree)
+    # the import's closure first, then the other libraries on top (each file is parsed once)
+    at_import = loader.load(tree, imported, ld_library_path=ld_library_path, conf=conf)
+    order = loader.load(tree, imported + later, ld_library_path=ld_library_path, conf=conf)
     mine = [o.path for o in order.objects if o.path.startswith(posixpath.join(torch_npu.location, "torch_npu") + "/")]
     unbound = symbols.unresolved(order, check=mine, provided=lambda name: name.startswith(_PYTHON_API))
     names = demangle([u.symbol for u in unbound if u.symbol.startswith("_Z")], run)
     return AbiInfo(
         read=True,
         package=f"torch-npu {torch_npu.version}",
-        libraries=tuple(first),
+        libraries=tuple(imported + [p for p in later if p not in imported]),
         loaded=tuple(o.path for o in order.objects),
+        imported=tuple(o.path for o in at_import.objects),
         ld_library_path=ld_library_path,
         unresolved=tuple(
             AbiUnresolved(u.library, u.symbol, u.version, names.get(u.symbol), u.expected_from, u.layer)

@@ -175,3 +175,37 @@ def test_older_snapshot_without_abi_reads(tmp_path: Path) -> None:
     data.pop("abi")
     assert snapshot_from_json(data, "old.json").abi == model.AbiInfo()
     assert dataclasses.fields(model.AbiInfo)[0].name == "read"
+
+
+def test_library_the_import_does_not_open_is_a_warning(tmp_path: Path) -> None:
+    root, d = site(tmp_path, torch_new=True, with_hccl=True), tmp_path / "build"
+    atb = build(
+        d / "libatb.so", "namespace atb { int GroupTopk(int k) { return k; } }\n", cxx=True, flags=["-nostdlib"]
+    )
+    plugin = build(
+        d / "libop_plugin_atb.so",
+        "namespace atb { int GroupTopk(int); }\nint plug() { return atb::GroupTopk(2); }\n",
+        cxx=True,
+        links=[atb],
+        flags=["-nostdlib", "-Wl,-rpath,$ORIGIN"],
+    )
+    place(root, f"{SITE}/torch_npu/lib/libop_plugin_atb.so", plugin)
+    abi = probe_abi(Root(root), PY, ENV)
+    assert f"{SITE}/torch_npu/lib/libop_plugin_atb.so" in abi.loaded
+    assert f"{SITE}/torch_npu/lib/libop_plugin_atb.so" not in abi.imported
+    assert f"{SITE}/torch_npu/lib/libtorch_npu.so" in abi.imported
+    (f,) = [f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-NEEDED"]
+    assert (f.severity, f.title) == (Severity.WARN, "libatb.so is found nowhere ld.so looks (nnal)")
+    # NNAL installed but older: the symbol is missing, a warning too (the import still works)
+    place(
+        root,
+        "/usr/local/Ascend/nnal/atb/latest/lib/libatb.so",
+        build(d / "old/libatb.so", "namespace atb { int Other() { return 0; } }\n", cxx=True, flags=["-nostdlib"]),
+    )
+    env = {"LD_LIBRARY_PATH": ENV["LD_LIBRARY_PATH"] + ":/usr/local/Ascend/nnal/atb/latest/lib"}
+    abi = probe_abi(Root(root), PY, env)
+    (f,) = [f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-SYMBOLS"]
+    assert f.severity is Severity.WARN and f.details is not None
+    assert [(u.symbol, u.expected_from, u.layer) for u in f.details.unresolved] == [
+        ("_ZN3atb9GroupTopkEi", "libatb.so", "nnal")
+    ]

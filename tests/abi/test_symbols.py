@@ -252,3 +252,34 @@ def test_host_provided_symbols_are_not_unresolved(tmp_path: Path) -> None:
     order = resolve(root, ["/opt/_C.so"])
     assert [u.layer for u in symbols.unresolved(order)] == ["python"]
     assert symbols.unresolved(order, provided=lambda name: name.startswith("Py")) == ()
+
+
+@pytest.mark.parametrize(
+    ("symbol", "needed", "expected"),
+    [
+        ("pthread_create", ("libpthread.so.0", "libc.so.6"), ("libpthread.so.0", "glibc")),
+        ("dlopen", ("libc.so.6",), ("libc.so.6", "glibc")),
+        ("aclrtMalloc", ("libhccl.so", "libascendcl.so"), ("libascendcl.so", "cann")),
+        ("_ZN2at4_ops3add4callEv", ("libc10.so", "libtorch_cpu.so"), ("libtorch_cpu.so", "torch")),
+        ("mystery", ("libc.so.6",), (None, None)),
+    ],
+)
+def test_attribution_of_unversioned_names(
+    symbol: str, needed: tuple[str, ...], expected: tuple[object, object]
+) -> None:
+    from ascenv.elf import ElfFile
+
+    obj = ElfFile("x86_64", 64, True, None, needed, (), (), (), (), ())
+    assert symbols.attribute(symbol, None, obj) == expected
+
+
+def test_library_layer() -> None:
+    assert [
+        symbols.library_layer(n) for n in ("libhccl.so", "libc.so.6", "libtorch_cpu.so", "libatb.so", "libfoo.so")
+    ] == [
+        "cann",
+        "glibc",
+        "torch",
+        "nnal",
+        None,
+    ]
