@@ -37,13 +37,13 @@ def build(
     return out
 
 
-def readelf_undefined(path: Path) -> set[str]:
-    """``name@VERSION`` of the global/weak undefined dynamic symbols, as ``readelf --dyn-syms -W`` lists them."""
+def readelf_undefined(path: Path, binds: tuple[str, ...] = ("GLOBAL", "WEAK")) -> set[str]:
+    """``name@VERSION`` of the undefined dynamic symbols of ``binds``, as ``readelf --dyn-syms -W`` lists them."""
     out = subprocess.run(["readelf", "--dyn-syms", "-W", str(path)], check=True, capture_output=True, text=True).stdout
     names = set()
     for line in out.splitlines():
         fields = line.split()
-        if len(fields) >= 8 and fields[0].endswith(":") and fields[4] in ("GLOBAL", "WEAK") and fields[6] == "UND":
+        if len(fields) >= 8 and fields[0].endswith(":") and fields[4] in binds and fields[6] == "UND":
             names.add(fields[7])  # "name@VER" (readelf adds " (N)" as a separate field)
     return names
 
@@ -54,3 +54,19 @@ def place(root: Path, machine_path: str, built: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(built, target)
     return target
+
+
+def readelf_defined(path: Path) -> set[str]:
+    """Names of the global/weak defined dynamic symbols ``readelf --dyn-syms -W`` lists (versions dropped)."""
+    out = subprocess.run(["readelf", "--dyn-syms", "-W", str(path)], check=True, capture_output=True, text=True).stdout
+    names = set()
+    for line in out.splitlines():
+        fields = line.split()
+        if (
+            len(fields) >= 8
+            and fields[0].endswith(":")
+            and fields[4] in ("GLOBAL", "WEAK", "UNIQUE")
+            and fields[6] != "UND"
+        ):
+            names.add(fields[7].split("@", 1)[0])
+    return names
