@@ -361,6 +361,9 @@ class AbiUnresolved:
     demangled: Optional[str] = None  # c++filt's reading, when it was at hand
     expected_from: Optional[str] = None  # the DT_NEEDED library it most likely comes from
     layer: Optional[str] = None  # torch, cann, nnal, driver, glibc, libstdc++, python
+    # the same function defined under the other C++ ABI (_GLIBCXX_USE_CXX11_ABI), and where
+    other_abi_twin: Optional[str] = None
+    other_abi_in: Optional[str] = None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ _NAMESPACES = {
     "acl": ("cann", ("libascendcl.so",)),
     "hccl": ("cann", ("libhccl.so",)),
     "atb": ("nnal", ("libatb.so",)),
+    "Mki": ("nnal", ("libmki.so",)),  # ATB's kernel library (nnal/atb/latest/atb/cxx_abi_*/lib/libmki.so)
     "std": ("libstdc++", ("libstdc++.so.6",)),
     "__gnu_cxx": ("libstdc++", ("libstdc++.so.6",)),
     "__cxxabiv1": ("libstdc++", ("libstdc++.so.6",)),
@@ -213,3 +214,58 @@ def _newest(version: str, lib: ElfFile) -> Optional[str]:
 
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version))
+
+
+# The C++11 ABI of libstdc++ (GCC 5) changed std::string and std::list: their mangled names gain
+# std::__cxx11 and functions returning them an [abi:cxx11] tag
+# (https://gcc.gnu.org/onlinedocs/libstdc++/manual/using_dual_abi.html). Mapping both to the old
+# spelling, and every substitution back-reference to one token (their numbering shifts with the
+# longer names), gives one skeleton for a function's two ABI builds.
+_CXX11_STRING = "NSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+_CXX11_MARKS = ("__cxx11", "B5cxx11")
+_BACKREF = re.compile(r"S[0-9A-Z]*_")
+
+
+def abi_skeleton(symbol: str) -> str:
+    skeleton = symbol.replace(_CXX11_STRING, "Ss").replace("B5cxx11", "").replace("NSt7__cxx11", "NSt")
+    return _BACKREF.sub("S_", skeleton)
+
+
+def is_cxx11(symbol: str) -> bool:
+    return any(mark in symbol for mark in _CXX11_MARKS)
+
+
+@dataclass(frozen=True)
+class AbiTwin:
+    library: str
+    symbol: str  # the unbound reference
+    twin: str  # a definition of the same function under the other C++ ABI
+    defined_in: str  # machine path of the library that defines it
+    wanted_cxx11: bool  # the reference asks for the C++11 ABI (the definition is pre-C++11)
+
+
+def abi_twins(order: LoadOrder, unbound: Iterable[Unresolved]) -> tuple[AbiTwin, ...]:
+    """The unbound C++ references that the load order defines under the other C++ ABI:
+    ``_GLIBCXX_USE_CXX11_ABI`` differs between the library and its provider (ATB's two builds)."""
+    wanted: dict[str, list[Unresolved]] = {}
+    providers: set[str] = set()
+    for u in unbound:
+        if not u.symbol.startswith("_Z") or top_namespace(u.symbol) in ("std", "__gnu_cxx", None):
+            continue
+        if ("Ss" in u.symbol or "Sb" in u.symbol or is_cxx11(u.symbol)) and u.expected_from:
+            wanted.setdefault(abi_skeleton(u.symbol), []).append(u)
+            providers.add(u.expected_from)
+    out = []
+    seen: set[tuple[str, str]] = set()
+    # only the libraries the references should come from: libtorch_cpu.so's 45,000 names stay unread
+    for o in order.objects:
+        if not wanted or not {o.elf.soname, o.path.rsplit("/", 1)[-1]} & providers:
+            continue
+        for s in o.elf.symbols:
+            if not s.defined or not s.name.startswith("_Z"):
+                continue
+            for u in wanted.get(abi_skeleton(s.name), ()):
+                if s.name != u.symbol and is_cxx11(s.name) != is_cxx11(u.symbol) and (u.library, u.symbol) not in seen:
+                    seen.add((u.library, u.symbol))
+                    out.append(AbiTwin(u.library, u.symbol, s.name, o.path, is_cxx11(u.symbol)))
+    return tuple(out)

@@ -47,9 +47,10 @@ def symbols(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     abi = snap.abi
     if not abi.read:
         return
-    # a symbol of a library that is missing altogether is ASC-ABI-NEEDED's finding, not a second one
+    # a symbol of a library that is missing altogether is ASC-ABI-NEEDED's finding, one defined under
+    # the other C++ ABI ASC-ABI-CXX11's: not a second one here
     absent = {m.name for m in abi.missing}
-    unbound = [u for u in abi.unresolved if u.expected_from not in absent]
+    unbound = [u for u in abi.unresolved if u.expected_from not in absent and not u.other_abi_twin]
     if not unbound:
         yield finding(
             "ASC-ABI-SYMBOLS",
@@ -172,3 +173,57 @@ def glibc(snap: Snapshot, matrix: object) -> Iterator[Finding]:
 
 def _version_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in version.replace("_", ".").split(".") if x.isdigit())
+
+
+@check(
+    "ASC-ABI-CXX11",
+    layer="abi",
+    title="torch_npu's libraries and their providers are built with the same C++ ABI",
+    explain="""
+libstdc++ has two ABIs for std::string and std::list (_GLIBCXX_USE_CXX11_ABI=1, the C++11 one,
+and =0); a function taking a std::string has a different symbol in each. NNAL ships ATB twice
+(nnal/atb/latest/atb/cxx_abi_0 and cxx_abi_1; ATB_HOME_PATH names the one in use): with the
+build of the other ABI on LD_LIBRARY_PATH, torch_npu's ATB plugin fails with an undefined symbol
+the library does define, under the other ABI. (A symbol missing under both ABIs, as with an NNAL
+of another release than torch_npu's, is ASC-ABI-SYMBOLS.) ascenv matches each unbound C++ symbol
+with the definitions of its provider modulo the ABI-dependent parts of the mangled name
+(https://gcc.gnu.org/onlinedocs/libstdc++/manual/using_dual_abi.html).
+""",
+)
+def cxx11(snap: Snapshot, matrix: object) -> Iterator[Finding]:
+    abi = snap.abi
+    if not abi.read:
+        return
+    twins = [u for u in abi.unresolved if u.other_abi_twin]
+    if not twins:
+        yield finding("ASC-ABI-CXX11", Severity.OK, f"{abi.package}: no C++ ABI mismatch between its libraries")
+        return
+    groups: dict[tuple[str, bool], list[AbiUnresolved]] = {}
+    for u in twins:
+        groups.setdefault((u.other_abi_in or "", "__cxx11" in u.symbol or "B5cxx11" in u.symbol), []).append(u)
+    for (provider, wants_cxx11), items in groups.items():
+        want, have = (
+            ("C++11 (cxx_abi_1)", "pre-C++11 (cxx_abi_0)")
+            if wants_cxx11
+            else ("pre-C++11 (cxx_abi_0)", "C++11 (cxx_abi_1)")
+        )
+        users = sorted({_base(u.library) for u in items})
+        names = ", ".join(u.demangled or u.symbol for u in items[:_SHOWN])
+        layer = items[0].layer
+        build = "1" if wants_cxx11 else "0"
+        fix = (
+            f"put nnal/atb/latest/atb/cxx_abi_{build}/lib on LD_LIBRARY_PATH in place of the other build's lib "
+            f"(ATB_HOME_PATH=.../atb/cxx_abi_{build})"
+            if layer == "nnal"
+            else f"install {_base(provider)} built with _GLIBCXX_USE_CXX11_ABI={build}, the ABI of {', '.join(users)}"
+        )
+        yield finding(
+            "ASC-ABI-CXX11",
+            _severity(abi, [u.library for u in items]),
+            f"{', '.join(users)} want the {want} ABI; {_base(provider)} is built with the {have} one",
+            found=f"{len(items)} symbol(s) defined only under the other ABI in {provider}: {names}",
+            expected=f"{_base(provider)} built with the {want} ABI",
+            evidence=tuple(sorted({u.library for u in items} | {provider})),
+            fix=fix,
+            details=FindingDetails(unresolved=tuple(items)),
+        )

@@ -62,6 +62,7 @@ def probe_abi(root: Root, python: PythonInfo, environ: Mapping[str, str], run: p
     mine = [o.path for o in order.objects if o.path.startswith(posixpath.join(torch_npu.location, "torch_npu") + "/")]
     unbound = symbols.unresolved(order, check=mine, provided=lambda name: name.startswith(_PYTHON_API))
     names = demangle([u.symbol for u in unbound if u.symbol.startswith("_Z")], run)
+    twins = {(t.library, t.symbol): t for t in symbols.abi_twins(order, unbound)}
     return AbiInfo(
         read=True,
         package=f"torch-npu {torch_npu.version}",
@@ -69,10 +70,7 @@ def probe_abi(root: Root, python: PythonInfo, environ: Mapping[str, str], run: p
         loaded=tuple(o.path for o in order.objects),
         imported=tuple(o.path for o in at_import.objects),
         ld_library_path=ld_library_path,
-        unresolved=tuple(
-            AbiUnresolved(u.library, u.symbol, u.version, names.get(u.symbol), u.expected_from, u.layer)
-            for u in unbound
-        ),
+        unresolved=tuple(_unresolved(u, names, twins.get((u.library, u.symbol))) for u in unbound),
         missing=tuple(
             AbiMissingLibrary(m.name, m.needed_by, symbols.library_layer(m.name), m.searched) for m in order.missing
         ),
@@ -81,6 +79,19 @@ def probe_abi(root: Root, python: PythonInfo, environ: Mapping[str, str], run: p
             for v in symbols.missing_versions(order, check=mine)
         ),
         problems=tuple(f"{path}: {why}" for path, why in sorted(tree.problems.items())),
+    )
+
+
+def _unresolved(u: symbols.Unresolved, names: dict[str, str], twin: Optional[symbols.AbiTwin]) -> AbiUnresolved:
+    return AbiUnresolved(
+        u.library,
+        u.symbol,
+        u.version,
+        names.get(u.symbol),
+        u.expected_from,
+        u.layer,
+        twin.twin if twin else None,
+        twin.defined_in if twin else None,
     )
 
 

@@ -8,6 +8,8 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
+
 from ascenv import model, serde
 from ascenv.checks import run_checks
 from ascenv.model import Severity
@@ -106,6 +108,7 @@ def test_matching_torch_links(tmp_path: Path) -> None:
         ("ASC-ABI-SYMBOLS", Severity.OK),
         ("ASC-ABI-NEEDED", Severity.OK),
         ("ASC-ABI-GLIBC", Severity.OK),
+        ("ASC-ABI-CXX11", Severity.OK),
     }
 
 
@@ -137,6 +140,7 @@ def test_missing_cann_library_is_needed_not_symbols(tmp_path: Path) -> None:
         ("ASC-ABI-NEEDED", Severity.ERROR),
         ("ASC-ABI-SYMBOLS", Severity.OK),  # HcclInit belongs to the missing library: one finding, not two
         ("ASC-ABI-GLIBC", Severity.OK),
+        ("ASC-ABI-CXX11", Severity.OK),
     }
     # without the recorded LD_LIBRARY_PATH, CANN's libascendcl.so is missing too
     abi = probe_abi(Root(site(tmp_path / "again", torch_new=True, with_hccl=True)), PY, {})
@@ -209,3 +213,35 @@ def test_library_the_import_does_not_open_is_a_warning(tmp_path: Path) -> None:
     assert [(u.symbol, u.expected_from, u.layer) for u in f.details.unresolved] == [
         ("_ZN3atb9GroupTopkEi", "libatb.so", "nnal")
     ]
+
+
+@pytest.mark.parametrize("consumer_abi", ["0", "1"])
+def test_atb_of_the_other_cxx_abi(tmp_path: Path, consumer_abi: str) -> None:
+    root, d = site(tmp_path, torch_new=True, with_hccl=True), tmp_path / "build"
+    provider_abi = "1" if consumer_abi == "0" else "0"
+    decl = "#include <string>\nnamespace atb { int Setup(const std::string &name); }\n"
+    atb = build(
+        d / "libatb.so",
+        decl + "int atb::Setup(const std::string &name) { return (int)name.size(); }\n",
+        cxx=True,
+        flags=[f"-D_GLIBCXX_USE_CXX11_ABI={provider_abi}"],
+    )
+    plugin = build(
+        d / "libop_plugin_atb.so",
+        decl + 'int plug() { return atb::Setup("topk"); }\n',
+        cxx=True,
+        links=[atb],
+        flags=[f"-D_GLIBCXX_USE_CXX11_ABI={consumer_abi}", "-Wl,--no-as-needed"],
+    )
+    place(root, f"{SITE}/torch_npu/lib/libop_plugin_atb.so", plugin)
+    lib = f"/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_{provider_abi}/lib"
+    place(root, f"{lib}/libatb.so", atb)
+    abi = probe_abi(Root(root), PY, {"LD_LIBRARY_PATH": f"{ENV['LD_LIBRARY_PATH']}:{lib}"})
+    (u,) = [u for u in abi.unresolved if u.layer == "nnal"]
+    assert u.other_abi_in == f"{lib}/libatb.so" and u.other_abi_twin is not None
+    assert ("__cxx11" in u.symbol) == (consumer_abi == "1") != ("__cxx11" in u.other_abi_twin)
+    findings = {f.id: f for f in run_checks(model.Snapshot(abi=abi)) if f.layer == "abi"}
+    f = findings["ASC-ABI-CXX11"]
+    assert f.severity is Severity.WARN  # the plugin is opened by an ATB operator, not by the import
+    assert f"cxx_abi_{consumer_abi}/lib" in f.fix
+    assert findings["ASC-ABI-SYMBOLS"].severity is Severity.OK  # reported once, as the ABI mismatch

@@ -283,3 +283,21 @@ def test_library_layer() -> None:
         "nnal",
         None,
     ]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("_ZN3atb4nameERKSs", "_ZN3atb4nameERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"),
+        ("_ZN3atb4nameB5cxx11Ev".replace("B5cxx11", ""), "_ZN3atb4nameB5cxx11Ev"),
+        ("_ZN3Mki2DlC1ERKSsb", "_ZN3Mki2DlC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEb"),
+    ],
+)
+def test_abi_skeleton_joins_the_two_builds_of_a_function(old: str, new: str) -> None:
+    assert symbols.abi_skeleton(old) == symbols.abi_skeleton(new)
+    assert not symbols.is_cxx11(old) and symbols.is_cxx11(new)
+
+
+def test_abi_skeleton_keeps_other_functions_apart() -> None:
+    assert symbols.abi_skeleton("_ZN3atb4nameERKSs") != symbols.abi_skeleton("_ZN3atb5name2ERKSs")
+    assert symbols.abi_skeleton("_ZN3atb4nameERKSs") != symbols.abi_skeleton("_ZN3atb4nameERKi")
