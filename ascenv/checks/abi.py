@@ -4,7 +4,7 @@ what ld.so will bind, on pairings no table has heard of too."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ascenv.checks import check, finding
@@ -122,17 +122,36 @@ def needed(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     for name, users in by_name.items():
         missing = tuple(m for m in abi.missing if m.name == name)
         layer = missing[0].layer
-        searched = ", ".join(missing[0].searched)
         yield finding(
             "ASC-ABI-NEEDED",
             _severity(abi, users),
             f"{name} is found nowhere ld.so looks" + (f" ({layer})" if layer else ""),
-            found=f"needed by {', '.join(_base(u) for u in users)}; searched {searched or 'nothing'}",
+            found=f"needed by {_few([_base(u) for u in users])}; searched {_few(missing[0].searched) or 'nothing'}",
             expected=f"{name} in a directory of LD_LIBRARY_PATH, ld.so.conf or the libraries' RUNPATH",
             evidence=tuple(users),
-            fix=_fix({layer}),
+            fix=_NEEDED_FIXES.get(
+                layer or "", "install the package that ships it and put its directory on LD_LIBRARY_PATH"
+            ),
             details=FindingDetails(missing=missing),
         )
+
+
+# what brings a missing library of each layer (the symbol fixes above are about versions)
+_RUNTIME = "the root has no C runtime for this machine: audit an image of the libraries' architecture, or install"
+_NEEDED_FIXES = {
+    "torch": "pip install the torch release torch_npu was built for (ASC-TORCH-PAIR names it)",
+    "cann": "source the set_env.sh of the CANN install (ascend-toolkit/set_env.sh puts its lib64 on LD_LIBRARY_PATH)",
+    "nnal": "install NNAL (ATB) of this torch_npu's release and source nnal/atb/set_env.sh",
+    "driver": "install the Ascend driver; its lib64/common and lib64/driver must be on LD_LIBRARY_PATH",
+    "glibc": f"{_RUNTIME} glibc",
+    "libstdc++": f"{_RUNTIME} libstdc++6",
+    "libgcc": f"{_RUNTIME} libgcc-s1",
+}
+
+
+def _few(items: Sequence[str], shown: int = _SHOWN) -> str:
+    more = f", … {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
 
 
 @check(

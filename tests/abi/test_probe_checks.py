@@ -142,6 +142,11 @@ def test_missing_cann_library_is_needed_not_symbols(tmp_path: Path) -> None:
         ("ASC-ABI-GLIBC", Severity.OK),
         ("ASC-ABI-CXX11", Severity.OK),
     }
+    (needed,) = [f for f in findings if f.id == "ASC-ABI-NEEDED"]
+    assert "ascend-toolkit/set_env.sh" in needed.fix and needed.details is not None
+    assert needed.found.startswith(
+        "needed by libtorch_npu.so; searched /usr/local/Ascend/ascend-toolkit/latest/lib64, "
+    )
     # without the recorded LD_LIBRARY_PATH, CANN's libascendcl.so is missing too
     abi = probe_abi(Root(site(tmp_path / "again", torch_new=True, with_hccl=True)), PY, {})
     assert {m.name for m in abi.missing} == {"libascendcl.so", "libhccl.so"}
