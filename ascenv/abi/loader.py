@@ -28,7 +28,7 @@ import re
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Protocol
+from typing import TYPE_CHECKING, Optional
 
 from ascenv.elf import ElfFile
 
@@ -45,11 +45,14 @@ _DST = re.compile(r"\$(?:\{(ORIGIN|LIB|PLATFORM)\}|(ORIGIN|LIB|PLATFORM)(?![A-Za
 _CONF = "/etc/ld.so.conf"
 
 
-class Files(Protocol):
-    def elf(self, path: str) -> Optional[ElfFile]: ...
-    def real(self, path: str) -> Optional[str]: ...
-    def text(self, path: str) -> Optional[str]: ...
-    def glob(self, directory: str, pattern: str) -> list[str]: ...
+if TYPE_CHECKING:  # typing.Protocol is 3.8+; the probe also runs on a fleet node's Python 3.7
+    from typing import Protocol
+
+    class Files(Protocol):
+        def elf(self, path: str) -> Optional[ElfFile]: ...
+        def real(self, path: str) -> Optional[str]: ...
+        def text(self, path: str) -> Optional[str]: ...
+        def glob(self, directory: str, pattern: str) -> list[str]: ...
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,24 @@ def test_atb_of_the_other_cxx_abi(tmp_path: Path, consumer_abi: str) -> None:
     assert f.severity is Severity.WARN  # the plugin is opened by an ATB operator, not by the import
     assert f"cxx_abi_{consumer_abi}/lib" in f.fix
     assert findings["ASC-ABI-SYMBOLS"].severity is Severity.OK  # reported once, as the ABI mismatch
+
+
+def test_probe_runs_on_a_fleet_nodes_python_37(tmp_path: Path) -> None:
+    # fleet nodes run the probe on their own Python, as old as 3.7 (ascenv/fleet/bundle.py)
+    py37 = Path("/root/.pyenv/versions/3.7.16/bin/python3.7")
+    if not py37.exists():
+        pytest.skip("no Python 3.7 at /root/.pyenv/versions/3.7.16")
+    root = site(tmp_path, torch_new=False, with_hccl=True)
+    code = (
+        "from ascenv import model; from ascenv.probe.fs import Root; from ascenv.probe.abi import probe_abi\n"
+        f"py = model.PythonInfo(distributions=(model.Distribution('torch_npu', '2.8.0', {SITE!r}),"
+        f" model.Distribution('torch', '2.9.0', {SITE!r})))\n"
+        f"abi = probe_abi(Root({str(root)!r}), py, {ENV!r})\n"
+        "print(' '.join(u.symbol for u in abi.unresolved))\n"
+    )
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [str(py37), "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(repo)}, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["_ZNK3c1010TensorImpl20is_contiguous_customEi"]
