@@ -49,6 +49,15 @@ def symbols(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         return
     # a symbol of a library that is missing altogether is ASC-ABI-NEEDED's finding, one defined under
     # the other C++ ABI ASC-ABI-CXX11's: not a second one here
+    if abi.problems:  # a damaged or cut library reads as absent: say so rather than judge on less
+        yield finding(
+            "ASC-ABI-SYMBOLS",
+            Severity.WARN,
+            f"{len(abi.problems)} file(s) could not be read as ELF: the ABI check read without them",
+            found=_few(list(abi.problems)),
+            expected="complete ELF files",
+            fix="reinstall the package the file belongs to (a download or copy was cut short?)",
+        )
     absent = {m.name for m in abi.missing}
     unbound = [u for u in abi.unresolved if u.expected_from not in absent and not u.other_abi_twin]
     if not unbound:

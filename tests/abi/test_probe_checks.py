@@ -272,3 +272,16 @@ def test_probe_runs_on_a_fleet_nodes_python_37(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["_ZNK3c1010TensorImpl20is_contiguous_customEi"]
+
+
+def test_a_cut_library_is_said_not_silently_absent(tmp_path: Path) -> None:
+    root = site(tmp_path, torch_new=True, with_hccl=True)
+    hccl = root / CANN.lstrip("/") / "libhccl.so"
+    hccl.write_bytes(hccl.read_bytes()[:200])  # the ELF header survives, the section headers do not
+    abi = probe_abi(Root(root), PY, ENV)
+    assert [m.name for m in abi.missing] == ["libhccl.so"]
+    assert len(abi.problems) == 1 and abi.problems[0].startswith(f"{CANN}/libhccl.so: ")
+    warned = [
+        f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-SYMBOLS" and f.severity is Severity.WARN
+    ]
+    assert len(warned) == 1 and f"{CANN}/libhccl.so" in warned[0].found
