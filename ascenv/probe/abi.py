@@ -4,7 +4,8 @@ ASC-ABI-* checks.
 The start objects are what ``import torch_npu`` opens: torch's ``_C`` extension first (torch_npu
 imports torch, whose libraries are then loaded and satisfy torch_npu's DT_NEEDED by soname), then
 torch_npu's ``_C``; then the libraries of ``torch_npu/lib`` the import does not reach
-(``libop_plugin_atb.so``, opened when an ATB operator is used), recorded apart. The search uses the snapshot's
+(``libop_plugin_atb.so``, opened when an ATB operator is used) and the custom-operator vendors'
+libraries (opened by CANN when it needs their operators), recorded apart. The search uses the snapshot's
 LD_LIBRARY_PATH (set_env.sh puts CANN's lib64 there) and the root's ld.so.conf. Nothing is
 loaded or executed; only ``c++filt`` (binutils), when present, reads the unbound names.
 """
@@ -25,6 +26,7 @@ from ascenv.model import (
     AbiUnresolved,
     Distribution,
     PythonInfo,
+    Vendor,
     normalize_name,
 )
 from ascenv.probe.fs import Root
@@ -45,27 +47,50 @@ def starts(tree: Tree, torch: Optional[Distribution], torch_npu: Distribution) -
     return imported + tree.glob(package, "_C*.so"), tree.glob(posixpath.join(package, "lib"), "*.so")
 
 
-def probe_abi(root: Root, python: PythonInfo, environ: Mapping[str, str], run: proc.Runner = proc.run) -> AbiInfo:
+def probe_abi(
+    root: Root,
+    python: PythonInfo,
+    environ: Mapping[str, str],
+    run: proc.Runner = proc.run,
+    *,
+    vendors: Sequence[Vendor] = (),
+    machine: Optional[str] = None,
+) -> AbiInfo:
+    """torch_npu's libraries and the custom-operator vendors' (of ``machine``, when given: a vendor
+    tree holds one per architecture) as ld.so would load and bind them."""
     dists: dict[str, Distribution] = {}
     for d in python.distributions:
         dists.setdefault(normalize_name(d.name), d)
     torch_npu = dists.get("torch-npu")
-    if torch_npu is None:
+    if torch_npu is None and not any(v.libraries for v in vendors):
         return AbiInfo()
     tree = Tree(root)
-    imported, later = starts(tree, dists.get("torch"), torch_npu)
+    imported, later = starts(tree, dists.get("torch"), torch_npu) if torch_npu else ([], [])
+    # the machine of torch_npu's own extension wins over the caller's (an aarch64 image read on x86_64)
+    first = tree.elf(imported[-1]) if imported else None
+    machine = first.machine if first else machine
+    # CANN opens a vendor's libraries (op proto, tiling, op_api) when it needs its operators
+    custom = [
+        posixpath.join(v.path, lib.path)
+        for v in vendors
+        if v.exists
+        for lib in v.libraries
+        if lib.elf_arch is not None and (machine is None or lib.elf_arch == machine)
+    ]
+    later += custom
     ld_library_path = tuple(p for p in environ.get("LD_LIBRARY_PATH", "").split(":") if p)
     conf = loader.conf_dirs(tree)
     # the import's closure first, then the other libraries on top (each file is parsed once)
     at_import = loader.load(tree, imported, ld_library_path=ld_library_path, conf=conf)
     order = loader.load(tree, imported + later, ld_library_path=ld_library_path, conf=conf)
-    mine = [o.path for o in order.objects if o.path.startswith(posixpath.join(torch_npu.location, "torch_npu") + "/")]
+    package = posixpath.join(torch_npu.location, "torch_npu") + "/" if torch_npu else None
+    mine = [o.path for o in order.objects if (package and o.path.startswith(package)) or o.path in custom]
     unbound = symbols.unresolved(order, check=mine, provided=lambda name: name.startswith(_PYTHON_API))
     names = demangle([u.symbol for u in unbound if u.symbol.startswith("_Z")], run)
     twins = {(t.library, t.symbol): t for t in symbols.abi_twins(order, unbound)}
     return AbiInfo(
         read=True,
-        package=f"torch-npu {torch_npu.version}",
+        package=f"torch-npu {torch_npu.version}" if torch_npu else "custom operators",
         libraries=tuple(imported + [p for p in later if p not in imported]),
         loaded=tuple(o.path for o in order.objects),
         imported=tuple(o.path for o in at_import.objects),

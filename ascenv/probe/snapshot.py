@@ -102,7 +102,11 @@ def collect(
             vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), no_vendors)
             python_thread.join()
             # after the interpreter's probe: torch_npu's libraries are found from its distributions
-            abi = guarded("abi", lambda: probe_abi(root, python_result[0], environ, run), AbiInfo())
+            abi = guarded(
+                "abi",
+                lambda: probe_abi(root, python_result[0], environ, run, vendors=vendors, machine=host.arch),
+                AbiInfo(),
+            )
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the main thread's own run has killed its child; the
             # target interpreter's run is on the other thread, so kill it here and let it end.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -163,7 +164,7 @@ def test_glibc_finding_names_both_versions() -> None:
     v = model.AbiMissingVersion(
         "/s/torch_npu/lib/libtorch_npu.so", "GLIBC_2.38", "libc.so.6", "/lib/libc.so.6", "GLIBC_2.36", "glibc"
     )
-    snap = model.Snapshot(abi=model.AbiInfo(read=True, package="torch-npu 2.8.0", versions=(v,)))
+    snap = model.Snapshot(abi=model.AbiInfo(read=True, package="torch-npu 2.8.0", versions=(v,), imported=(v.library,)))
     (f,) = [f for f in run_checks(snap) if f.id == "ASC-ABI-GLIBC"]
     assert f.severity is Severity.ERROR
     assert "GLIBC_2.36" in f.found and "GLIBC_2.38" in f.expected
@@ -285,3 +286,45 @@ def test_a_cut_library_is_said_not_silently_absent(tmp_path: Path) -> None:
         f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-SYMBOLS" and f.severity is Severity.WARN
     ]
     assert len(warned) == 1 and f"{CANN}/libhccl.so" in warned[0].found
+
+
+def test_custom_operator_vendor_libraries_are_read(tmp_path: Path) -> None:
+    root, d = site(tmp_path, torch_new=True, with_hccl=True), tmp_path / "build"
+    acl = build(
+        d / "full/libascendcl.so",
+        "int aclnnAddCustom(void) { return 0; }\nint aclInit(void) { return 0; }\n",
+        nostdlib=True,
+    )
+    opapi = build(
+        d / "libcust_opapi.so",
+        "extern int aclnnAddCustom(void); int run(void) { return aclnnAddCustom(); }",
+        links=[acl],
+        nostdlib=True,
+    )
+    vendor_dir = "/usr/local/Ascend/ascend-toolkit/latest/opp/vendors/customize"
+    place(root, f"{vendor_dir}/op_api/lib/libcust_opapi.so", opapi)
+    machine = os.uname().machine
+    other = "aarch64" if machine != "aarch64" else "x86_64"
+    vendor = model.Vendor(
+        name="customize",
+        path=vendor_dir,
+        origin="config.ini",
+        priority=0,
+        libraries=(
+            model.VendorLibrary("opapi", "op_api/lib/libcust_opapi.so", None, machine),
+            model.VendorLibrary("proto", f"op_proto/lib/linux/{other}/libcust_opsproto_rt2.0.so", other, other),
+        ),
+    )
+    abi = probe_abi(Root(root), PY, ENV, vendors=[vendor], machine="ignored: torch_npu's _C decides")
+    assert f"{vendor_dir}/op_api/lib/libcust_opapi.so" in abi.loaded
+    assert not any(other in p for p in abi.loaded)  # the other architecture's library is not read
+    # the root's libascendcl.so lacks the operator's aclnn function: CANN fails when it opens it
+    (f,) = [f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-SYMBOLS"]
+    assert f.severity is Severity.WARN and f.details is not None
+    assert [(u.symbol, u.expected_from, u.layer) for u in f.details.unresolved] == [
+        ("aclnnAddCustom", "libascendcl.so", "cann")
+    ]
+    # without torch_npu, the vendors alone are still read
+    alone = probe_abi(Root(root), model.PythonInfo(), ENV, vendors=[vendor], machine=machine)
+    assert alone.read and alone.package == "custom operators" and alone.imported == ()
+    assert [u.symbol for u in alone.unresolved] == ["aclnnAddCustom"]
