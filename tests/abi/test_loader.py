@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ascenv.abi import loader
 from ascenv.abi.tree import Tree
@@ -176,3 +178,38 @@ def test_expand_dynamic_string_tokens() -> None:
     assert loader.expand("$ORIGINAL/x", "/o", obj) == "$ORIGINAL/x"  # not a token: left as is
     assert loader.default_dirs("aarch64", 64)[:2] == ("/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu")
     assert loader.default_dirs("mips", 32) == ("/lib", "/usr/lib")
+
+
+class _MemoryFiles:
+    """Files in memory: the text of ld.so.conf and its includes, nothing else."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.texts = texts
+
+    def elf(self, path: str) -> None:
+        return None
+
+    def real(self, path: str) -> str:
+        return path
+
+    def text(self, path: str) -> str | None:
+        return self.texts.get(path)
+
+    def glob(self, directory: str, pattern: str) -> list[str]:
+        import fnmatch
+
+        return sorted(
+            p for p in self.texts if p.rsplit("/", 1)[0] == directory and fnmatch.fnmatch(p.rsplit("/", 1)[1], pattern)
+        )
+
+
+@given(st.dictionaries(st.sampled_from(["/etc/ld.so.conf", "/etc/a.conf", "/etc/d/b.conf"]), st.text(max_size=200)))
+def test_ld_so_conf_of_any_text_ends_and_gives_absolute_dirs(texts: dict[str, str]) -> None:
+    # an image's ld.so.conf is untrusted: includes of each other, odd lines, nothing raises or loops
+    dirs = loader.conf_dirs(_MemoryFiles(texts))  # type: ignore[arg-type]
+    assert all(d.startswith("/") for d in dirs) and len(dirs) == len(set(dirs))
+
+
+def test_ld_so_conf_include_cycle() -> None:
+    files = _MemoryFiles({"/etc/ld.so.conf": "include a.conf\n/x\n", "/etc/a.conf": "include /etc/ld.so.conf\n/y\n"})
+    assert loader.conf_dirs(files) == ("/y", "/x")  # type: ignore[arg-type]
