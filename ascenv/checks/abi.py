@@ -5,9 +5,10 @@ what ld.so will bind, on pairings no table has heard of too."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Optional
 
 from ascenv.checks import check, finding
+from ascenv.errors import InvalidVersion
 from ascenv.model import AbiInfo, AbiUnresolved, Finding, FindingDetails, Severity, Snapshot
 
 _SHOWN = 3  # demangled names per layer in the words; details.unresolved has them all
@@ -69,10 +70,27 @@ def symbols(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         return
     at_import = [u for u in unbound if _at_import(abi, u.library)]
     later = [u for u in unbound if not _at_import(abi, u.library)]
+    torch = _torch_to_install(snap, matrix)
     if at_import:
-        yield _unbound(at_import, Severity.ERROR, "import torch_npu fails")
+        yield _unbound(at_import, Severity.ERROR, "import torch_npu fails", torch)
     if later:
-        yield _unbound(later, Severity.WARN, "the import works, the feature or operator that opens them fails")
+        yield _unbound(later, Severity.WARN, "the import works, the feature or operator that opens them fails", torch)
+
+
+def _torch_to_install(snap: Snapshot, matrix: Any) -> Optional[str]:
+    """``pip install torch==X`` for the installed torch_npu from the compat data, when it has the row."""
+    npu = snap.python.packages.get("torch-npu")
+    if matrix is None or not npu:
+        return None
+    try:
+        rows = matrix.torch_npu(npu)
+    except InvalidVersion:
+        return None
+    if not rows:
+        return None
+    platform = snap.python.platform or ""
+    arch = "x86_64" if platform.endswith("x86_64") else "aarch64" if platform.endswith("aarch64") else snap.host.arch
+    return f"pip install {rows[0].torch_requirement(arch or 'aarch64')}  # the torch torch_npu {npu} is built for"
 
 
 def _at_import(abi: AbiInfo, path: str) -> bool:
@@ -84,7 +102,7 @@ def _severity(abi: AbiInfo, paths: Iterable[str]) -> Severity:
     return Severity.ERROR if any(_at_import(abi, p) for p in paths) else Severity.WARN
 
 
-def _unbound(unbound: list[AbiUnresolved], severity: Severity, effect: str) -> Finding:
+def _unbound(unbound: list[AbiUnresolved], severity: Severity, effect: str, torch: Optional[str]) -> Finding:
     by_layer: dict[str, list[AbiUnresolved]] = {}
     for u in unbound:
         by_layer.setdefault(u.layer or "unknown", []).append(u)
@@ -102,7 +120,7 @@ def _unbound(unbound: list[AbiUnresolved], severity: Severity, effect: str) -> F
         found="; ".join(groups),
         expected="each defined by " + (", ".join(providers) if providers else "a library in the load order"),
         evidence=tuple(sorted({u.library for u in unbound})),
-        fix=_fix({u.layer for u in unbound}),
+        fix=torch if torch and {u.layer for u in unbound} == {"torch"} else _fix({u.layer for u in unbound}),
         details=FindingDetails(unresolved=tuple(unbound)),
     )
 

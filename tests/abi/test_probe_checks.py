@@ -328,3 +328,25 @@ def test_custom_operator_vendor_libraries_are_read(tmp_path: Path) -> None:
     alone = probe_abi(Root(root), model.PythonInfo(), ENV, vendors=[vendor], machine=machine)
     assert alone.read and alone.package == "custom operators" and alone.imported == ()
     assert [u.symbol for u in alone.unresolved] == ["aclnnAddCustom"]
+
+
+def test_torch_fix_comes_from_the_compat_data(tmp_path: Path) -> None:
+    from tests.checks.helpers import shipped_matrix
+
+    abi = probe_abi(Root(site(tmp_path, torch_new=False, with_hccl=True)), PY, ENV)
+    python = model.PythonInfo(
+        platform="linux-aarch64",
+        distributions=(
+            model.Distribution("torch_npu", "2.5.1.post1", SITE),
+            model.Distribution("torch", "2.9.0", SITE),
+        ),
+    )
+    snap = model.Snapshot(abi=abi, python=python)
+    (f,) = [f for f in run_checks(snap, shipped_matrix()) if f.id == "ASC-ABI-SYMBOLS"]
+    assert f.fix.startswith("pip install torch==2.5.1  # the torch torch_npu 2.5.1.post1 is built for")
+    # a torch_npu the data does not know: the words, not a version
+    unknown = dataclasses.replace(
+        snap, python=dataclasses.replace(python, distributions=(model.Distribution("torch_npu", "9.9.9", SITE),))
+    )
+    (f,) = [f for f in run_checks(unknown, shipped_matrix()) if f.id == "ASC-ABI-SYMBOLS"]
+    assert f.fix.startswith("pip install the torch release torch_npu was built for")
