@@ -101,7 +101,7 @@ def probe_abi(
         ),
         versions=tuple(
             AbiMissingVersion(v.library, v.version, v.file, v.provider, v.newest, v.layer)
-            for v in symbols.missing_versions(order, check=mine)
+            for v in symbols.missing_versions(order)  # torch's glibc floor fails the import as much as torch_npu's
         ),
         problems=tuple(f"{path}: {why}" for path, why in sorted(tree.problems.items())),
     )

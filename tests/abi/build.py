@@ -70,3 +70,20 @@ def readelf_defined(path: Path) -> set[str]:
         ):
             names.add(fields[7].split("@", 1)[0])
     return names
+
+
+def stub_libc(d: Path, versions: dict[str, list[str]]) -> Path:
+    """A libc.so.6 defining each function under its version, with a version script as glibc's."""
+    script, source, parent = [], [], None
+    for version, names in versions.items():
+        script.append(
+            f"{version} {{ global: {'; '.join(names) or 'dummy_' + version.replace('.', '_')}; }}"
+            + (f" {parent};" if parent else ";")
+        )
+        source += [f"int {n}(void) {{ return 0; }}" for n in names or ["dummy_" + version.replace(".", "_")]]
+        parent = version
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "libc.map").write_text("\n".join(script) + "\n")
+    return build(
+        d / "libc.so.6", "\n".join(source) + "\n", nostdlib=True, flags=[f"-Wl,--version-script={d / 'libc.map'}"]
+    )

@@ -18,7 +18,7 @@ from ascenv.model import Severity
 from ascenv.probe.abi import demangle, probe_abi
 from ascenv.probe.fs import Root
 from ascenv.snapshot_io import snapshot_from_json, snapshot_to_json
-from tests.abi.build import build, needs_tools, place
+from tests.abi.build import build, needs_tools, place, stub_libc
 
 pytestmark = needs_tools
 
@@ -350,3 +350,23 @@ def test_torch_fix_comes_from_the_compat_data(tmp_path: Path) -> None:
     )
     (f,) = [f for f in run_checks(unknown, shipped_matrix()) if f.id == "ASC-ABI-SYMBOLS"]
     assert f.fix.startswith("pip install the torch release torch_npu was built for")
+
+
+def test_glibc_floor_of_torch_itself_is_reported(tmp_path: Path) -> None:
+    root, d = site(tmp_path, torch_new=True, with_hccl=True), tmp_path / "build"
+    new = stub_libc(d / "newc", {"GLIBC_2.17": ["open"], "GLIBC_2.38": ["fresh"]})
+    place(root, "/usr/lib/libc.so.6", stub_libc(d / "oldc", {"GLIBC_2.17": ["open"], "GLIBC_2.31": ["close"]}))
+    # torch's libshm-like library, loaded by the import through torch's _C, needs glibc 2.38
+    tpy = build(
+        d / "glibc/libtorch_python.so",
+        "extern int fresh(void); int tp(void) { return fresh(); }",
+        links=[new],
+        flags=["-nostdlib", "-Wl,-rpath,$ORIGIN"],
+    )
+    place(root, f"{SITE}/torch/lib/libtorch_python.so", tpy)
+    abi = probe_abi(Root(root), PY, ENV)
+    assert [(v.library, v.version, v.newest) for v in abi.versions] == [
+        (f"{SITE}/torch/lib/libtorch_python.so", "GLIBC_2.38", "GLIBC_2.31")
+    ]
+    (f,) = [f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-GLIBC"]
+    assert f.severity is Severity.ERROR and "GLIBC_2.31" in f.found and "GLIBC_2.38" in f.expected

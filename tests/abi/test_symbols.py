@@ -11,7 +11,7 @@ import pytest
 from ascenv.abi import loader, symbols
 from ascenv.abi.tree import Tree
 from ascenv.probe.fs import Root
-from tests.abi.build import build, needs_tools, place, readelf_undefined
+from tests.abi.build import build, needs_tools, place, readelf_undefined, stub_libc
 
 pytestmark = needs_tools
 
@@ -101,27 +101,10 @@ def test_top_namespace(mangled: str, namespace: str | None) -> None:
     assert symbols.top_namespace(mangled) == namespace
 
 
-def _stub_libc(d: Path, versions: dict[str, list[str]]) -> Path:
-    """A libc.so.6 defining each function under its version, with a version script as glibc's."""
-    script, source, parent = [], [], None
-    for version, names in versions.items():
-        script.append(
-            f"{version} {{ global: {'; '.join(names) or 'dummy_' + version.replace('.', '_')}; }}"
-            + (f" {parent};" if parent else ";")
-        )
-        source += [f"int {n}(void) {{ return 0; }}" for n in names or ["dummy_" + version.replace(".", "_")]]
-        parent = version
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "libc.map").write_text("\n".join(script) + "\n")
-    return build(
-        d / "libc.so.6", "\n".join(source) + "\n", nostdlib=True, flags=[f"-Wl,--version-script={d / 'libc.map'}"]
-    )
-
-
 def test_glibc_version_newer_than_the_roots_libc(tmp_path: Path) -> None:
     root, d = tmp_path / "root", tmp_path / "build"
-    new = _stub_libc(d / "new", {"GLIBC_2.17": ["open"], "GLIBC_2.36": ["close"], "GLIBC_2.99": ["fresh"]})
-    old = _stub_libc(d / "old", {"GLIBC_2.17": ["open"], "GLIBC_2.36": ["close", "fresh"]})
+    new = stub_libc(d / "new", {"GLIBC_2.17": ["open"], "GLIBC_2.36": ["close"], "GLIBC_2.99": ["fresh"]})
+    old = stub_libc(d / "old", {"GLIBC_2.17": ["open"], "GLIBC_2.36": ["close", "fresh"]})
     user = build(
         d / "libuser.so",
         "extern int open(void), close(void), fresh(void);\nint u(void) { return open() + close() + fresh(); }\n",
@@ -151,7 +134,7 @@ def test_glibc_version_against_a_real_libc(tmp_path: Path) -> None:
     if triplet is None or not real.exists():
         pytest.skip("no Debian-layout libc.so.6 on this machine")
     root, d = tmp_path / "root", tmp_path / "build"
-    new = _stub_libc(d / "new", {"GLIBC_2.99": ["future_call"]})
+    new = stub_libc(d / "new", {"GLIBC_2.99": ["future_call"]})
     place(
         root,
         "/opt/libuser.so",
