@@ -370,3 +370,25 @@ def test_glibc_floor_of_torch_itself_is_reported(tmp_path: Path) -> None:
     ]
     (f,) = [f for f in run_checks(model.Snapshot(abi=abi)) if f.id == "ASC-ABI-GLIBC"]
     assert f.severity is Severity.ERROR and "GLIBC_2.31" in f.found and "GLIBC_2.38" in f.expected
+
+
+def test_doctor_json_carries_details_unresolved(tmp_path: Path) -> None:
+    from ascenv.snapshot_io import dumps_snapshot
+    from tests.cli_helpers import run_cli
+
+    abi = probe_abi(Root(site(tmp_path, torch_new=False, with_hccl=True)), PY, ENV)
+    saved = tmp_path / "snap.json"
+    saved.write_text(dumps_snapshot(model.Snapshot(abi=abi, python=PY)))
+    code, out, _ = run_cli(["doctor", "--from", str(saved), "--format", "json"], {})
+    assert code == 1  # an error finding
+    (f,) = [f for f in json.loads(out)["findings"] if f["id"] == "ASC-ABI-SYMBOLS"]
+    (u,) = f["details"]["unresolved"]
+    assert u["symbol"] == "_ZNK3c1010TensorImpl20is_contiguous_customEi"
+    assert (u["library"], u["expected_from"], u["layer"]) == (
+        f"{SITE}/torch_npu/lib/libtorch_npu.so",
+        "libc10.so",
+        "torch",
+    )
+    assert "demangled" in u
+    code, human, _ = run_cli(["doctor", "--from", str(saved)], {})
+    assert "ASC-ABI-SYMBOLS" in human and "torch: 1 (" in human
