@@ -7,8 +7,9 @@ The order is glibc's ``_dl_map_object`` (elf/dl-load.c) as ld.so(8) documents it
    requesting object has no DT_RUNPATH (an object with both has its DT_RPATH ignored);
 3. LD_LIBRARY_PATH;
 4. DT_RUNPATH of the requesting object only (not of its loaders);
-5. ld.so.cache: modelled by the directories of ``/etc/ld.so.conf`` and its ``include`` files,
-   which ldconfig reads to build it (ldconfig(8));
+5. ``/etc/ld.so.cache`` of the root (its entries for the name, in order), then the directories of
+   ``/etc/ld.so.conf`` and its ``include`` files, which ldconfig reads to build the cache
+   (ldconfig(8)): they stand in for a cache that is absent or older than the libraries;
 6. the default directories: the multiarch pair of the machine (Debian), then ``/lib64``,
    ``/usr/lib64`` (64-bit, Red Hat layout), then ``/lib``, ``/usr/lib``.
 
@@ -25,8 +26,9 @@ from __future__ import annotations
 
 import posixpath
 import re
+import struct
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -53,6 +55,7 @@ if TYPE_CHECKING:  # typing.Protocol is 3.8+; the probe also runs on a fleet nod
         def real(self, path: str) -> Optional[str]: ...
         def text(self, path: str) -> Optional[str]: ...
         def glob(self, directory: str, pattern: str) -> list[str]: ...
+        def data(self, path: str) -> Optional[bytes]: ...
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,35 @@ def conf_dirs(files: Files, path: str = _CONF, _seen: Optional[set[str]] = None)
     return tuple(dict.fromkeys(out))
 
 
+# glibc's cache layout (sysdeps/generic/dl-cache.h, "glibc-ld.so.cache1.1", glibc >= 2.3; the only
+# one written since 2.32): a 48-byte header, then entries of flags, key and value offsets (from the
+# header's start), os version and hwcap (24 bytes), then the strings.
+_CACHE_MAGIC = b"glibc-ld.so.cache1.1"
+CACHE = "/etc/ld.so.cache"
+
+
+def cache_entries(data: Optional[bytes]) -> dict[str, tuple[str, ...]]:
+    """Soname -> paths of an ld.so.cache, in its order; empty when absent or not of the new format
+    (an old-format part first is skipped: the new header follows it)."""
+    start = data.find(_CACHE_MAGIC) if data else -1
+    if data is None or start < 0 or len(data) < start + 48:
+        return {}
+    order = "<" if data[start + 28] != 3 else ">"  # flags: 2 little endian, 3 big endian
+    (count,) = struct.unpack_from(order + "I", data, start + 20)
+    out: dict[str, list[str]] = {}
+    for i in range(min(count, (len(data) - start - 48) // 24)):
+        _, key, value = struct.unpack_from(order + "iII", data, start + 48 + 24 * i)
+        name, path = _cstr(data, start + key), _cstr(data, start + value)
+        if name and path:
+            out.setdefault(name, []).append(path)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _cstr(data: bytes, at: int) -> Optional[str]:
+    end = data.find(b"\0", at)
+    return data[at:end].decode("utf-8", "surrogateescape") if 0 <= at < len(data) and end >= 0 else None
+
+
 def default_dirs(machine: str, bits: int) -> tuple[str, ...]:
     triplet = TRIPLETS.get(machine)
     dirs = [f"/lib/{triplet}", f"/usr/lib/{triplet}"] if triplet else []
@@ -119,7 +151,12 @@ def expand(entry: str, origin: str, obj: ElfFile) -> str:
 
 
 def load(
-    files: Files, starts: Sequence[str], *, ld_library_path: Sequence[str] = (), conf: Sequence[str] = ()
+    files: Files,
+    starts: Sequence[str],
+    *,
+    ld_library_path: Sequence[str] = (),
+    conf: Sequence[str] = (),
+    cache: Optional[Mapping[str, Sequence[str]]] = None,
 ) -> LoadOrder:
     """The load order from ``starts`` (machine paths, e.g. the libraries a Python import opens)."""
     objects: list[Loaded] = []
@@ -156,7 +193,7 @@ def load(
             for name in current.elf.needed:
                 if name in names:
                     continue
-                found, searched, skipped = _search(files, current, name, by_path, ld_library_path, conf)
+                found, searched, skipped = _search(files, current, name, by_path, ld_library_path, conf, cache or {})
                 if found is None:
                     missing.append(Missing(name, current.path, searched, skipped))
                     continue
@@ -172,6 +209,7 @@ def _search(
     by_path: dict[str, Loaded],
     ld_library_path: Sequence[str],
     conf: Sequence[str],
+    cache: Mapping[str, Sequence[str]],
 ) -> tuple[Optional[tuple[str, ElfFile, str]], tuple[str, ...], tuple[str, ...]]:
     me = requester.elf
     skipped: list[str] = []
@@ -189,12 +227,18 @@ def _search(
         path = posixpath.normpath(expand(name, posixpath.dirname(requester.path), me))
         obj = fits(path)
         return ((path, obj, "path") if obj else None), (path,), tuple(skipped)
-    tried: list[str] = []
-    for directory, via in _directories(requester, by_path, ld_library_path, conf):
-        if directory in tried:
+    candidates = [(posixpath.join(d, name), via) for d, via in _directories(requester, by_path, ld_library_path)]
+    # the cache names files, not directories: after RUNPATH, before the directories it is built from
+    candidates += [(path, "ld.so.cache") for path in cache.get(name, ())]
+    candidates += [(posixpath.join(d, name), "ld.so.conf") for d in conf]
+    candidates += [(posixpath.join(d, name), "default") for d in default_dirs(me.machine, me.bits)]
+    tried: dict[str, None] = {}  # where it looked, in order: directories, and the cache
+    seen: set[str] = set()
+    for path, via in candidates:
+        tried[CACHE if via == "ld.so.cache" else posixpath.dirname(path)] = None
+        if path in seen:
             continue
-        tried.append(directory)
-        path = posixpath.join(directory, name)
+        seen.add(path)
         obj = fits(path)
         if obj is not None:
             return (path, obj, via), tuple(tried), tuple(skipped)
@@ -202,7 +246,7 @@ def _search(
 
 
 def _directories(
-    requester: Loaded, by_path: dict[str, Loaded], ld_library_path: Sequence[str], conf: Sequence[str]
+    requester: Loaded, by_path: dict[str, Loaded], ld_library_path: Sequence[str]
 ) -> list[tuple[str, str]]:
     me = requester.elf
     out: list[tuple[str, str]] = []
@@ -216,6 +260,4 @@ def _directories(
     out += [(posixpath.normpath(d), "LD_LIBRARY_PATH") for d in ld_library_path if d]
     origin = posixpath.dirname(requester.path)
     out += [(posixpath.normpath(expand(d, origin, me)), "RUNPATH") for d in me.runpath]
-    out += [(d, "ld.so.conf") for d in conf]
-    out += [(d, "default") for d in default_dirs(me.machine, me.bits)]
     return out

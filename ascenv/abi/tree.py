@@ -56,5 +56,8 @@ class Tree:
     def text(self, path: str) -> Optional[str]:
         return self.root.read_text(path)
 
+    def data(self, path: str) -> Optional[bytes]:
+        return self.root.read_bytes(path)
+
     def glob(self, directory: str, pattern: str) -> list[str]:
         return sorted(self.root.glob(directory, pattern))

@@ -79,10 +79,10 @@ def probe_abi(
     ]
     later += custom
     ld_library_path = tuple(p for p in environ.get("LD_LIBRARY_PATH", "").split(":") if p)
-    conf = loader.conf_dirs(tree)
+    conf, cache = loader.conf_dirs(tree), loader.cache_entries(tree.data(loader.CACHE))
     # the import's closure first, then the other libraries on top (each file is parsed once)
-    at_import = loader.load(tree, imported, ld_library_path=ld_library_path, conf=conf)
-    order = loader.load(tree, imported + later, ld_library_path=ld_library_path, conf=conf)
+    at_import = loader.load(tree, imported, ld_library_path=ld_library_path, conf=conf, cache=cache)
+    order = loader.load(tree, imported + later, ld_library_path=ld_library_path, conf=conf, cache=cache)
     package = posixpath.join(torch_npu.location, "torch_npu") + "/" if torch_npu else None
     mine = [o.path for o in order.objects if (package and o.path.startswith(package)) or o.path in custom]
     unbound = symbols.unresolved(order, check=mine, provided=lambda name: name.startswith(_PYTHON_API))

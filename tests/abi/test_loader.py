@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -195,6 +196,9 @@ class _MemoryFiles:
     def text(self, path: str) -> str | None:
         return self.texts.get(path)
 
+    def data(self, path: str) -> None:
+        return None
+
     def glob(self, directory: str, pattern: str) -> list[str]:
         import fnmatch
 
@@ -213,3 +217,45 @@ def test_ld_so_conf_of_any_text_ends_and_gives_absolute_dirs(texts: dict[str, st
 def test_ld_so_conf_include_cycle() -> None:
     files = _MemoryFiles({"/etc/ld.so.conf": "include a.conf\n/x\n", "/etc/a.conf": "include /etc/ld.so.conf\n/y\n"})
     assert loader.conf_dirs(files) == ("/y", "/x")  # type: ignore[arg-type]
+
+
+def _ldconfig(root: Path) -> None:
+    """Build the root's /etc/ld.so.cache with the real ldconfig (-r: chroot into the root)."""
+    if shutil.which("ldconfig") is None and not Path("/usr/sbin/ldconfig").exists():
+        pytest.skip("no ldconfig")
+    done = subprocess.run(
+        [shutil.which("ldconfig") or "/usr/sbin/ldconfig", "-r", str(root)], capture_output=True, text=True
+    )
+    if not (root / "etc/ld.so.cache").exists():
+        pytest.skip(f"ldconfig -r did not write a cache here: {done.stderr.strip()[-200:]}")
+
+
+def test_ld_so_cache_written_by_ldconfig(tmp_path: Path) -> None:
+    root, d = tmp_path / "root", tmp_path / "build"
+    lib = dep(d, "x", soname="libdep.so.1")
+    place(root, "/opt/cached/libdep.so.1", lib)
+    place(root, "/opt/c.so", consumer(d, "c.so", [lib]))
+    (root / "etc").mkdir(parents=True)
+    (root / "etc/ld.so.conf").write_text("/opt/cached\n")
+    _ldconfig(root)
+    (root / "etc/ld.so.conf").unlink()  # from here on only the cache knows /opt/cached
+    tree = Tree(Root(root))
+    cache = loader.cache_entries(tree.data(loader.CACHE))
+    assert cache["libdep.so.1"] == ("/opt/cached/libdep.so.1",)
+    order = loader.load(tree, ["/opt/c.so"], cache=cache)
+    assert found(order, "libdep.so.1") == ("/opt/cached/libdep.so.1", "ld.so.cache")
+    # LD_LIBRARY_PATH comes before the cache
+    place(root, "/opt/ldp/libdep.so.1", lib)
+    order = loader.load(tree, ["/opt/c.so"], cache=cache, ld_library_path=["/opt/ldp"])
+    assert found(order, "libdep.so.1") == ("/opt/ldp/libdep.so.1", "LD_LIBRARY_PATH")
+    # a cache entry whose file is gone: searched, then the default directories
+    (root / "opt/cached/libdep.so.1").unlink()
+    order = loader.load(Tree(Root(root)), ["/opt/c.so"], cache=cache)
+    assert loader.CACHE in order.missing[0].searched
+
+
+@given(st.binary(max_size=300))
+def test_any_cache_bytes_read_without_raising(tail: bytes) -> None:
+    entries = loader.cache_entries(b"glibc-ld.so.cache1.1" + tail)
+    assert all(isinstance(k, str) and all(isinstance(p, str) for p in v) for k, v in entries.items())
+    assert loader.cache_entries(None) == {} and loader.cache_entries(b"ld.so-1.7.0") == {}
