@@ -158,3 +158,14 @@ def test_32_bit_header_fields() -> None:
     parsed = elf.parse(io.BytesIO(head))
     assert parsed is not None
     assert (parsed.bits, parsed.little_endian, parsed.machine, parsed.symbols) == (32, False, "mips", ())
+
+
+@pytest.mark.parametrize("number", [3, 40, 62, 183, 243, 9999])
+@pytest.mark.parametrize("little", [True, False])
+def test_machine_reads_as_package_layouts_elf_arch(number: int, little: bool) -> None:
+    # package/layout.py's elf_arch is to be folded into elf.machine: same answers for its machines
+    from ascenv.package import layout
+
+    order = "little" if little else "big"
+    head = b"\x7fELF\x02" + (b"\x01" if little else b"\x02") + bytes(12) + number.to_bytes(2, order) + bytes(44)
+    assert elf.machine(head) == layout.elf_arch(head)
