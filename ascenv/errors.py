@@ -144,6 +144,10 @@ class PinMismatch(AscenvError):
     exit_code = EXIT_FINDINGS
 
 
+class ElfError(InputError):
+    """A file that starts like an ELF file has a structure cut short or out of range (ascenv.elf)."""
+
+
 class PackageError(InputError):
     """An operator package (a makeself ``.run``) that cannot be read as one: truncated, a
     checksum that does not match its payload, a tar stream that ends early, or past the limits."""

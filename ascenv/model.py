@@ -349,6 +349,62 @@ class VendorConfig:
     problems: tuple[str, ...] = ()
 
 
+# --- ABI: torch_npu's libraries as ld.so would bind them (ascenv.abi) -------------------------
+
+
+@dataclass(frozen=True)
+class AbiUnresolved:
+    """An undefined, non-weak dynamic symbol no library of the load order defines."""
+
+    library: str  # machine path of the library that references it
+    symbol: str  # mangled, as in the ELF file
+    version: Optional[str] = None  # the version it asks for (GLIBC_2.38), if any
+    demangled: Optional[str] = None  # c++filt's reading, when it was at hand
+    expected_from: Optional[str] = None  # the DT_NEEDED library it most likely comes from
+    layer: Optional[str] = None  # torch, cann, nnal, driver, glibc, libstdc++, python
+    # the same function defined under the other C++ ABI (_GLIBCXX_USE_CXX11_ABI), and where
+    other_abi_twin: Optional[str] = None
+    other_abi_in: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class AbiMissingLibrary:
+    """A DT_NEEDED library found nowhere ld.so would look."""
+
+    name: str
+    needed_by: str
+    layer: Optional[str] = None
+    searched: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AbiMissingVersion:
+    """A symbol version (GLIBC_2.38, GLIBCXX_3.4.30) the library that must define it does not."""
+
+    library: str
+    version: str
+    file: str  # the DT_NEEDED name that must define it
+    provider: str  # where that library was found
+    newest: Optional[str] = None  # the newest version of that family it does define
+    layer: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class AbiInfo:
+    read: bool = False  # False: not probed (an older snapshot, or no torch_npu to read)
+    package: Optional[str] = None  # "torch-npu 2.5.1"
+    libraries: tuple[str, ...] = ()  # the libraries the check starts from (what an import opens)
+    loaded: tuple[str, ...] = ()  # the load order ld.so would build, machine paths
+    # of ``loaded``, what ``import torch_npu`` loads; the rest (libop_plugin_atb.so) is opened later,
+    # when a feature needs it, so what it lacks fails that feature, not the import
+    imported: tuple[str, ...] = ()
+    ld_library_path: tuple[str, ...] = ()  # the recorded LD_LIBRARY_PATH the search used
+    unresolved: tuple[AbiUnresolved, ...] = ()
+    missing: tuple[AbiMissingLibrary, ...] = ()
+    versions: tuple[AbiMissingVersion, ...] = ()
+    problems: tuple[str, ...] = ()  # files that could not be read as ELF, and why
+
+
 # --- the snapshot ------------------------------------------------------------------------------
 
 
@@ -370,6 +426,7 @@ class Snapshot:
     vendors: tuple[Vendor, ...] = ()
     vendor_config: VendorConfig = VendorConfig()
     errors: tuple[ProbeError, ...] = ()
+    abi: AbiInfo = AbiInfo()
 
 
 # --- findings ----------------------------------------------------------------------------------
@@ -380,6 +437,15 @@ class Severity(str, enum.Enum):
     WARN = "warn"
     INFO = "info"
     OK = "ok"
+
+
+@dataclass(frozen=True)
+class FindingDetails:
+    """What tools read beside the words: the ABI checks' unbound symbols, libraries and versions."""
+
+    unresolved: tuple[AbiUnresolved, ...] = ()
+    missing: tuple[AbiMissingLibrary, ...] = ()
+    versions: tuple[AbiMissingVersion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -394,3 +460,4 @@ class Finding:
     fix: str = ""  # a command, a package version, a flag
     source: str = ""  # where the fact behind the verdict is published (a URL where there is one)
     data_as_of: str = ""  # for verdicts from the compatibility data: the day it was last checked
+    details: Optional[FindingDetails] = None  # machine-readable particulars (the ABI checks' symbols)

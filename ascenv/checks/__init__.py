@@ -26,7 +26,7 @@ from ascenv.model import Finding, Severity, Snapshot
 CheckFunction = Callable[[Snapshot, Any], Iterable[Finding]]
 
 # Layers in the order a report walks the stack, bottom up.
-LAYERS = ("npu", "driver", "firmware", "devices", "cann", "kernels", "env", "vendors", "python", "torch_npu")
+LAYERS = ("npu", "driver", "firmware", "devices", "cann", "kernels", "env", "vendors", "python", "torch_npu", "abi")
 
 # The ID prefix of each layer's checks (ASC-<prefix>-<name>).
 LAYER_PREFIXES = {
@@ -40,6 +40,7 @@ LAYER_PREFIXES = {
     "vendors": "ASC-VENDOR-",
     "python": "ASC-PY-",
     "torch_npu": "ASC-TORCH-",
+    "abi": "ASC-ABI-",
 }
 
 

@@ -15,6 +15,7 @@ from typing import Callable, Optional, TypeVar
 
 from ascenv import __version__, proc
 from ascenv.model import (
+    AbiInfo,
     CannInfo,
     Devices,
     DriverInfo,
@@ -28,6 +29,7 @@ from ascenv.model import (
     Vendor,
     VendorConfig,
 )
+from ascenv.probe.abi import probe_abi
 from ascenv.probe.cann import probe_cann
 from ascenv.probe.devices import probe_devices
 from ascenv.probe.driver import probe_driver, probe_firmware, read_install_info
@@ -99,6 +101,12 @@ def collect(
             no_vendors: tuple[tuple[Vendor, ...], VendorConfig] = ((), VendorConfig())
             vendors, vendor_config = guarded("vendors", lambda: probe_vendors(root, environ, opp), no_vendors)
             python_thread.join()
+            # after the interpreter's probe: torch_npu's libraries are found from its distributions
+            abi = guarded(
+                "abi",
+                lambda: probe_abi(root, python_result[0], environ, run, vendors=vendors, machine=host.arch),
+                AbiInfo(),
+            )
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the main thread's own run has killed its child; the
             # target interpreter's run is on the other thread, so kill it here and let it end.
@@ -120,6 +128,7 @@ def collect(
         python=python_result[0],
         vendors=vendors,
         vendor_config=vendor_config,
+        abi=abi,
         # a fixed order whatever the threads did
         errors=tuple(failures + python_failures + _special_files(root)),
     )

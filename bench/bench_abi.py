@@ -1,0 +1,132 @@
+"""The ELF reader against its peers: pyelftools (when importable) and `readelf --dyn-syms -W`;
+and the whole ABI probe against readelf of the same libraries piped to sort and comm.
+
+Each round reads one library's dynamic section and dynamic symbols with their versions. The
+floor is readelf (a C program) printing the same table; the goal is the reader within 2x of it.
+Give large real libraries, e.g. libtorch_npu.so from a torch_npu wheel
+(`pip download --no-deps --platform manylinux2014_aarch64 --only-binary=:all: torch_npu==2.5.1`,
+unzipped) and a libpython:
+
+    .venv/bin/python bench/bench_abi.py LIB.so [LIB.so ...] [--rounds 5]
+
+With ``--root DIR --site PATH``, a root holding torch and torch_npu unpacked in the site-packages
+PATH (as tests/abi/test_real_wheels.py builds it): ``ascenv.probe.abi.probe_abi`` against
+``readelf --dyn-syms -W`` of every library of its load order, the undefined and defined names
+sorted and compared with ``comm`` (goal: within 2x):
+
+    .venv/bin/python bench/bench_abi.py --root DIR --site /usr/local/lib/python3.11/site-packages
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+
+from ascenv import elf  # noqa: E402
+
+
+def timed(fn: Callable[[], object], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def with_pyelftools(path: Path) -> Callable[[], object]:
+    from elftools.elf.elffile import ELFFile  # type: ignore[import-not-found]
+
+    def run() -> int:
+        with open(path, "rb") as f:
+            e = ELFFile(f)
+            names = {}
+            verneed = e.get_section_by_name(".gnu.version_r")
+            if verneed is not None:
+                for _, aux in verneed.iter_versions():
+                    for a in aux:
+                        names[a.entry.vna_other] = a.name
+            versym = e.get_section_by_name(".gnu.version")
+            dyn = e.get_section_by_name(".dynamic")
+            needed = [t.needed for t in dyn.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+            count = len(needed)
+            for i, s in enumerate(e.get_section_by_name(".dynsym").iter_symbols()):
+                version = names.get(versym.get_symbol(i).entry.ndx) if versym is not None else None
+                count += bool((s.name, s.entry.st_shndx, s.entry.st_info.bind, version))
+            return count
+
+    return run
+
+
+# undefined names no library defines, from readelf's table: the shell floor of the ABI check
+PIPELINE = r"""
+t=$(mktemp -d); for f in "$@"; do readelf --dyn-syms -W "$f"; done > "$t/all"
+awk '$7=="UND" && $5=="GLOBAL" && $8!="" {sub(/@.*/,"",$8); print $8}' "$t/all" | sort -u > "$t/und"
+awk '$7!="UND" && $7!="Ndx" && $5!="LOCAL" && $8!="" {sub(/@.*/,"",$8); print $8}' "$t/all" | sort -u > "$t/def"
+comm -23 "$t/und" "$t/def" | wc -l; rm -r "$t"
+"""
+
+
+def probe(root: Path, site: str, rounds: int) -> None:
+    from ascenv import model
+    from ascenv.probe.abi import probe_abi
+    from ascenv.probe.fs import Root
+
+    dists = []
+    for name in ("torch_npu", "torch"):
+        found = sorted((root / site.lstrip("/")).glob(f"{name}-*.dist-info"))
+        version = found[0].name.split("-")[1] if found else "0"
+        dists.append(model.Distribution(name, version, site))
+    python = model.PythonInfo(distributions=tuple(dists))
+    abi = probe_abi(Root(root), python, {})
+    mine = timed(functools.partial(probe_abi, Root(root), python, {}), rounds)
+    files = [str(root / p.lstrip("/")) for p in abi.loaded]
+    cmd = ["sh", "-c", PIPELINE, "sh", *files]
+    floor = timed(functools.partial(subprocess.run, cmd, check=True, capture_output=True), rounds)
+    print(
+        f"ABI probe of {len(abi.loaded)} libraries ({len(abi.unresolved)} unbound): {mine * 1000:.0f} ms, "
+        f"readelf | sort | comm {floor * 1000:.0f} ms (ratio {mine / floor:.2f})"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("libraries", nargs="*", type=Path)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--root", type=Path, help="a root with torch and torch_npu unpacked in --site")
+    parser.add_argument("--site", default="/usr/local/lib/python3.11/site-packages")
+    args = parser.parse_args()
+    if args.root:
+        probe(args.root, args.site, args.rounds)
+    for path in args.libraries:
+        parsed = elf.read(path)
+        if parsed is None:
+            print(f"{path}: not an ELF file")
+            continue
+        mine = timed(functools.partial(elf.read, path), args.rounds)
+        line = f"{path.name} ({parsed.machine}, {len(parsed.symbols)} symbols): ascenv.elf {mine * 1000:.0f} ms"
+        if shutil.which("readelf"):
+            cmd = ["readelf", "--dyn-syms", "-W", str(path)]
+            floor = timed(functools.partial(subprocess.run, cmd, check=True, capture_output=True), args.rounds)
+            line += f", readelf {floor * 1000:.0f} ms (ratio {mine / floor:.2f})"
+        try:
+            peer = timed(with_pyelftools(path), max(1, args.rounds // 2))
+            line += f", pyelftools {peer * 1000:.0f} ms ({peer / mine:.0f}x ascenv.elf)"
+        except ImportError:
+            line += ", pyelftools not importable"
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
