@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from ascenv import elf
 from ascenv.errors import PackageError
 from ascenv.package.makeself import BoundedStream, Header
 
@@ -29,7 +30,6 @@ MAX_BYTES = 8 << 30  # decompressed payload; real operator packages are tens of 
 MAX_MEMBERS = 200_000
 KEEP_LIMIT = 4 << 20  # the largest file kept in memory to be read (JSON, version.info), as tree.JSON_LIMIT
 KEEP_TOTAL = 8 << 20  # all the files kept together; past it a file is "not read" (layout says so)
-ELF_HEAD = 64  # enough of an ELF file for its class, byte order and e_machine
 EXTENSION_LIMIT = 64 << 10  # one pax header or GNU long name/link; all global pax headers together
 EXTENSION_CHAIN = 8  # extended headers before one member (global + pax + long name + long link is 4)
 NAME_LIMIT = 4096  # PATH_MAX: a longer member name cannot be extracted anywhere
@@ -97,7 +97,7 @@ def kept_prefix(path: str, size: int) -> int:
     if path.endswith((".json", "version.info")) and size <= KEEP_LIMIT:
         return size
     if ".so" in path.rsplit("/", 1)[-1]:
-        return ELF_HEAD
+        return elf.HEAD
     return 0
 
 

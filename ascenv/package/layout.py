@@ -22,13 +22,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ascenv import elf
+
 TBE = "op_impl/ai_core/tbe"
 PROTO_LIB = "libcust_opsproto_rt2.0.so"
 TILING_LIB = "libcust_opmaster_rt2.0.so"
 OPAPI_LIB = "op_api/lib/libcust_opapi.so"
-# ELF e_machine values (System V ABI, https://refspecs.linuxfoundation.org/elf/gabi4+/ch4.eheader.html
-# and the registry in binutils include/elf/common.h)
-_MACHINES = {3: "i386", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 _OPS_INFO = re.compile(rf"^{TBE}/config/([^/]+)/aic-([^/]+)-ops-info\.json$")
 _KERNEL_CONFIG = re.compile(rf"^{TBE}/kernel/config/([^/]+)/([^/]+)\.json$")
 _KERNEL_BINARY = re.compile(rf"^{TBE}/kernel/([^/]+)/([^/]+)/[^/]+\.o$")
@@ -37,7 +36,7 @@ _TILING = re.compile(rf"^{TBE}/op_tiling/lib/linux/([^/]+)/{re.escape(TILING_LIB
 _ACLNN = re.compile(r"^op_api/include/(aclnn_[^/]+\.h)$")
 _HASH_SUFFIX = re.compile(r"_[0-9a-f]{32}(?:_[a-z_]+)?$")
 
-ELF_HEAD = 64  # bytes of a library enough for its class, byte order and e_machine
+ELF_HEAD = elf.HEAD  # bytes of a library enough for its class, byte order and e_machine
 WHOLE = -1  # wanted(): the whole file
 Reader = Callable[[str], Optional[bytes]]  # vendor-relative path -> its bytes (or ELF head), None if unknown
 
@@ -76,13 +75,6 @@ def snake_case(op_type: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])|(?<=[A-Z])([A-Z])(?=[a-z])", r"_\1\2", op_type).lower()
 
 
-def elf_arch(head: Optional[bytes]) -> Optional[str]:
-    if not head or len(head) < 20 or not head.startswith(b"\x7fELF"):
-        return None
-    machine = int.from_bytes(head[18:20], "little" if head[5] == 1 else "big")
-    return _MACHINES.get(machine, f"e_machine {machine}")
-
-
 def describe(name: str, paths: Iterable[str], read: Reader) -> VendorLayout:
     ops_info: dict[str, set[str]] = {}
     kernel_ops: dict[str, set[str]] = {}
@@ -99,11 +91,11 @@ def describe(name: str, paths: Iterable[str], read: Reader) -> VendorLayout:
             if m.group(1) != "config":
                 binaries[m.group(1)] = binaries.get(m.group(1), 0) + 1
         elif m := _PROTO.match(path):
-            libraries.append(Library("proto", path, m.group(1), elf_arch(read(path))))
+            libraries.append(Library("proto", path, m.group(1), elf.machine(read(path))))
         elif m := _TILING.match(path):
-            libraries.append(Library("tiling", path, m.group(1), elf_arch(read(path))))
+            libraries.append(Library("tiling", path, m.group(1), elf.machine(read(path))))
         elif path == OPAPI_LIB:
-            libraries.append(Library("opapi", path, None, elf_arch(read(path))))
+            libraries.append(Library("opapi", path, None, elf.machine(read(path))))
         elif m := _ACLNN.match(path):
             headers.append(m.group(1))
     version = read("version.info")
