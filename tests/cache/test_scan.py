@@ -136,10 +136,11 @@ def test_a_directory_of_100k_files(tmp_path):
 def test_recent_and_foreign_files_are_counted_as_kept(tmp_path):
     write(str(tmp_path / "c/old.o"), b"x" * 5000, mtime=1_000_000)
     write(str(tmp_path / "c/new.o"), b"y" * 5000)
-    cutoff = os.lstat(tmp_path / "c/new.o").st_ctime  # new.o changed at the cutoff: kept
+    cutoff = os.lstat(tmp_path / "c/new.o").st_mtime  # new.o modified at the cutoff: kept
     (st,) = tree_stats([str(tmp_path / "c")], uid=os.getuid(), recent_cutoff=cutoff)
     assert (st.files, st.kept_files) == (2, 1)
-    assert st.kept_bytes == os.lstat(tmp_path / "c/new.o").st_blocks * 512
+    # new.o, and c itself: the delete cannot remove the directory that holds it
+    assert st.kept_bytes == (os.lstat(tmp_path / "c/new.o").st_blocks + os.lstat(tmp_path / "c").st_blocks) * 512
     if os.geteuid() == 0:
         os.chown(tmp_path / "c/old.o", NOBODY, NOBODY)
         (st,) = tree_stats([str(tmp_path / "c")], uid=0, recent_cutoff=cutoff)
