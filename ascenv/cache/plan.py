@@ -49,14 +49,16 @@ def counted(n: int, noun: str, plural: Optional[str] = None) -> str:
     return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
-def kept_reasons(entry: CacheEntry, now: float) -> list[str]:
-    """Why files of the entry stay, one line per rule, each naming a file."""
+def kept_reasons(entry: CacheEntry, now: Optional[float]) -> list[str]:
+    """Why files of the entry stay, one line per rule, each naming a file (and, given ``now``,
+    how long ago the latest recent one was modified)."""
     lines = []
     for kept in entry.kept:
         path = display_path(kept.example)
         files = counted(kept.files, "file")
         if kept.rule == RECENT:
-            lines.append(f"{files} modified within --recent, the latest {format_age(now - kept.mtime)} ago: {path}")
+            latest = "the latest" if now is None else f"the latest {format_age(now - kept.mtime)} ago"
+            lines.append(f"{files} modified within --recent, {latest}: {path}")
         elif kept.rule == FOREIGN:
             lines.append(f"{files} of other users (see --all-users), e.g. uid {kept.uid}: {path}")
         else:
