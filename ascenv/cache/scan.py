@@ -108,14 +108,16 @@ def keep_rule(name: str, st: os.stat_result, uid: Optional[int], recent: float) 
 
 
 def _note_kept(why: dict, rule: str, path: str, st: os.stat_result) -> None:
-    """Count a kept file under its rule; name the most recently modified (then first by path)."""
+    """Count a kept file under its rule; name the most recently modified if recent, else the
+    first by path (as ``_scan_dir`` does inline)."""
+    mtime = st.st_mtime if rule == RECENT else 0.0
     seen = why.get(rule)
     if seen is None:
-        why[rule] = [1, path, st.st_mtime, st.st_uid]
+        why[rule] = [1, path, mtime, st.st_uid]
         return
     seen[0] += 1
-    if (-st.st_mtime, path) < (-seen[2], seen[1]):
-        seen[1:] = [path, st.st_mtime, st.st_uid]
+    if (-mtime, path) < (-seen[2], seen[1]):
+        seen[1:] = [path, mtime, st.st_uid]
 
 
 def _scan_dir(
@@ -149,7 +151,9 @@ def _scan_dir(
         dir_bits, dir_type = stat.S_IFMT(0o170000), stat.S_IFDIR
         check_uid = uid is not None
         keep_names = KEEP_NAMES
-        why: dict = {}
+        n_settings = n_foreign = n_recent = foreign_uid = 0
+        settings_name = foreign_name = recent_name = ""
+        latest = 0.0
         stays = False
         blocks = size = files = dirs = kept_files = kept_blocks = 0
         newest, oldest = float("-inf"), float("inf")
@@ -186,11 +190,20 @@ def _scan_dir(
             if mtime < oldest:
                 oldest = mtime
             keep = mtime >= recent or (check_uid and st.st_uid != uid) or name in keep_names
-            if keep:  # rare: the slow path says why
-                rule = keep_rule(name, st, uid, recent)
-                _note_kept(why, rule or RECENT, path + "/" + name, st)
+            if keep:  # keep_rule inline (every file of a fresh cache comes here): count, name one
                 kept_files += 1
-                stays = True
+                if name in keep_names:
+                    if not n_settings or name < settings_name:
+                        settings_name = name
+                    n_settings += 1
+                elif check_uid and st.st_uid != uid:
+                    if not n_foreign or name < foreign_name:
+                        foreign_name, foreign_uid = name, st.st_uid
+                    n_foreign += 1
+                else:
+                    if not n_recent or mtime > latest or (mtime == latest and name < recent_name):
+                        recent_name, latest = name, mtime
+                    n_recent += 1
             if st.st_nlink > 1:  # its blocks once per inode, and freed only if every name goes
                 links.append((st.st_dev, st.st_ino, st.st_blocks, st.st_size, keep, st.st_nlink))
                 continue
@@ -201,8 +214,15 @@ def _scan_dir(
                 kept_blocks += nblocks
         if not files:
             newest = oldest = None  # type: ignore[assignment]
+        why = {}  # rule -> [files, example, mtime, uid], as _note_kept keeps it
+        if n_settings:
+            why[SETTINGS] = [n_settings, path + "/" + settings_name, 0.0, 0]
+        if n_foreign:
+            why[FOREIGN] = [n_foreign, path + "/" + foreign_name, 0.0, foreign_uid]
+        if n_recent:
+            why[RECENT] = [n_recent, path + "/" + recent_name, latest, 0]
         counts = (blocks, size, files, dirs, kept_files, kept_blocks)
-        return (*counts, newest, oldest, links, subdirs, chunks, errors, why, stays)
+        return (*counts, newest, oldest, links, subdirs, chunks, errors, why, stays or bool(kept_files))
     finally:
         os.close(fd)
 
