@@ -126,9 +126,9 @@ def _scan_dir(
     """lstat ``names`` (all entries when None) of one directory, relative to its fd.
 
     Runs in worker processes too, so it takes and returns plain data:
-    (counts, newest, oldest, hard links, sub-directories, chunks, errors, why kept, stays): ``stays``
-    when something here is left by the delete (a kept file, a directory not entered, an error),
-    so this directory and its ancestors stay too."""
+    (counts, newest, oldest, hard links, (sub-directory, st_blocks), chunks, errors, why kept,
+    stays): ``stays`` when something here is left by the delete (a kept file, a directory not
+    entered, an error), so this directory and its ancestors stay too."""
     errors: list[str] = []
     try:
         fd = _open_dir(path)
@@ -181,7 +181,7 @@ def _scan_dir(
                 dirs += 1
                 blocks += st.st_blocks
                 size += st.st_size
-                subdirs.append(sub)
+                subdirs.append((sub, st.st_blocks))
                 continue
             files += 1
             mtime = st.st_mtime
@@ -244,12 +244,14 @@ class _Acc:
         self.errors: list[str] = []
         self.why: dict = {}
         self.staying: set[str] = set()  # directories holding something the delete leaves
+        self.dir_blocks: dict[str, int] = {}  # st_blocks of every directory, as its parent listed it
 
     def add_top(self, st: os.stat_result, uid: Optional[int], recent: float) -> None:
         self.counts[0] += st.st_blocks
         self.counts[1] += st.st_size
         if stat.S_ISDIR(st.st_mode):
             self.counts[3] += 1
+            self.dir_blocks[self.top] = st.st_blocks
             return
         self.counts[2] += 1
         rule = keep_rule(os.path.basename(self.top), st, uid, recent)
@@ -328,13 +330,7 @@ class _Acc:
                 dirs.add(path)
                 path = path.rsplit("/", 1)[0]
             dirs.add(self.top)
-        total = 0
-        for path in dirs:
-            try:
-                total += os.lstat(path).st_blocks
-            except OSError:
-                pass  # gone since, or past PATH_MAX: not counted as kept
-        return total
+        return sum(self.dir_blocks.get(path, 0) for path in dirs)
 
 
 def tree_stats(
@@ -382,7 +378,8 @@ def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers) -> list[Opt
         chunks = result[10]
         if chunks:
             queue.extend((index, path, chunk, dev) for chunk in chunks)
-        queue.extend((index, sub, None, dev) for sub in result[9])
+        queue.extend((index, sub, None, dev) for sub, _ in result[9])
+        accs[index].dir_blocks.update(result[9])
 
     budget = SERIAL_BUDGET
     while queue and budget > 0:
