@@ -6,7 +6,7 @@ import datetime
 import time
 from typing import Optional
 
-from ascenv.cache.entry import CacheEntry, display_path
+from ascenv.cache.entry import RECENT, CacheEntry, display_path
 from ascenv.cache.plan import counted, format_age, kept_reasons
 from ascenv.cache.result import LS, CleanCache
 from ascenv.output import Output, safe
@@ -154,6 +154,12 @@ def entry_json(e: CacheEntry, now: float) -> dict:
         "in_use": e.in_use,
         "kept_files": e.kept_files,
         "kept_size": e.kept_bytes,
+        "kept": [  # why they stay, one rule each, with one file named
+            {"rule": k.rule, "files": k.files, "example": display_path(k.example), "modified": _iso(k.mtime)}
+            if k.rule == RECENT
+            else {"rule": k.rule, "files": k.files, "example": display_path(k.example)}
+            for k in e.kept
+        ],
         "errors": [display_path(x) for x in e.errors],
     }
 

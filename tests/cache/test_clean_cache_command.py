@@ -73,6 +73,7 @@ def test_ls_json_schema(home):
         "in_use",
         "kept_files",
         "kept_size",
+        "kept",
         "errors",
     }
     assert (kc["soc"], kc["files"], kc["stale"], kc["source"]) == ("Ascend910B4", 2, True, "default $HOME/atc_data")

@@ -205,8 +205,11 @@ def test_a_skip_for_recent_files_names_the_rule_the_file_and_its_age(home):
     assert code == 0
     assert "2 files modified within --recent, the latest 30s ago: " + str(soc / "new/te_1.o") in text
     code, out, _ = cli(home, "--dry-run", "--format", "json")
-    (skip,) = json.loads(out)["plan"]["skipped"]
+    data = json.loads(out)
+    (skip,) = data["plan"]["skipped"]
     assert skip["path"] == str(soc) and str(soc / "new/te_1.o") in skip["reason"]
+    (entry,) = [e for e in data["entries"] if e["path"] == str(soc)]
+    assert [(k["rule"], k["files"], k["example"]) for k in entry["kept"]] == [("recent", 2, str(soc / "new/te_1.o"))]
     # the same files with --recent 1m: the older one goes, the plan says the newer one stays
     code, out, err = cli(home, "--dry-run", "--recent", "1m")
     assert "1 entry: would free" in out + err and "in 1 file." in out + err
