@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from ascenv.cache.entry import CacheEntry, CacheRoot
+from ascenv.cache.plan import kept_reasons
 from ascenv.cache.scan import scan
 from ascenv.store import Store
 
@@ -60,7 +61,7 @@ class StoreDebris:
                 e,
                 owner=OWNER,
                 in_use=e.in_use
-                or ("holds files changed in the last minutes or another user's" if e.kept_files else None),
+                or ("a build goes whole, and it keeps " + "; ".join(kept_reasons(e, None)) if e.kept_files else None),
             )
             for e in report.entries
         ]

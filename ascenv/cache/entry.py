@@ -10,6 +10,26 @@ from typing import Optional, Protocol
 
 CACHE_SCHEMA = 1
 
+# CANN's cache settings (size limit, aging) beside the kernels: kept by every delete, so the scan
+# counts it as kept too (a SoC cache holding only it is not planned: nothing there would be freed)
+KEEP_NAMES = frozenset({"op_cache.ini"})
+
+# Why a file stays, in the order the deleter checks: CANN's settings file, another user's file
+# (without --all-users), a file modified within --recent.
+SETTINGS, FOREIGN, RECENT = "settings", "foreign", "recent"
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Files of an entry that a delete keeps by one rule: how many, and one of them to name
+    (for RECENT the most recently modified, with its mtime; for FOREIGN its owner)."""
+
+    rule: str  # SETTINGS, FOREIGN or RECENT
+    files: int
+    example: str
+    mtime: float
+    uid: int
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -81,8 +101,9 @@ class CacheEntry:
     dirs: int = 0
     newest: Optional[float] = None  # newest mtime of a file (of the directory when empty)
     oldest: Optional[float] = None
-    kept_files: int = 0  # files the delete will keep: other users' (unless --all-users), recent ones
-    kept_bytes: int = 0
+    kept_files: int = 0  # files the delete will keep: op_cache.ini, other users' (unless --all-users), recent ones
+    kept_bytes: int = 0  # with the directories that stay because they hold one, and hard links with names elsewhere
+    kept: tuple[Kept, ...] = ()  # why files stay, one per rule (see Kept)
     soc: Optional[str] = None
     cann_version: Optional[str] = None  # inferred from install times, see plan.assess
     stale: bool = False

@@ -11,8 +11,9 @@
   ``one_file_system`` (the default) a directory on another device is not entered either.
 - The walk is iterative, with at most ``FD_BUDGET`` descriptors open: deeper ancestors are
   closed and reopened through ``..`` of their child, checked to be the same directory.
-- Files of other users (unless ``uid`` is None: --all-users), files whose ctime is at or after
-  ``recent_cutoff`` and CANN's ``op_cache.ini`` are kept; the directories holding them stay.
+- CANN's ``op_cache.ini``, files of other users (unless ``uid`` is None: --all-users) and files
+  whose mtime is at or after ``recent_cutoff`` are kept; the directories holding them stay. The
+  scan applies the same rules (``scan.keep_rule``), so the plan counts what this removes.
 - Files that vanish meanwhile are fine; permission errors are collected, not raised.
 - The journal (JSON lines, never written through a symlink) gets a ``begin`` line before an
   entry is touched and its ``remove`` line after, also when the run is interrupted.
@@ -33,10 +34,10 @@ from typing import Callable, Optional
 
 from ascenv import errors
 from ascenv.cache.dirfd import DIR_FLAGS, mount_id, open_dir_path
-from ascenv.cache.entry import CacheEntry, display_path
+from ascenv.cache.entry import FOREIGN, RECENT, CacheEntry, display_path
 from ascenv.cache.plan import Plan
+from ascenv.cache.scan import keep_rule
 
-KEEP_NAMES = frozenset({"op_cache.ini"})  # the cache's size/aging settings, not a cached kernel
 FD_BUDGET = 64  # directory descriptors one delete keeps open at most
 
 
@@ -135,14 +136,14 @@ class _Remover:
 
     def remove_file(self, dir_fd: int, name: str, st: os.stat_result, path: str) -> bool:
         """Unlink one non-directory (a symlink is removed as a link); True when it is gone."""
-        if name in KEEP_NAMES:
-            self.r.kept_other += 1
-            return False
-        if self.uid is not None and st.st_uid != self.uid:
-            self.r.kept_foreign += 1
-            return False
-        if st.st_ctime >= self.recent:
-            self.r.kept_recent += 1
+        rule = keep_rule(name, st, self.uid, self.recent)  # the rules the scan counted by
+        if rule is not None:
+            if rule == RECENT:
+                self.r.kept_recent += 1
+            elif rule == FOREIGN:
+                self.r.kept_foreign += 1
+            else:
+                self.r.kept_other += 1
             return False
         try:
             os.unlink(name, dir_fd=dir_fd)

@@ -10,18 +10,60 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
-from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CannRecord, VendorRecord
+from ascenv.cache.entry import FOREIGN, KINDS, RECENT, CacheEntry, CacheReport, CannRecord, VendorRecord, display_path
 from ascenv.errors import UsageError
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def parse_age(text: str) -> float:
-    """``7d``, ``12h``, ``30m``, ``2w``, ``90s`` → seconds."""
+    """``7d``, ``12h``, ``30m``, ``2w``, ``90s`` → seconds; a bare ``0`` is zero in any unit."""
+    if re.fullmatch(r"\s*0+(?:\.0*)?\s*", text):
+        return 0.0
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", text)
     if not match:
-        raise UsageError(f"cannot read the age {text!r}", hint="write a number and a unit: 90s, 30m, 12h, 7d, 2w")
+        raise UsageError(
+            f"cannot read the age {text!r}", hint="write a number and a unit: 90s, 30m, 12h, 7d, 2w (or 0)"
+        )
     return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def recent_cutoff(now: float, recent: float) -> float:
+    """Files modified at or after this time stay; --recent 0 protects none (a file stamped in
+    the future by a skewed clock too)."""
+    return now - recent if recent > 0 else float("inf")
+
+
+def format_age(seconds: Optional[float]) -> str:
+    """``3d``, ``2h``, ``5m``, ``40s``: the AGE column and the skip reasons."""
+    if seconds is None:
+        return "-"
+    for unit, span in (("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= span:
+            return f"{int(seconds // span)}{unit}"
+    return f"{max(int(seconds), 0)}s"
+
+
+def counted(n: int, noun: str, plural: Optional[str] = None) -> str:
+    """``1 file``, ``2 files``, ``1,204 entries`` (``plural`` when not noun + s)."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def kept_reasons(entry: CacheEntry, now: Optional[float]) -> list[str]:
+    """Why files of the entry stay, one line per rule, each naming a file (and, given ``now``,
+    how long ago the latest recent one was modified)."""
+    lines = []
+    for kept in entry.kept:
+        path = display_path(kept.example)
+        files = counted(kept.files, "file")
+        if kept.rule == RECENT:
+            latest = "the latest" if now is None else f"the latest {format_age(now - kept.mtime)} ago"
+            lines.append(f"{files} modified within --recent, {latest}: {path}")
+        elif kept.rule == FOREIGN:
+            lines.append(f"{files} of other users (see --all-users), e.g. uid {kept.uid}: {path}")
+        else:
+            lines.append(f"{files} of CANN's cache settings, always kept: {path}")
+    return lines
 
 
 def compute_unit(soc: str) -> str:
@@ -174,8 +216,14 @@ def make_plan(report: CacheReport, filters: Filters, now: float) -> Plan:
             skipped.append(Skipped(entry, f"never deleted: {entry.protected}"))
         elif entry.in_use:
             skipped.append(Skipped(entry, f"in use: {entry.in_use}"))
-        elif entry.files and entry.freeable_files == 0:
-            skipped.append(Skipped(entry, "every file in it belongs to another user or changed in the last minutes"))
+        elif entry.kept_files and not entry.freeable_files and not entry.freeable:
+            # nothing would go: planning it would promise a delete that frees nothing, every run
+            skipped.append(
+                Skipped(
+                    entry,
+                    "nothing in it would be deleted: " + "; ".join(kept_reasons(entry, now) or ["every file stays"]),
+                )
+            )
         else:
             chosen.append(entry)
     return Plan(tuple(chosen), tuple(skipped))

@@ -34,7 +34,18 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ascenv.cache.dirfd import mount_points, open_dir_path
-from ascenv.cache.entry import KINDS, CacheEntry, CacheReport, CacheRoot, display_path
+from ascenv.cache.entry import (
+    FOREIGN,
+    KEEP_NAMES,
+    KINDS,
+    RECENT,
+    SETTINGS,
+    CacheEntry,
+    CacheReport,
+    CacheRoot,
+    Kept,
+    display_path,
+)
 from ascenv.cache.workers import Workers, can_fork
 
 SERIAL_BUDGET = 2048  # names stat-ed before forking a worker is worth it (a fork costs ~3 ms)
@@ -79,9 +90,34 @@ class TreeStats:
     dirs: int = 0
     newest: Optional[float] = None
     oldest: Optional[float] = None
-    kept_files: int = 0  # other users' files (when uid is given) and files changed recently
-    kept_bytes: int = 0
+    kept_files: int = 0  # op_cache.ini, other users' files (when uid is given), files modified recently
+    kept_bytes: int = 0  # theirs, the directories that stay holding them, hard links with a name elsewhere
+    kept: tuple[Kept, ...] = ()
     errors: tuple[str, ...] = ()
+
+
+def keep_rule(name: str, st: os.stat_result, uid: Optional[int], recent: float) -> Optional[str]:
+    """Why the deleter keeps this non-directory (None: it goes), rules checked in its order.
+    Recent is judged by the mtime, the time ``ls -l``, ``find -mtime``, the AGE column and
+    --older-than show, and the one ``touch -d`` sets (a tree aged that way is old)."""
+    if name in KEEP_NAMES:
+        return SETTINGS
+    if uid is not None and st.st_uid != uid:
+        return FOREIGN
+    return RECENT if st.st_mtime >= recent else None
+
+
+def _note_kept(why: dict, rule: str, path: str, st: os.stat_result) -> None:
+    """Count a kept file under its rule; name the most recently modified if recent, else the
+    first by path (as ``_scan_dir`` does inline)."""
+    mtime = st.st_mtime if rule == RECENT else 0.0
+    seen = why.get(rule)
+    if seen is None:
+        why[rule] = [1, path, mtime, st.st_uid]
+        return
+    seen[0] += 1
+    if (-mtime, path) < (-seen[2], seen[1]):
+        seen[1:] = [path, mtime, st.st_uid]
 
 
 def _scan_dir(
@@ -90,7 +126,9 @@ def _scan_dir(
     """lstat ``names`` (all entries when None) of one directory, relative to its fd.
 
     Runs in worker processes too, so it takes and returns plain data:
-    (counts, newest, oldest, hard links, sub-directories, chunks, errors)."""
+    (counts, newest, oldest, hard links, (sub-directory, st_blocks), chunks, errors, why kept,
+    stays): ``stays`` when something here is left by the delete (a kept file, a directory not
+    entered, an error), so this directory and its ancestors stay too."""
     errors: list[str] = []
     try:
         fd = _open_dir(path)
@@ -112,6 +150,11 @@ def _scan_dir(
         lstat = os.lstat
         dir_bits, dir_type = stat.S_IFMT(0o170000), stat.S_IFDIR
         check_uid = uid is not None
+        keep_names = KEEP_NAMES
+        n_settings = n_foreign = n_recent = foreign_uid = 0
+        settings_name = foreign_name = recent_name = ""
+        latest = 0.0
+        stays = False
         blocks = size = files = dirs = kept_files = kept_blocks = 0
         newest, oldest = float("-inf"), float("inf")
         links = []
@@ -123,19 +166,22 @@ def _scan_dir(
                 continue
             except OSError as exc:
                 errors.append(f"{display_path(path)}/{display_path(name)}: {exc.strerror}")
+                stays = True
                 continue
             if st.st_mode & dir_bits == dir_type:
                 sub = path + "/" + name
                 if one_fs and st.st_dev != dev:
                     errors.append(f"{display_path(sub)}: another file system, not entered")
+                    stays = True
                     continue
                 if sub in _MOUNTS:
                     errors.append(f"{display_path(sub)}: a mount point, not entered")
+                    stays = True
                     continue
                 dirs += 1
                 blocks += st.st_blocks
                 size += st.st_size
-                subdirs.append(sub)
+                subdirs.append((sub, st.st_blocks))
                 continue
             files += 1
             mtime = st.st_mtime
@@ -143,51 +189,82 @@ def _scan_dir(
                 newest = mtime
             if mtime < oldest:
                 oldest = mtime
-            keep = st.st_ctime >= recent or (check_uid and st.st_uid != uid)
-            if st.st_nlink > 1:
-                links.append((st.st_dev, st.st_ino, st.st_blocks, st.st_size, keep))
+            keep = mtime >= recent or (check_uid and st.st_uid != uid) or name in keep_names
+            if keep:  # keep_rule inline (every file of a fresh cache comes here): count, name one
+                kept_files += 1
+                if name in keep_names:
+                    if not n_settings or name < settings_name:
+                        settings_name = name
+                    n_settings += 1
+                elif check_uid and st.st_uid != uid:
+                    if not n_foreign or name < foreign_name:
+                        foreign_name, foreign_uid = name, st.st_uid
+                    n_foreign += 1
+                else:
+                    if not n_recent or mtime > latest or (mtime == latest and name < recent_name):
+                        recent_name, latest = name, mtime
+                    n_recent += 1
+            if st.st_nlink > 1:  # its blocks once per inode, and freed only if every name goes
+                links.append((st.st_dev, st.st_ino, st.st_blocks, st.st_size, keep, st.st_nlink))
                 continue
             nblocks = st.st_blocks
             blocks += nblocks
             size += st.st_size
             if keep:
-                kept_files += 1
                 kept_blocks += nblocks
         if not files:
             newest = oldest = None  # type: ignore[assignment]
-        return (blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, subdirs, chunks, errors)
+        why = {}  # rule -> [files, example, mtime, uid], as _note_kept keeps it
+        if n_settings:
+            why[SETTINGS] = [n_settings, path + "/" + settings_name, 0.0, 0]
+        if n_foreign:
+            why[FOREIGN] = [n_foreign, path + "/" + foreign_name, 0.0, foreign_uid]
+        if n_recent:
+            why[RECENT] = [n_recent, path + "/" + recent_name, latest, 0]
+        counts = (blocks, size, files, dirs, kept_files, kept_blocks)
+        return (*counts, newest, oldest, links, subdirs, chunks, errors, why, stays or bool(kept_files))
     finally:
         os.close(fd)
 
 
 def _unscanned(path: str, exc: OSError) -> tuple:
-    return (0, 0, 0, 0, 0, 0, None, None, (), (), None, [f"{display_path(path)}: {exc.strerror} (not scanned)"])
+    error = [f"{display_path(path)}: {exc.strerror} (not scanned)"]
+    return (0, 0, 0, 0, 0, 0, None, None, (), (), None, error, {}, True)
 
 
 class _Acc:
     """Running totals of one tree (main process only)."""
 
-    def __init__(self) -> None:
+    def __init__(self, top: str) -> None:
+        self.top = top
         self.counts = [0, 0, 0, 0, 0, 0]  # blocks, size, files, dirs, kept files, kept blocks
         self.newest: Optional[float] = None
         self.oldest: Optional[float] = None
-        self.inodes: set = set()
+        self.inodes: dict = {}  # (dev, ino) of a hard-linked file -> [names seen, links, blocks, kept]
         self.errors: list[str] = []
+        self.why: dict = {}
+        self.staying: set[str] = set()  # directories holding something the delete leaves
+        self.dir_blocks: dict[str, int] = {}  # st_blocks of every directory, as its parent listed it
 
-    def add_stat(self, st: os.stat_result, *, keep: bool = False) -> None:
+    def add_top(self, st: os.stat_result, uid: Optional[int], recent: float) -> None:
         self.counts[0] += st.st_blocks
         self.counts[1] += st.st_size
         if stat.S_ISDIR(st.st_mode):
             self.counts[3] += 1
+            self.dir_blocks[self.top] = st.st_blocks
             return
         self.counts[2] += 1
-        self.counts[4] += keep
-        self.counts[5] += st.st_blocks if keep else 0
-        self.newest = st.st_mtime if self.newest is None else max(self.newest, st.st_mtime)
-        self.oldest = st.st_mtime if self.oldest is None else min(self.oldest, st.st_mtime)
+        rule = keep_rule(os.path.basename(self.top), st, uid, recent)
+        if rule is not None:
+            _note_kept(self.why, rule, self.top, st)
+            self.counts[4] += 1
+            self.counts[5] += st.st_blocks
+        elif st.st_nlink > 1:  # another name keeps its blocks
+            self.counts[5] += st.st_blocks
+        self.newest = self.oldest = st.st_mtime
 
-    def merge(self, result: tuple) -> None:
-        blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, _, _, errors = result
+    def merge(self, path: str, result: tuple) -> None:
+        blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, _, _, errors, why, stays = result
         c = self.counts
         c[0] += blocks
         c[1] += size
@@ -198,18 +275,39 @@ class _Acc:
         if newest is not None:
             self.newest = newest if self.newest is None else max(self.newest, newest)
             self.oldest = oldest if self.oldest is None else min(self.oldest, oldest)
-        for dev, ino, nblocks, nsize, keep in links:  # already in ``files``
-            if (dev, ino) in self.inodes:
-                continue  # a hard link already counted: `du` counts an inode once
-            self.inodes.add((dev, ino))
+        for dev, ino, nblocks, nsize, keep, nlink in links:  # already in ``files`` and ``kept_files``
+            seen = self.inodes.get((dev, ino))
+            if seen is not None:  # a hard link already counted: `du` counts an inode once
+                seen[0] += 1
+                seen[3] = seen[3] or keep
+                continue
+            self.inodes[(dev, ino)] = [1, nlink, nblocks, keep]
             c[0] += nblocks
             c[1] += nsize
-            c[4] += keep
-            c[5] += nblocks if keep else 0  # noqa: E702
+        for rule, (count, example, mtime, owner) in why.items():
+            mine = self.why.get(rule)
+            if mine is None:
+                self.why[rule] = [count, example, mtime, owner]
+                continue
+            mine[0] += count
+            if (-mtime, example) < (-mine[2], mine[1]):
+                mine[1:] = [example, mtime, owner]
+        if stays:
+            self.staying.add(path)
         self.errors.extend(errors)
 
     def result(self, top_mtime: Optional[float]) -> TreeStats:
         blocks, size, files, dirs, kept_files, kept_blocks = self.counts
+        # a hard-linked file frees its blocks only when its last name goes: kept when one of its
+        # names stays, or lies outside this tree (the deleter frees it at st_nlink 1 only)
+        kept_blocks += sum(b for n, links, b, keep in self.inodes.values() if keep or n < links)
+        kept_blocks += self._staying_blocks()
+        kept = tuple(
+            Kept(rule, count, example, mtime, owner)
+            for rule in (SETTINGS, FOREIGN, RECENT)
+            if rule in self.why
+            for count, example, mtime, owner in [self.why[rule]]
+        )
         return TreeStats(
             blocks * 512,
             size,
@@ -219,8 +317,20 @@ class _Acc:
             self.oldest if self.oldest is not None else top_mtime,
             kept_files,
             kept_blocks * 512,
+            kept,
             tuple(self.errors),
         )
+
+    def _staying_blocks(self) -> int:
+        """Blocks of the directories the delete cannot remove: each holding something that
+        stays, and every directory above it up to the entry (rmdir finds them not empty)."""
+        dirs: set[str] = set()
+        for path in self.staying:
+            while path not in dirs and len(path) > len(self.top):
+                dirs.add(path)
+                path = path.rsplit("/", 1)[0]
+            dirs.add(self.top)
+        return sum(self.dir_blocks.get(path, 0) for path in dirs)
 
 
 def tree_stats(
@@ -232,8 +342,8 @@ def tree_stats(
     workers: Optional[int] = None,
 ) -> list[Optional[TreeStats]]:
     """Totals of each path (a directory tree or a single file); None for a path that does not
-    exist. Files not owned by ``uid`` (None: anyone's count as ours) and files whose ctime is at
-    or after ``recent_cutoff`` are counted as kept."""
+    exist. ``op_cache.ini``, files not owned by ``uid`` (None: anyone's count as ours) and files
+    whose mtime is at or after ``recent_cutoff`` are counted as kept (see ``keep_rule``)."""
     global _MOUNTS
     _MOUNTS = mount_points()
     try:
@@ -253,24 +363,23 @@ def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers) -> list[Opt
             accs.append(None)
             tops.append(None)
             continue
-        acc = _Acc()
+        acc = _Acc(path)
         accs.append(acc)
         tops.append(st.st_mtime)
+        acc.add_top(st, uid, recent_cutoff)
         if stat.S_ISDIR(st.st_mode):
-            acc.add_stat(st)
             queue.append((index, path, None, st.st_dev))
-        else:
-            acc.add_stat(st, keep=(uid is not None and st.st_uid != uid) or st.st_ctime >= recent_cutoff)
 
     def absorb(job: tuple, result: Optional[tuple]) -> None:
         if result is None:
             return
         index, path, _, dev = job
-        accs[index].merge(result)
+        accs[index].merge(path, result)
         chunks = result[10]
         if chunks:
             queue.extend((index, path, chunk, dev) for chunk in chunks)
-        queue.extend((index, sub, None, dev) for sub in result[9])
+        queue.extend((index, sub, None, dev) for sub, _ in result[9])
+        accs[index].dir_blocks.update(result[9])
 
     budget = SERIAL_BUDGET
     while queue and budget > 0:
@@ -407,6 +516,7 @@ def scan(
                 oldest=st.oldest,
                 kept_files=st.kept_files,
                 kept_bytes=st.kept_bytes,
+                kept=st.kept,
                 soc=unit.soc,
                 errors=st.errors,
                 protected="AOE tuning banks are user results" if kind is not None and kind.protected else None,

@@ -23,7 +23,7 @@ from typing import Optional
 from ascenv import errors, paths
 from ascenv.cache.entry import KINDS, EntryOwner
 from ascenv.cache.machine import MachineFacts, gather_machine_facts, gathered_in_background, other_homes
-from ascenv.cache.plan import Filters, make_plan, matches, parse_age
+from ascenv.cache.plan import Filters, counted, make_plan, matches, parse_age, recent_cutoff
 from ascenv.cache.result import DELETE, DRY_RUN, LS, CleanCache
 from ascenv.cache.roots import ascenv_state_dir
 from ascenv.cache.survey import survey
@@ -101,7 +101,12 @@ def add_scan_options(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="stay on each cache's file system (default: yes)",
     )
-    parser.add_argument("--recent", default="10m", metavar="AGE", help="keep files changed within AGE (default 10m)")
+    parser.add_argument(
+        "--recent",
+        default="10m",
+        metavar="AGE",
+        help="keep files modified (mtime) within AGE (default 10m; 0: keep none for being recent)",
+    )
     parser.add_argument(
         "--keep-builds",
         type=int,
@@ -131,7 +136,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         socs=frozenset(s.lower() for s in args.soc) if args.soc else None,
         stale=args.stale,
     )
-    recent_cutoff = now - parse_age(args.recent)
+    cutoff = recent_cutoff(now, parse_age(args.recent))
     uid = None if args.all_users else os.getuid()
     home = os.path.realpath(ctx.environ.get("HOME") or os.path.expanduser("~"))
     cwd = os.path.realpath(ctx.cwd)
@@ -150,7 +155,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     # forked now, the facts are gathered while the engine is asked and the scan starts; SIGTERM
     # unwinds like Ctrl-C, so that the processes of both are ended
     with termination_as_interrupt(), gathered_in_background(gather) as facts:
-        owners, notes = _owners(args, ctx, filters, uid, recent_cutoff, [Path(p) for p in named_pins])
+        owners, notes = _owners(args, ctx, filters, uid, cutoff, [Path(p) for p in named_pins])
         report = survey(
             ctx.environ,
             home=home,
@@ -158,7 +163,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             search_paths=args.path,
             facts=facts,
             uid=uid,
-            recent_cutoff=recent_cutoff,
+            recent_cutoff=cutoff,
             one_file_system=args.one_file_system,
             owners=owners,
             follow=[os.path.realpath(os.path.join(ctx.cwd, f)) for f in args.follow],
@@ -192,7 +197,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         render.render(ctx.out, result, args.format)
         return errors.EXIT_OK
     count = len(plan.entries)
-    question = f"Delete {count} entr{'y' if count == 1 else 'ies'} and free {render.size(plan.bytes)}?"
+    question = f"Delete {counted(count, 'entry', 'entries')} and free {render.size(plan.bytes)}?"
     if not args.yes and not ctx.out.confirm(question):
         ctx.out.message("Nothing was deleted.")
         return errors.EXIT_OK
@@ -203,7 +208,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         outcome = execute(
             plan,
             uid=uid,
-            recent_cutoff=recent_cutoff,
+            recent_cutoff=cutoff,
             one_file_system=args.one_file_system,
             journal=journal,
             remove_other=lambda e: owners[e.owner or ""].remove(e),

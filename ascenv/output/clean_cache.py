@@ -6,7 +6,8 @@ import datetime
 import time
 from typing import Optional
 
-from ascenv.cache.entry import CacheEntry, display_path
+from ascenv.cache.entry import RECENT, CacheEntry, display_path
+from ascenv.cache.plan import counted, format_age, kept_reasons
 from ascenv.cache.result import LS, CleanCache
 from ascenv.output import Output, safe
 
@@ -21,13 +22,7 @@ def size(n: int) -> str:
     raise AssertionError("unreachable")
 
 
-def age(seconds: Optional[float]) -> str:
-    if seconds is None:
-        return "-"
-    for unit, span in (("w", 7 * 86400), ("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= span:
-            return f"{int(seconds // span)}{unit}"
-    return f"{max(int(seconds), 0)}s"
+age = format_age  # the age of the newest file's mtime: the clock --recent and --older-than judge by
 
 
 def _state(entry: CacheEntry) -> str:
@@ -61,8 +56,8 @@ def render_listing(out: Output, entries: tuple[CacheEntry, ...], now: Optional[f
         out.console.print(table)
     total = sum(e.allocated for e in entries)
     out.console.print(
-        f"Found {len(entries)} cache entr{'y' if len(entries) == 1 else 'ies'}, {size(total)} on disk "
-        f"in {sum(e.files for e in entries):,} files."
+        f"Found {counted(len(entries), 'cache entry', 'cache entries')}, {size(total)} on disk "
+        f"in {counted(sum(e.files for e in entries), 'file')}."
     )
     for e in entries:
         for reason in e.stale_reasons:
@@ -82,14 +77,11 @@ def render_plan(out: Output, result: CleanCache, fmt: str = "human") -> None:
         out.message(f"  {size(e.freeable):>10}  {e.kind:<18} {display_path(e.path)}")
         for problem in e.errors:  # what the scan could not see stays, and is not in the totals
             out.message(f"{'':14}not counted: {display_path(problem)}")
-    if plan.kept_files:
-        out.message(
-            f"{plan.kept_files:,} files in them stay: other users' (see --all-users) or changed in the last minutes"
-        )
+        for reason in kept_reasons(e, result.now):  # what stays is not in the totals either
+            out.message(f"{'':14}stays: {reason}")
     verb = "would free" if dry_run else "will free"
     out.message(
-        f"{len(plan.entries)} entr{'y' if len(plan.entries) == 1 else 'ies'}: "
-        f"{verb} {size(plan.bytes)} in {plan.files:,} files."
+        f"{counted(len(plan.entries), 'entry', 'entries')}: {verb} {size(plan.bytes)} in {counted(plan.files, 'file')}."
     )
     if dry_run:
         out.message("Dry run: nothing was deleted.")
@@ -100,12 +92,14 @@ def render_outcome(out: Output, outcome, journal: Optional[str]) -> None:
         out.warn(error)
     kept = []
     if outcome.kept_recent:
-        kept.append(f"{outcome.kept_recent:,} changed in the last minutes")
+        kept.append(f"{counted(outcome.kept_recent, 'file')} modified within --recent")
     if outcome.kept_foreign:
-        kept.append(f"{outcome.kept_foreign:,} of other users")
+        kept.append(f"{counted(outcome.kept_foreign, 'file')} of other users")
     tail = f" Kept {', '.join(kept)}." if kept else ""
     deleted, partly, skipped = outcome.deleted, outcome.partly_deleted, outcome.skipped
-    out.message(f"Deleted {_entries(len(deleted))}: freed {size(outcome.freed)} in {outcome.files:,} files.{tail}")
+    out.message(
+        f"Deleted {_entries(len(deleted))}: freed {size(outcome.freed)} in {counted(outcome.files, 'file')}.{tail}"
+    )
     if partly:  # C2: say it, and the command exits 1
         out.message(f"Only partly deleted {_entries(len(partly))} (see the warnings above).")
     if skipped:  # C1: an entry left alone is not "deleted"
@@ -115,7 +109,7 @@ def render_outcome(out: Output, outcome, journal: Optional[str]) -> None:
 
 
 def _entries(n: int) -> str:
-    return f"{n} entr{'y' if n == 1 else 'ies'}"
+    return counted(n, "entry", "entries")
 
 
 def can_confirm(out: Output, fmt: str) -> bool:
@@ -160,6 +154,12 @@ def entry_json(e: CacheEntry, now: float) -> dict:
         "in_use": e.in_use,
         "kept_files": e.kept_files,
         "kept_size": e.kept_bytes,
+        "kept": [  # why they stay, one rule each, with one file named
+            {"rule": k.rule, "files": k.files, "example": display_path(k.example), "modified": _iso(k.mtime)}
+            if k.rule == RECENT
+            else {"rule": k.rule, "files": k.files, "example": display_path(k.example)}
+            for k in e.kept
+        ],
         "errors": [display_path(x) for x in e.errors],
     }
 

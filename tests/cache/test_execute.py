@@ -1,6 +1,5 @@
 import json
 import os
-import time
 
 import pytest
 
@@ -81,10 +80,9 @@ def test_second_run_finds_nothing_and_changes_nothing(tmp_path):
 def test_recent_and_other_users_files_stay(tmp_path):
     home, _, roots = world(tmp_path)
     soc = home / "atc_data/kernel_cache/Ascend910B4"
-    os.chown(soc / "te_add_0.o", NOBODY, NOBODY)  # (changes its ctime: before the cutoff below)
-    time.sleep(0.05)  # ext4 stamps times from a coarse clock: keep the two ctimes apart
-    write(str(soc / "fresh.o"), b"new")  # ctime now
-    cutoff = os.lstat(soc / "fresh.o").st_ctime
+    os.chown(soc / "te_add_0.o", NOBODY, NOBODY)  # (its mtime stays old)
+    write(str(soc / "fresh.o"), b"new")  # mtime now
+    cutoff = os.lstat(soc / "fresh.o").st_mtime
     plan = make_plan(scan(roots, uid=0, recent_cutoff=cutoff), Filters(), now=OLD)
     assert plan.kept_files == 2
     outcome = execute(plan, uid=0, recent_cutoff=cutoff)

@@ -7,7 +7,7 @@ import pytest
 from ascenv import proc
 from ascenv.cache import scan as scan_module
 from ascenv.cache.entry import CacheRoot
-from ascenv.cache.scan import find_named_dirs, scan, tree_stats
+from ascenv.cache.scan import CHUNK, find_named_dirs, scan, tree_stats
 from tests.cache.helpers import as_user, shared_tmp, write
 
 NOBODY = 65534
@@ -136,10 +136,11 @@ def test_a_directory_of_100k_files(tmp_path):
 def test_recent_and_foreign_files_are_counted_as_kept(tmp_path):
     write(str(tmp_path / "c/old.o"), b"x" * 5000, mtime=1_000_000)
     write(str(tmp_path / "c/new.o"), b"y" * 5000)
-    cutoff = os.lstat(tmp_path / "c/new.o").st_ctime  # new.o changed at the cutoff: kept
+    cutoff = os.lstat(tmp_path / "c/new.o").st_mtime  # new.o modified at the cutoff: kept
     (st,) = tree_stats([str(tmp_path / "c")], uid=os.getuid(), recent_cutoff=cutoff)
     assert (st.files, st.kept_files) == (2, 1)
-    assert st.kept_bytes == os.lstat(tmp_path / "c/new.o").st_blocks * 512
+    # new.o, and c itself: the delete cannot remove the directory that holds it
+    assert st.kept_bytes == (os.lstat(tmp_path / "c/new.o").st_blocks + os.lstat(tmp_path / "c").st_blocks) * 512
     if os.geteuid() == 0:
         os.chown(tmp_path / "c/old.o", NOBODY, NOBODY)
         (st,) = tree_stats([str(tmp_path / "c")], uid=0, recent_cutoff=cutoff)
@@ -219,3 +220,18 @@ def test_a_tagged_cache_root_needs_a_real_tag_and_is_never_a_build_store(tmp_pat
     report = scan([CacheRoot("ascenv-store", str(root), "t", "children", require_tag=True)], uid=None,
                   recent_cutoff=float("inf"))  # fmt: skip
     assert [os.path.basename(e.path) for e in report.entries] == (["add_custom"] if listed else [])
+
+
+def test_a_fresh_cache_split_between_workers_is_kept_whole_and_named(tmp_path):
+    """Every file recent (a cache just compiled), in chunks scanned by forked workers: all kept,
+    the one named is the latest, the directory and its parent stay in the kept bytes."""
+    soc = tmp_path / "kc/Ascend910B4"
+    for i in range(3 * CHUNK):
+        write(str(soc / f"sub/te_{i}.o"), b"k" * 100, mtime=2_000_000 + i % 7)
+    write(str(soc / "op_cache.ini"), b"[op_compiler_cache]\n", mtime=1_000_000)
+    (st,) = tree_stats([str(soc)], recent_cutoff=2_000_000, workers=2)
+    assert (st.files, st.kept_files) == (3 * CHUNK + 1, 3 * CHUNK + 1)
+    assert st.kept_bytes == st.allocated
+    rules = {k.rule: (k.files, os.path.basename(k.example), k.mtime) for k in st.kept}
+    latest = min(f"te_{i}.o" for i in range(3 * CHUNK) if i % 7 == 6)  # latest mtime, then first name
+    assert rules == {"settings": (1, "op_cache.ini", 0.0), "recent": (3 * CHUNK, latest, 2_000_006)}
