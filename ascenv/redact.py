@@ -292,8 +292,9 @@ _HOST_ASSIGNMENT = re.compile(
 _SERIAL_LINE = re.compile(
     r"(?im)^[ \t]*(?:serial[ _]?number|uuid|vdie[ _]?id)[ \t]*[:=][ \t]*(?P<value>[^\s](?:[^\r\n]*[^\s])?)[ \t]*$"
 )
+# not followed by ".<digit or letter>": 7.5.0.1.129 and 6.0.0.1.RC1 are versions; "at 10.0.0.1." is an address
 _IPV4 = re.compile(
-    r"(?<![\w.])(?P<value>(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?![\w]|\.\d)"
+    r"(?<![\w.])(?P<value>(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))(?!\w|\.\w)"
 )
 _IPV6 = re.compile(r"(?<![\w:.])(?P<value>[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?![\w:])")
 # Fully qualified host names (RFC 1123 §2.1 / RFC 952 labels: letters, digits and inner hyphens,

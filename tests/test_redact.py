@@ -3,6 +3,7 @@ must stay, and linear time."""
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -118,6 +119,7 @@ def test_the_host_of_a_url_is_found_after_a_password_holding_an_at_sign():
 
 KEPT = [
     "firmware 7.7.0.1.231 driver 25.0.rc1.1 Version: 23.0.0.1",
+    "toolkit 6.0.0.1.RC1 and 8.0.0.1.alpha001",  # four numbers then a tag: a version, not an address
     "PCIe Bus Info 0000:C1:00.0 and 0000:C2:00.0",
     'key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"',
     "image = repo@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
@@ -294,12 +296,13 @@ def test_a_pem_block_in_a_file_s_text_is_cut_before_it_is_parsed():
 
 
 # property: version strings, file names and Python module paths are never taken for host names --
+_DOTTED_QUAD = re.compile(r"(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)")
 _NUMBER = st.integers(0, 999).map(str)
 _VERSION = st.builds(
     lambda parts, tag: ".".join(parts) + tag,
     st.lists(_NUMBER, min_size=2, max_size=5),
     st.sampled_from(["", ".RC1", ".rc1.1", ".RC1.alpha001", ".T63", ".B094", ".post1", ".dev0"]),
-)
+).filter(lambda v: not _DOTTED_QUAD.fullmatch(v))  # four numbers of at most 255 are an IPv4 address: masked as one
 _WORD = st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
 _FILE = st.builds(
     lambda stem, ext, tail: f"{stem}.{ext}{tail}",
