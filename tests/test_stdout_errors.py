@@ -311,3 +311,26 @@ def test_a_failing_stderr_keeps_the_command_s_own_code(machine: dict, argv: list
     finally:
         os.close(write)
     assert done.returncode == code
+
+
+def test_normalize_dash_o_dash_streams_the_same_package_as_a_file(tmp_path: Path):
+    package = small_package(tmp_path / "pkg")
+    environ = {"PATH": os.environ.get("PATH", ""), "SOURCE_DATE_EPOCH": "1700000000"}
+    code, _, err = run_cli(["package", "normalize", str(package), "-o", "file.run"], environ, tmp_path)
+    assert code == 0, err
+    stdout = _Stdout()
+    code, err = _run(["package", "normalize", str(package), "-o", "-"], environ, tmp_path, stdout)
+    assert code == 0, err
+    assert stdout.bytes() == (tmp_path / "file.run").read_bytes()  # byte for byte: the repack is reproducible
+    assert err.startswith("standard output: ") and not (tmp_path / "-").exists()  # the summary on stderr
+
+
+@pytest.mark.parametrize(
+    ("tty", "extra", "says"), [(True, [], "to the terminal"), (False, ["--format", "json"], "json")]
+)
+def test_normalize_dash_o_dash_is_refused_on_a_terminal_or_with_json(tmp_path: Path, tty: bool, extra: list, says: str):
+    package = small_package(tmp_path / "pkg")
+    stdout = _Stdout(tty=tty)
+    code, err = _run(["package", "normalize", str(package), "-o", "-", *extra], {}, tmp_path, stdout)
+    assert code == errors.EXIT_USAGE and says in err
+    assert stdout.bytes() == b""

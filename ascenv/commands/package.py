@@ -7,6 +7,8 @@ same bytes."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import tempfile
 from pathlib import Path
 
 from ascenv import errors
@@ -25,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_format_option(inspect)
     normalize = sub.add_parser("normalize", help="repack PKG.run deterministically into OUT.run")
     normalize.add_argument("package", metavar="PKG.run")
-    normalize.add_argument("-o", "--output", required=True, metavar="OUT.run", help="the repacked package")
+    normalize.add_argument(
+        "-o", "--output", required=True, metavar="OUT.run", help="the repacked package (- for standard output)"
+    )
     normalize.add_argument(
         "--source-date-epoch",
         type=int,
@@ -73,8 +77,22 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.package.normalize import epoch_from, normalize
 
     epoch = args.source_date_epoch if args.source_date_epoch is not None else epoch_from(ctx.environ)
-    result = normalize(
-        package, Path(ctx.cwd, args.output), epoch, max_bytes=args.max_bytes, max_members=args.max_members
-    )
-    render.render_normalized(ctx.out, result, args.format)
+    limits = {"max_bytes": args.max_bytes, "max_members": args.max_members}
+    if not common.to_stdout(args.output):
+        result = normalize(package, Path(ctx.cwd, args.output), epoch, **limits)
+        render.render_normalized(ctx.out, result, args.format)
+        return errors.EXIT_OK
+    # -o -: repacked into a private temporary file (the repack seeks), then streamed to stdout;
+    # the summary goes to stderr, as for lock, report and snapshot
+    common.check_output_option(ctx, args.output, args.format, "package", binary=_BINARY)
+    with tempfile.TemporaryDirectory(prefix="ascenv-normalize-") as scratch:
+        result = normalize(package, Path(scratch, package.name), epoch, **limits)
+        with open(Path(scratch, package.name), "rb") as repacked:
+            for chunk in iter(lambda: repacked.read(1 << 20), b""):
+                ctx.out.data(chunk, binary=_BINARY)
+    shown = dataclasses.replace(result, output=common.output_name(args.output))
+    render.render_normalized(common.summary_output(ctx, args.output), shown, args.format)
     return errors.EXIT_OK
+
+
+_BINARY = "an operator package"
