@@ -143,11 +143,12 @@ def needed(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     if not abi.missing:
         yield finding("ASC-ABI-NEEDED", Severity.OK, f"{abi.package}: every DT_NEEDED library is found")
         return
-    by_name: dict[str, list[str]] = {}
+    by_name: dict[str, list[Any]] = {}
     for m in abi.missing:
-        by_name.setdefault(m.name, []).append(m.needed_by)
-    for name, users in by_name.items():
-        missing = tuple(m for m in abi.missing if m.name == name)
+        by_name.setdefault(m.name, []).append(m)
+    for name, group in by_name.items():
+        missing = tuple(group)
+        users = [m.needed_by for m in missing]
         layer = missing[0].layer
         yield finding(
             "ASC-ABI-NEEDED",
