@@ -26,8 +26,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 # Commands whose printing run needs what a test machine lacks (a Docker engine, Ansible nodes, a
 # built operator): their --help is what they print here, through the same parser and stdout.
-# `package inspect` reads a real makeself package (tests/package/pkgbuild.small_package).
-HELP_ONLY = {"build", "fleet", "install", "image"}
+# `package inspect` reads a real makeself package (tests/package/pkgbuild.small_package), and
+# `install --rollback` swaps a vendor tree made here.
+HELP_ONLY = {"build", "fleet", "image"}
 
 
 @pytest.fixture(scope="module")
@@ -40,6 +41,9 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
     code, _, err = run_cli(["lock", "--from", "snap.json", "-o", "good.lock"], host.environ, tmp)
     assert code == 0, err
     (tmp / "app.log").write_text("RuntimeError: EZ3002 the op is not supported\n" * 50)
+    for tree in ("opp/vendors/customize", "opp/.ascenv-previous/customize"):
+        (tmp / tree).mkdir(parents=True)
+        (tmp / tree / "TAG").write_text(tree)
     root = str(host.root)
     argv = {
         "doctor": ["doctor", "--from", "snap.json"],
@@ -52,6 +56,8 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "store": ["store", "ls", "--store", "store"],
         "bench": ["bench", "history", "add_custom", "--store", "store"],
         "package": ["package", "inspect", str(small_package(tmp / "pkg"))],
+        # a rollback swaps the live and the kept vendor: every run prints, and two runs swap back
+        "install": ["install", "--rollback", "customize", "--install-path", "opp"],
         "op": ["op", "check", "--root", root],
         "clean-cache": ["clean-cache", "ls"],
         **{name: [name, "--help"] for name in HELP_ONLY},
