@@ -329,7 +329,7 @@ class Vendor:
     compute_units: tuple[str, ...] = ()  # op_impl/ai_core/tbe/kernel/<unit> directories
     manifest: Optional[str] = None  # path of an ascenv build manifest beside it
     manifest_digest: Optional[str] = None
-    # what ATC, the runtime and aclnn need of the tree (ascenv.package.layout); False in older
+    # what ATC, the runtime and aclnn need of the tree (ascenv.vendor_layout); False in older
     # snapshots, whose vendor trees were not read
     layout_read: bool = False
     ops_info: dict[str, tuple[str, ...]] = field(default_factory=dict)  # unit -> aic-<unit>-ops-info.json OpTypes

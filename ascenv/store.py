@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Union
+from typing import Optional, Union
 
 from ascenv import serde
 from ascenv.errors import InputError, SchemaError, UsageError
@@ -66,9 +66,6 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
-
-if TYPE_CHECKING:
-    from ascenv.bench.store import BuildRun
 
 SCHEMA = 1
 MANIFEST = "manifest.toml"
@@ -183,38 +180,6 @@ class GcResult:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-@dataclass(frozen=True)
-class CheckedEntry:
-    """A build, what ``Store.verify`` found wrong with it (nothing: its outputs match) and the
-    bench runs in its ``bench/`` folder."""
-
-    entry: Entry
-    problems: tuple[str, ...]
-    bench_runs: tuple[BuildRun, ...] = ()
-
-
-@dataclass(frozen=True)
-class Listing:
-    """`ascenv store ls`: every build, newest first, each checked against its hashes."""
-
-    root: Path
-    builds: tuple[CheckedEntry, ...]
-    strays: tuple[Stray, ...] = ()  # what is not a build: listed, never deleted
-    exists: bool = True  # False: no store there (an empty listing, not an error)
-
-    @property
-    def ok(self) -> bool:
-        return not any(b.problems for b in self.builds)
-
-
-@dataclass(frozen=True)
-class Shown:
-    """`ascenv store show KEY`: one checked build and its manifest.toml as stored."""
-
-    build: CheckedEntry
-    manifest_text: str
 
 
 DEFAULT_LOCK = "ascenv.lock"
@@ -682,7 +647,7 @@ class Store:
     def _baseline_of(self, entry: Entry, cache: dict[str, dict[str, str]]) -> tuple[str, ...]:
         """The targets whose baseline run is in this entry's ``bench/``. An unreadable
         baselines.json stops gc (InputError naming it) rather than guess what may go."""
-        from ascenv.bench.store import read_baselines
+        from ascenv.bench.baselines import read_baselines
 
         if entry.op not in cache:
             cache[entry.op] = read_baselines(self.root, entry.op)
@@ -855,44 +820,6 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def checked(store: Store, entry: Entry, baselines: Optional[dict[str, dict[str, str]]] = None) -> CheckedEntry:
-    """An entry with its problems and its bench runs. The runs are read from ``bench/`` now,
-    never written into manifest.toml: that file's sha256 is what locks pin and what `ascenv
-    install` copies beside a vendor, so a manifest rewritten after commit would break every lock
-    and installed vendor that names the build; a run added later must not change the build's
-    identity either."""
-    from ascenv.bench.store import build_runs, read_baselines
-
-    known = baselines if baselines is not None else {}
-    if entry.op not in known:
-        try:
-            known[entry.op] = read_baselines(store.root, entry.op)
-        except InputError:
-            known[entry.op] = {}  # `ascenv bench` names the damaged file; a listing still lists
-    return CheckedEntry(entry, tuple(store.verify(entry)), build_runs(entry.path, known[entry.op]))
-
-
-def list_builds(store: Store) -> Listing:
-    """Every build, checked, and what is not a build; no store there is an empty listing, a
-    directory ascenv did not make is refused (exit 2)."""
-    if not store.exists():
-        return Listing(store.root, (), (), exists=False)
-    store.require()
-    baselines: dict[str, dict[str, str]] = {}
-    builds, strays = store.survey()
-    return Listing(store.root, tuple(checked(store, e, baselines) for e in builds), tuple(strays))
-
-
-def show_build(store: Store, prefix: str) -> Shown:
-    store.require()
-    entry = store.find(prefix)
-    try:  # read as the listing did: a damaged manifest is shown as far as it reads, or not at all
-        text = read_input(entry.path / MANIFEST, what="", limit=MANIFEST_LIMIT).decode("utf-8", "replace")
-    except InputError:
-        text = ""
-    return Shown(checked(store, entry), text)
 
 
 def referenced_builds(locks: Iterable[str], cwd: str) -> set[str]:

@@ -166,7 +166,7 @@ def test_32_bit_header_fields() -> None:
 )
 @pytest.mark.parametrize("little", [True, False])
 def test_machine_of_a_header_in_either_byte_order(number: int, name: str, little: bool) -> None:
-    # the one reader of e_machine, also for the libraries of operator packages (package.layout)
+    # the one reader of e_machine, also for the libraries of operator packages (vendor_layout)
     order = "little" if little else "big"
     head = b"\x7fELF\x02" + (b"\x01" if little else b"\x02") + bytes(12) + number.to_bytes(2, order) + bytes(44)
     assert elf.machine(head) == name

@@ -4,7 +4,11 @@
   ``ascenv.commands._common``;
 - only ``cli`` and the commands import ``ascenv.output`` (the core never renders);
 - the core never imports ``ascenv.commands``;
-- no import cycle between modules (imports under ``if TYPE_CHECKING:`` are not run and do not count).
+- the probe (the I/O edge that reads a machine) stands on the floor: it imports only ascenv's base
+  modules (``ascenv/*.py``), the probe itself and ``ascenv.abi`` (ELF reading), never ``package``,
+  ``checks`` or anything else built on it;
+- no import cycle between modules, counting imports under ``if TYPE_CHECKING:`` too: they are not
+  run, but the two modules still know each other (issue #25: ``ascenv.store`` <-> ``ascenv.bench.store``).
 """
 
 from __future__ import annotations
@@ -29,15 +33,16 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(path: Path, module: str) -> set[str]:
-    """Every ascenv module ``module`` imports at run time (at the top or inside functions)."""
+def _imports(path: Path, module: str, typing: bool = False) -> set[str]:
+    """Every ascenv module ``module`` imports at run time (at the top or inside functions), and with
+    ``typing`` also those it imports for the type checker only."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
+            if isinstance(child, ast.If) and _is_type_checking(child) and not typing:
                 for other in child.orelse:
                     visit(other)
                 continue
@@ -67,11 +72,12 @@ def _is_module(name: str) -> bool:
     return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative / "__init__.py").is_file()
 
 
-def _graph() -> dict[str, set[str]]:
-    return {_module_name(p): _imports(p, _module_name(p)) for p in sorted(PACKAGE.rglob("*.py"))}
+def _graph(typing: bool = False) -> dict[str, set[str]]:
+    return {_module_name(p): _imports(p, _module_name(p), typing) for p in sorted(PACKAGE.rglob("*.py"))}
 
 
 GRAPH = _graph()
+TYPED_GRAPH = _graph(typing=True)
 
 
 # Being rewritten to the new shape on another branch: expected to fail until that lands (strict, so
@@ -98,9 +104,9 @@ def test_only_commands_import_output(module):
     assert not targets, f"{module} imports {sorted(targets)}: the core never renders"
 
 
-def _cycles() -> list[list[str]]:
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     # Packages import their parents implicitly; an edge to a parent package is not a cycle.
-    edges = {m: {t for t in ts if t in GRAPH and not _within(m, t)} for m, ts in GRAPH.items()}
+    edges = {m: {t for t in ts if t in graph and not _within(m, t)} for m, ts in graph.items()}
     seen: dict[str, int] = {}  # 1: on the current path, 2: done
     cycles = []
 
@@ -124,8 +130,50 @@ def _describe(cycles: list[list[str]]) -> str:
 
 
 def test_no_import_cycles():
-    cycles = _cycles()
+    cycles = _cycles(TYPED_GRAPH)
     assert not cycles, _describe(cycles)
+
+
+def test_the_cycle_checker_sees_a_cycle_through_a_type_checking_import():
+    # the shape issue #25 found: one side imports inside a function, the other for types only
+    graph = {"ascenv.a": {"ascenv.b"}, "ascenv.b": {"ascenv.a"}, "ascenv.c": {"ascenv.a"}}
+    assert _cycles(graph) == [["ascenv.a", "ascenv.b", "ascenv.a"]]
+    assert _cycles({"ascenv.a": {"ascenv.b"}, "ascenv.b": set()}) == []
+
+
+def test_type_checking_imports_count_for_cycles_only(tmp_path: Path):
+    source = tmp_path / "m.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ascenv.store import Store\n"
+        "def f():\n    from ascenv import names\n"
+    )
+    assert _imports(source, "ascenv.m") == {"ascenv", "ascenv.names"}
+    assert _imports(source, "ascenv.m", typing=True) == {"ascenv", "ascenv.names", "ascenv.store"}
+
+
+# What the probe may stand on: the base modules and ELF reading. package/ reads the same vendor
+# trees as the probe, so what both need (ascenv.vendor_layout, ascenv.probe.vendor_tree) lives
+# down here and package/ imports it, never the other way (issue #25: probe.vendors -> package.tree).
+PROBE_FLOOR = ("ascenv.probe", "ascenv.abi")
+
+
+def _base(name: str) -> bool:
+    return name == "ascenv" or (name.count(".") == 1 and (PACKAGE / name.split(".")[1]).with_suffix(".py").is_file())
+
+
+def _below_the_floor(module: str, graph: dict[str, set[str]]) -> list[str]:
+    return sorted(t for t in graph[module] if not _base(t) and not any(_within(t, p) for p in PROBE_FLOOR))
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if _within(m, "ascenv.probe")))
+def test_the_probe_imports_nothing_built_on_it(module):
+    above = _below_the_floor(module, TYPED_GRAPH)
+    assert not above, f"{module} imports {above}: the probe imports only base modules, ascenv.probe and ascenv.abi"
+
+
+def test_the_floor_check_names_an_import_of_package_from_the_probe():
+    graph = {"ascenv.probe.vendors": {"ascenv.package.tree", "ascenv.model", "ascenv.probe.fs", "ascenv.abi.tree"}}
+    assert _below_the_floor("ascenv.probe.vendors", graph) == ["ascenv.package.tree"]
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "commands").glob("*.py")), ids=lambda p: p.name)

@@ -11,7 +11,7 @@ from typing import Optional
 
 import pytest
 
-from ascenv import store
+from ascenv import store, store_listing
 from ascenv.bench.fingerprint import Fingerprint
 from ascenv.bench.records import Record, Run
 from ascenv.bench.store import BenchStore, new_run
@@ -312,16 +312,16 @@ def test_a_build_lists_its_bench_runs_read_at_show_time_and_names_a_damaged_one(
     bench_run(st, None, "2026-12-01T11:00:00.000000Z")  # loose: no build's run
     BenchStore(st).set_baseline(BenchStore(st).resolve(old.id, "add_custom"))
     (entry.path / "bench" / "broken.json").write_text('{"schema": 1, "run": {"id": 3}}')
-    runs = store.show_build(st, "abcdef").build.bench_runs
+    runs = store_listing.show_build(st, "abcdef").build.bench_runs
     assert [(r.id, r.records, r.baseline, r.damaged) for r in runs[:2]] == [
         (new.id, 2, False, None),
         (old.id, 2, True, None),
     ]
     assert runs[0].tool == "msprof op" and runs[0].target == "npu" and runs[0].created == new.created
     assert runs[2].name == "broken.json" and runs[2].id is None and "broken.json" in (runs[2].damaged or "")
-    assert [b.bench_runs for b in store.list_builds(st).builds] == [runs]
+    assert [b.bench_runs for b in store_listing.list_builds(st).builds] == [runs]
     assert entry.manifest_sha256 == digest  # the manifest locks pin is never rewritten
-    assert store.show_build(st, "abcdef").build.problems == ()  # runs are not outputs
+    assert store_listing.show_build(st, "abcdef").build.problems == ()  # runs are not outputs
 
 
 def test_gc_keeps_runs_of_kept_builds_the_baselines_build_and_the_loose_runs(tmp_path: Path) -> None:

@@ -18,7 +18,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
 import re
 from array import array
 from collections.abc import Iterable, Sequence
@@ -27,31 +26,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ascenv import serde
+from ascenv.bench.baselines import BASELINES, DAMAGED, LOOSE, check_op, no_constant, read_baselines
 from ascenv.bench.fingerprint import Fingerprint
 from ascenv.bench.records import Clock, Record, Run
 from ascenv.errors import InputError, SchemaError, UsageError
 from ascenv.fsutil import read_input, write_atomic
 from ascenv.names import name_problem
 
-if TYPE_CHECKING:  # the build store lists a build's runs through ``build_runs``: no import cycle
+if TYPE_CHECKING:  # bench sits above the build store, which never imports bench.store (no cycle)
     from ascenv.store import Store
 
 SCHEMA = 1
-LOOSE = ".bench"
-BASELINES = "baselines.json"
 # A run keeps every launch's duration: readers.MAX_LAUNCHES of them take about 160 MiB of JSON.
 # An import whose run would be larger is refused before it is written, so every run ascenv
 # writes, it can read back.
 RUN_LIMIT = 512 << 20
-BASELINES_LIMIT = 1 << 20  # target -> run id: a few lines
-
-
-def check_op(op: str, source: str = "--op") -> str:
-    """``op`` where it is one safe path component (it names ``<store>/<op>/``), else exit 2."""
-    problem = name_problem(op)
-    if problem:
-        raise UsageError(f"{source} {op[:100]!r}: an operator name is one directory name: {problem}")
-    return op
 
 
 def run_stamp(created: str) -> str:
@@ -99,7 +88,7 @@ def _floats(values: Sequence[float], step: int = 1 << 16) -> str:
 
 def loads_run(text: str, source: str) -> Run:
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=no_constant)
     except RecursionError:
         raise InputError(f"{source}: not an ascenv bench run (JSON nested too deep)") from None
     except ValueError as exc:
@@ -135,10 +124,6 @@ def _run_problem(run: Run) -> Optional[str]:
             if not math.isfinite(number):
                 return f"{where}.metrics.{metric}: expected a finite number, found {number!r}"
     return None
-
-
-def _no_constant(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _loads_run(data: Any, source: str) -> Run:
@@ -535,9 +520,6 @@ def read_run_text(path: Path) -> str:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason})", hint=DAMAGED) from None
 
 
-DAMAGED = "a damaged file in the store can be removed: only ascenv bench import, run and baseline write them"
-
-
 def _write(root: Path, path: Path, text: str, what: str) -> None:
     """``write_atomic`` of ``path`` below the store ``root``, the directories made first. Nothing
     below the root is followed where it is a symlink (a shared store's ``<op>/.bench`` or
@@ -595,23 +577,6 @@ class BuildRun:
     records: Optional[int] = None
     baseline: bool = False
     damaged: Optional[str] = None
-
-
-def read_baselines(root: Path, op: str) -> dict[str, str]:
-    """``<op>/.bench/baselines.json`` of the store at ``root`` (target -> run id)."""
-    path = root / check_op(op) / LOOSE / BASELINES
-    if not os.path.lexists(path):
-        return {}
-    raw = read_input(path, what="bench baselines", limit=BASELINES_LIMIT, hint=DAMAGED)
-    try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
-    except RecursionError:
-        raise InputError(f"{path}: not ascenv's baselines (JSON nested too deep)") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise InputError(f"{path}: expected an object of target -> run id")
-    return data
 
 
 def build_runs(entry_path: Path, baselines: dict[str, str]) -> tuple[BuildRun, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from ascenv import errors, store
+from ascenv import errors, store, store_listing
 from ascenv.commands import _common as common
 
 NAME = "store"
@@ -44,13 +44,13 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
     st = store.Store(common.store_dir(ctx, args.store))
     if args.store_command == "ls":
-        listing = store.list_builds(st)
+        listing = store_listing.list_builds(st)
         render.render_ls(ctx.out, listing, args.format)
         return errors.EXIT_OK if listing.ok else errors.EXIT_FINDINGS
     if args.store_command == "show":
         if not args.key:
             raise errors.UsageError("ascenv store show needs a KEY", hint="list the builds with: ascenv store ls")
-        shown = store.show_build(st, args.key)
+        shown = store_listing.show_build(st, args.key)
         render.render_show(ctx.out, shown, args.format)
         return errors.EXIT_FINDINGS if shown.build.problems else errors.EXIT_OK
     if args.keep is None:

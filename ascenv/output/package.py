@@ -9,8 +9,8 @@ from rich.table import Table
 from ascenv.output import Output, printable, safe
 from ascenv.package.contents import Member
 from ascenv.package.inspection import Inspection
-from ascenv.package.layout import VendorLayout
 from ascenv.package.normalize import Normalized
+from ascenv.vendor_layout import VendorLayout
 
 TABLE_ROWS = 2000  # files shown as a table; more as plain lines
 SHOWN_DANGERS = 50  # unsafe members named in the human warning

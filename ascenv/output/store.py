@@ -8,7 +8,8 @@ from ascenv import serde
 from ascenv.bench.store import BuildRun
 from ascenv.output import Output, safe
 from ascenv.output.build import size
-from ascenv.store import CheckedEntry, GcResult, Listing, Shown, Stray
+from ascenv.store import GcResult, Stray
+from ascenv.store_listing import CheckedEntry, Listing, Shown
 
 
 def entry_data(build: CheckedEntry) -> dict:

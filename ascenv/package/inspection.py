@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ascenv.package import contents, layout, makeself
+from ascenv import vendor_layout as layout
+from ascenv.package import contents, makeself
 
 VENDORS = "packages/vendors/"  # where install.sh takes the vendor trees from ($PWD/packages)
 

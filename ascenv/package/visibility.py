@@ -4,7 +4,7 @@ and aclnn / torch_npu can use it, judged from the files CANN reads.
 Search order: the vendors of ``ASCEND_CUSTOM_OPP_PATH`` leftmost first, then ``config.ini``'s
 ``load_priority`` (``ascenv.probe.vendors``); the first vendor providing an OpType wins
 (github:hicann/metadef@786891c02e5a7f509c6ffffd854e33ddefe3527c base/common/plugin/plugin_manager.cc).
-What each consumer needs of a vendor tree (the layout in ``ascenv.package.layout``):
+What each consumer needs of a vendor tree (the layout in ``ascenv.vendor_layout``):
 
 * ATC / graph mode: the op proto library for this host arch, and the OpType in
   ``aic-<unit>-ops-info.json`` of the SoC's compute unit;
@@ -21,10 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from ascenv import vendor_layout as layout
 from ascenv.checks import finding, load_checks
 from ascenv.checks._facts import accepted, describe_ranges, effective_version, opp_abi_ranges
 from ascenv.model import UNLISTED, Finding, Severity, Snapshot, Vendor
-from ascenv.package import layout
 
 if TYPE_CHECKING:
     from ascenv.probe.fs import Root

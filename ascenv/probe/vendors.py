@@ -93,7 +93,7 @@ def _vendor_name(entry: str) -> str:
 def _vendor(root: Root, name: str, path: str, origin: str, priority: int) -> Vendor:
     if not root.is_dir(path):
         return Vendor(name=name, path=path, origin=origin, priority=priority, exists=False)
-    from ascenv.package.tree import read_vendor  # imported on use: start-up time counts
+    from ascenv.probe.vendor_tree import read_vendor  # imported on use: start-up time counts
 
     text = root.read_text(posixpath.join(path, "version.info"))
     manifest = posixpath.join(path, MANIFEST)

@@ -134,7 +134,7 @@ def test_one_malformed_file_keeps_every_vendor_in_the_snapshot_doctor_and_lock(t
 
 def test_a_vendor_whose_tree_cannot_be_read_is_still_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # the variant: whatever reading one tree raises, the other vendors are read
-    from ascenv.package import tree
+    from ascenv.probe import vendor_tree as tree
 
     root = with_a_bad_vendor(tmp_path, b"{}")
     original = tree.read_vendor
@@ -190,7 +190,7 @@ def test_a_lone_surrogate_in_an_installed_op_type_reaches_the_snapshot_escaped(t
 def test_op_check_says_a_vendor_was_not_read_rather_than_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ascenv.package import tree
+    from ascenv.probe import vendor_tree as tree
     from tests.commands.test_op_cmd import ascenv
 
     root = with_a_bad_vendor(tmp_path, b"{}")

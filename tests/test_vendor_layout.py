@@ -1,4 +1,4 @@
-"""ascenv.package.layout on hostile operator description files (December 2026 adversarial report
+"""ascenv.vendor_layout on hostile operator description files (December 2026 adversarial report
 P3/V1): every JSON level type-checked, deep nesting and lone surrogates read as per-file problems."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ascenv.package import layout
+from ascenv import vendor_layout as layout
 
 TBE = "op_impl/ai_core/tbe"
 CONFIG = f"{TBE}/kernel/config/ascend910b/add.json"

@@ -1,12 +1,12 @@
 """Read an installed vendor tree through a probe Root, bounded: file names, small JSON files and
-the ELF heads of its libraries (ascenv.package.layout says what they mean)."""
+the ELF heads of its libraries (ascenv.vendor_layout says what they mean)."""
 
 from __future__ import annotations
 
 import posixpath
 from typing import Optional
 
-from ascenv.package import layout
+from ascenv import vendor_layout as layout
 from ascenv.probe.fs import Root
 
 WALK_LIMIT = 20_000  # entries listed per vendor tree (a real package holds a few hundred)
