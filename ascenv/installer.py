@@ -1,16 +1,21 @@
-"""Install an NPU operator package from the build store into DIR, through the package's own
---install-path option, then record the build's manifest in the installed vendor directory
+"""Install an NPU operator package into DIR, through the package's own --install-path option: a
+build from the store, whose manifest is then recorded in the installed vendor directory
 (DIR/vendors/<vendor>/ascenv-manifest.toml, a byte-for-byte copy of the store's manifest.toml), so
-`ascenv doctor` and `ascenv lock` tie the vendor to its build and its CANN. The package's --check
-option is never used: it runs the installer (see the README)."""
+`ascenv doctor` and `ascenv lock` tie the vendor to its build and its CANN; or a ``.run`` file
+built elsewhere, read first as `ascenv package inspect` reads it (checksums, members, vendors;
+nothing runs) and refused when it is damaged, unsafe to extract or holds no vendor. Both install
+the same way, under the same lock, keeping the vendors they replace for --rollback. The package's
+--check option is never used: it runs the installer (see the README)."""
 
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascenv import errors, proc
 from ascenv.fsutil import write_atomic
@@ -18,13 +23,16 @@ from ascenv.package import deploy
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
 from ascenv.store import MANIFEST, Entry, Store
 
+if TYPE_CHECKING:
+    from ascenv.package.inspection import Inspection
+
 INSTALL_TIMEOUT = 600.0
 _VENDOR_IN_LISTING = re.compile(r"(?:^|\s)(?:\./)?packages/vendors/([^/\s]+)/")
 
 
 @dataclass(frozen=True)
 class Installed:
-    entry: Entry
+    entry: Optional[Entry]  # the store build installed; None for a .run file from elsewhere
     package: Path  # the .run file that was installed
     install_path: Path
     manifests: tuple[Path, ...]  # the ascenv-manifest.toml written, one per vendor
@@ -48,17 +56,76 @@ def install(
     package = run_file(entry)
     vendors = package_vendors(package, run, environ)
     with deploy.replacing(root, vendors, on_wait) as kept:
-        # guard: even a SIGKILL'd ascenv leaves no installer writing the vendor tree (I4)
-        done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ), guard=True)
-        if not done.ok:
-            undo = "".join(
-                f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
-            )
-            raise errors.InstallFailed(
-                f"the installer of {package.name} failed:\n{done.describe()}",
-                hint="nothing was recorded; see the installer's output above" + undo,
-            )
+        _run_installer(package, package.name, root, kept, run, environ)
         return Installed(entry, package, root, tuple(record_manifest(entry, root, vendors)), tuple(kept))
+
+
+def install_file(
+    package: Path,
+    root: Path,
+    run: proc.Runner,
+    environ: Mapping[str, str],
+    on_wait: deploy.Waiting = lambda lock: None,
+) -> Installed:
+    """Install a ``.run`` built elsewhere into ``root``. The file is copied first and the copy is
+    both inspected and run, so what runs is what was inspected, even when the file is replaced
+    meanwhile. No build manifest is recorded (none exists); one left in a replaced vendor by an
+    earlier install from the store is removed, since it no longer describes the files."""
+    from ascenv.package.inspection import inspect_package  # imported on use: start-up time counts
+
+    try:
+        size = package.stat().st_size
+    except OSError as exc:
+        raise errors.UsageError(
+            f"cannot read the package {package}: {exc.strerror or exc}",
+            hint="name a .run file, or an operator project (ascenv install add_custom) to install its newest npu build",
+        ) from None
+    with tempfile.TemporaryDirectory(prefix="ascenv-install-") as scratch:
+        copy = Path(scratch) / package.name
+        try:
+            shutil.copyfile(package, copy)
+        except OSError as exc:
+            raise errors.UsageError(f"cannot copy the package {package} ({size} bytes) to {scratch}: {exc}") from None
+        inspection = inspect_package(copy)  # a damaged or oversized package: InputError, exit 2
+        vendors = inspected_vendors(inspection, package)
+        with deploy.replacing(root, vendors, on_wait) as kept:
+            _run_installer(copy, package.name, root, kept, run, environ)
+            for vendor in vendors:
+                (root / "vendors" / vendor / VENDOR_MANIFEST).unlink(missing_ok=True)
+        return Installed(None, package, root, (), tuple(kept))
+
+
+def inspected_vendors(inspection: Inspection, package: Path) -> list[str]:
+    """The vendors an inspected package installs, or exit 2: a member unsafe to extract (what
+    `package inspect` warns about) could write outside the install path, and a package with no
+    ``packages/vendors/<vendor>/`` is no operator package."""
+    if inspection.dangerous:
+        shown = ", ".join(f"{m.path} ({'; '.join(m.dangers)})" for m in inspection.dangerous[:5])
+        raise errors.InputError(
+            f"{package}: {len(inspection.dangerous)} member(s) are unsafe to extract: {shown}",
+            hint=f"nothing was run; see ascenv package inspect {package}",
+        )
+    if not inspection.vendors:
+        raise errors.InputError(
+            f"{package}: no packages/vendors/<vendor>/ in it: not a CANN custom operator package",
+            hint=f"nothing was run; see what it holds: ascenv package inspect {package}",
+        )
+    return [deploy.check_vendor_name(v.name, f"the package {package.name}") for v in inspection.vendors]
+
+
+def _run_installer(
+    package: Path, shown: str, root: Path, kept: list[Path], run: proc.Runner, environ: Mapping[str, str]
+) -> None:
+    # guard: even a SIGKILL'd ascenv leaves no installer writing the vendor tree (I4)
+    done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ), guard=True)
+    if not done.ok:
+        undo = "".join(
+            f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
+        )
+        raise errors.InstallFailed(
+            f"the installer of {shown} failed:\n{done.describe()}",
+            hint="nothing was recorded; see the installer's output above" + undo,
+        )
 
 
 def pick_build(st: Store, op: str, key: Optional[str]) -> Entry:

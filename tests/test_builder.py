@@ -69,6 +69,19 @@ def test_the_add_custom_recipe_loads() -> None:
     assert recipe.targets["npu"].outputs == ("custom_opp_*.run",)
 
 
+@pytest.mark.parametrize("target", ["cpu", "npu"])
+def test_every_target_of_add_custom_builds_in_a_pinned_offline_image(target: str) -> None:
+    # #25 item 1: the npu target named an image with no recipe, so it could never build from a clone
+    from ascenv.containers.pins import PINS_FILE, load_pins
+    from ascenv.containers.recipe import load_recipe as load_image
+
+    image = builder.load_recipe(KERNEL).targets[target].image
+    recipe = load_image(REPO / "containers", image)  # exit 2 when there is none
+    pin = load_pins(REPO / "containers" / PINS_FILE).get(image)
+    assert recipe.kind == "bootstrap", f"{image} needs a registry: a fresh clone offline cannot build {target}"
+    assert pin is not None and pin.recipe_sha256 == recipe.sha256 and pin.image_id, f"{image} is not pinned as is"
+
+
 def write_recipe(tmp_path: Path, text: str) -> Path:
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "kernel.toml").write_text(text)

@@ -1,7 +1,8 @@
-"""Install an NPU operator package built by `ascenv build OP --target npu` into DIR, through the
-package's own --install-path option, then record the build's manifest in the installed vendor
-directory (DIR/vendors/<vendor>/ascenv-manifest.toml), so `ascenv doctor` and `ascenv lock` tie
-the vendor to its build and its CANN (ascenv.installer)."""
+"""Install an NPU operator package into DIR, through the package's own --install-path option: the
+newest (or --key) npu build of OP from the store, whose build manifest is then recorded in the
+installed vendor directory (DIR/vendors/<vendor>/ascenv-manifest.toml), so `ascenv doctor` and
+`ascenv lock` tie the vendor to its build and its CANN; or FILE.run built elsewhere, inspected as
+`ascenv package inspect` does before anything in it runs (ascenv.installer)."""
 
 from __future__ import annotations
 
@@ -15,11 +16,17 @@ from ascenv.store import Store
 
 NAME = "install"
 ORDER = 64
-HELP = "install a stored NPU operator package with --install-path and record its build manifest"
+HELP = "install an NPU operator package (a stored build or a .run file) with --install-path; --rollback"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("op", nargs="?", metavar="OP", help="the operator project name (add_custom)")
+    parser.add_argument(
+        "op",
+        nargs="?",
+        metavar="OP|FILE.run",
+        help="an operator project (add_custom): its newest npu build in the store; or a package file"
+        " (a name ending in .run or holding a /), inspected before it runs",
+    )
     parser.add_argument(
         "--install-path",
         required=True,
@@ -38,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     common.add_store_option(parser)
     common.add_format_option(parser)
+
+
+def is_package_file(name: str) -> bool:
+    """A .run file rather than an operator project: an operator name is one directory name
+    (ascenv.names), so a path holding a / or a name ending in .run is never one."""
+    return name.endswith(".run") or "/" in name
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
@@ -60,8 +73,14 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             render.render_rollback(ctx.out, deploy.rollback(root, args.rollback, on_wait=waiting), args.format)
             return errors.EXIT_OK
         if not args.op:
-            raise errors.UsageError("ascenv install needs OP (or --rollback VENDOR)")
-        st = Store(common.store_dir(ctx, args.store))
-        result = installer.install(st, args.op, args.key, root, ctx.run, ctx.environ, on_wait=waiting)
+            raise errors.UsageError("ascenv install needs OP or FILE.run (or --rollback VENDOR)")
+        if is_package_file(args.op):
+            if args.key:
+                raise errors.UsageError(f"--key chooses a stored build; {args.op} is a package file")
+            package = Path(ctx.cwd, args.op)
+            result = installer.install_file(package, root, ctx.run, ctx.environ, on_wait=waiting)
+        else:
+            st = Store(common.store_dir(ctx, args.store))
+            result = installer.install(st, args.op, args.key, root, ctx.run, ctx.environ, on_wait=waiting)
     render.render(ctx.out, result, args.format)
     return errors.EXIT_OK

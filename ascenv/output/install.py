@@ -11,8 +11,8 @@ def render(out: Output, result: Installed, fmt: str = "human") -> None:
     if fmt == "json":
         out.json(
             {
-                "op": result.entry.op,
-                "key": result.entry.key,
+                "op": result.entry.op if result.entry else None,
+                "key": result.entry.key if result.entry else None,
                 "package": str(result.package),
                 "install_path": str(result.install_path),
                 "manifests": [str(p) for p in result.manifests],
@@ -23,6 +23,8 @@ def render(out: Output, result: Installed, fmt: str = "human") -> None:
     out.console.print(f"[green]installed[/] {safe(str(result.package))} into {safe(str(result.install_path))}")
     for path in result.manifests:
         out.console.print(f"  manifest recorded: {safe(str(path))}")
+    if result.entry is None:
+        out.console.print("  inspected before it ran; no build manifest recorded (not a build of the store)")
     root = safe(str(result.install_path))
     for path in result.kept:
         out.console.print(

@@ -205,3 +205,82 @@ def test_two_real_installs_at_once_take_turns_and_leave_one_whole_vendor(tmp_pat
         assert tree(tmp_path / "opp" / "vendors" / "customize") in wholes
         assert tree(tmp_path / "opp" / ".ascenv-previous" / "customize") in wholes
         assert sorted(os.listdir(tmp_path / "opp" / ".ascenv-previous")) == [".lock", "customize"]
+
+
+# --- a .run file built elsewhere (#25 item 1): inspected, then installed like a store build -------
+
+
+def package_file(tmp_path: Path, name: str, **vendor: object) -> Path:
+    work = tmp_path / f"elsewhere-{name}"
+    return cann_header(make_package(work, tmp_path / "canary", vendors={"customize": vendor}))
+
+
+def test_a_run_file_replaces_a_store_install_without_its_manifest_and_rolls_back(tmp_path: Path) -> None:
+    old = stored(tmp_path, "a" * 64, "2026-01-01T00:00:00Z", kernel=b"kernel-v1")
+    code, _, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
+    assert code == 0, err
+    live = tmp_path / "opp" / "vendors" / "customize"
+    before = tree(live)
+    package = package_file(tmp_path, "new", op_types=("AddCustom", "SubCustom"), kernel=b"kernel-v2")
+
+    code, out, err = ascenv(tmp_path, "install", str(package.relative_to(tmp_path)), "--install-path", "opp")
+    assert code == 0, err
+    assert "inspected before it ran; no build manifest recorded" in out
+    assert (live / pkgbuild.TBE / "kernel" / "ascend910b" / "sub_custom").is_dir()  # the new package's files
+    # the store build's manifest no longer describes the vendor: gone, and back with the rollback
+    assert not (live / "ascenv-manifest.toml").exists()
+    assert tree(tmp_path / "opp" / ".ascenv-previous" / "customize") == before
+
+    code, _, err = ascenv(tmp_path, "install", "--rollback", "customize", "--install-path", "opp")
+    assert code == 0, err
+    assert tree(live) == before
+    assert (live / "ascenv-manifest.toml").read_bytes() == (old.path / "manifest.toml").read_bytes()
+
+
+def test_a_run_file_into_an_empty_install_path_reports_json_without_a_build(tmp_path: Path) -> None:
+    package = package_file(tmp_path, "one")
+    code, out, err = ascenv(tmp_path, "install", str(package), "--install-path", "opp", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert (data["op"], data["key"], data["manifests"], data["kept"]) == (None, None, [], [])
+    assert data["package"] == str(package)
+    assert (tmp_path / "opp" / "vendors" / "customize" / "version.info").is_file()
+    assert (tmp_path / "canary").exists()  # its install.sh ran: the install went through the package
+
+
+def corrupt(package: Path) -> Path:
+    data = bytearray(package.read_bytes())
+    data[-40] ^= 0xFF  # inside the gzip payload: the recorded sha256 no longer matches
+    package.write_bytes(bytes(data))
+    return package
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda t: corrupt(package_file(t, "bad")), "sha256"),
+        (
+            lambda t: pkgbuild.small_package(t / "plain", install=f"#!/bin/sh\necho ran > {t}/canary\n"),
+            "no packages/vendors",
+        ),
+        (lambda t: t / "missing.run", "cannot read the package"),
+        (lambda t: pkgbuild.small_package(t / "dir").parent, "cannot"),
+    ],
+    ids=["damaged", "no-vendor", "missing", "directory"],
+)
+def test_a_run_file_that_is_not_a_sound_operator_package_is_exit_2_and_never_runs(
+    tmp_path: Path, make, words: str
+) -> None:
+    package = make(tmp_path)
+    name = str(package) if package.suffix == ".run" else str(package) + "/"
+    code, out, err = ascenv(tmp_path, "install", name, "--install-path", "opp")
+    assert code == errors.EXIT_USAGE and words in err and "Traceback" not in err, err
+    assert out == "" and not (tmp_path / "canary").exists()
+    assert not (tmp_path / "opp" / "vendors").exists()
+
+
+def test_key_with_a_run_file_is_a_usage_error(tmp_path: Path) -> None:
+    package = package_file(tmp_path, "one")
+    code, _, err = ascenv(tmp_path, "install", str(package), "--key", "abcdef", "--install-path", "opp")
+    assert code == errors.EXIT_USAGE and "--key chooses a stored build" in err
+    assert not (tmp_path / "canary").exists()

@@ -26,7 +26,9 @@ def write(tmp_path: Path, text: str, name: str = "img") -> Path:
 
 
 def test_shipped_recipes_load():
-    assert recipe_names(CONTAINERS) == ["builder-bookworm", "cann-8.1.rc1-910b"]
+    assert recipe_names(CONTAINERS) == ["builder-bookworm", "cann-8.1.rc1-910b", "opp-packager-bookworm"]
+    packager = load_recipe(CONTAINERS, "opp-packager-bookworm")
+    assert packager.bootstrap.packages == ("makeself=2.4.5-1", "python3=3.11.2-1+b1")
     builder = load_recipe(CONTAINERS, "builder-bookworm")
     assert builder.kind == "bootstrap"
     assert builder.bootstrap.packages == ("g++=4:12.2.0-3", "cmake=3.25.1-1", "make=4.3-4.1", "python3=3.11.2-1+b1")
