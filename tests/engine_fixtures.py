@@ -2,7 +2,8 @@
 ``engine`` get a real Docker engine, or fail under CI=true (the engine is part of CI) and skip
 elsewhere with the reason; and the builder-bookworm image, bootstrapped at most twice a session
 (the reproducibility test compares two bootstraps; everything else takes the pinned image when
-the engine holds it, else the first bootstrap)."""
+the engine holds it, else the first bootstrap); and opp-packager-bookworm, bootstrapped at most
+once a session when the engine does not hold it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ascenv.errors import EngineError
 REPO = Path(__file__).resolve().parents[1]
 CONTAINERS = REPO / "containers"
 BUILDER = "builder-bookworm"
+PACKAGER = "opp-packager-bookworm"
 
 
 def unavailable(reason: str) -> None:
@@ -92,15 +94,15 @@ def built(bootstraps: Bootstraps) -> Built:
     return Built(bootstraps.first(), bootstraps.second(), bootstraps.cache, bootstraps.events[0])
 
 
-def present_builder_image(engine: engine_mod.Engine) -> Optional[str]:
-    """The pinned builder-bookworm image when the engine holds it, else one it holds for the
-    current recipe, else None."""
-    recipe = load_recipe(CONTAINERS, BUILDER)
-    pin = load_pins(CONTAINERS / PINS_FILE).get(BUILDER)
+def present_builder_image(engine: engine_mod.Engine, name: str = BUILDER) -> Optional[str]:
+    """The pinned image ``name`` (default builder-bookworm) when the engine holds it, else one it
+    holds for the current recipe, else None."""
+    recipe = load_recipe(CONTAINERS, name)
+    pin = load_pins(CONTAINERS / PINS_FILE).get(name)
     if pin is not None and pin.image_id and engine.image(pin.image_id) is not None:
         return pin.image_id
     present = [
-        i for i in engine.images({RECIPE_LABEL: BUILDER}) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256
+        i for i in engine.images({RECIPE_LABEL: name}) if i.labels.get(bootstrap.RECIPE_SHA_LABEL) == recipe.sha256
     ]
     return present[0].id if present else None
 
@@ -114,6 +116,24 @@ def pinned_builder_image(engine: engine_mod.Engine, cache: Path) -> str:
     recipe = load_recipe(CONTAINERS, BUILDER)
     pin = load_pins(CONTAINERS / PINS_FILE).get(BUILDER)
     return images.build(recipe, pin, engine, images.Host(environ=dict(os.environ), cache=cache)).image_id
+
+
+@pytest.fixture(scope="session")
+def packager_image(engine: engine_mod.Engine, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """opp-packager-bookworm, the image of add_custom's npu target, as pinned: the one the engine
+    holds, else bootstrapped once a session (minutes) into a session cache, and kept in the engine
+    for the next session, as builder-bookworm is."""
+    found = present_builder_image(engine, PACKAGER)
+    if found is not None:
+        return found
+    if os.geteuid() != 0 or shutil.which("mmdebstrap") is None or shutil.which("unshare") is None:
+        unavailable(f"bootstrapping {PACKAGER} needs root, mmdebstrap and unshare")
+    recipe = load_recipe(CONTAINERS, PACKAGER)
+    pin = load_pins(CONTAINERS / PINS_FILE).get(PACKAGER)
+    host = images.Host(environ=dict(os.environ), cache=tmp_path_factory.mktemp("ascenv-cache"))
+    outcome = images.build(recipe, pin, engine, host)
+    images.check_against_pin(recipe, pin, outcome)  # the bootstrap must give the pinned image
+    return outcome.image_id
 
 
 @pytest.fixture(scope="session")
