@@ -90,7 +90,7 @@ def test_wrong_digest_in_the_pin_fails_verify_and_names_the_difference(built, pi
 def test_ls_shows_each_state(built, pins, tmp_path):
     code, out, _ = image_cli(["ls", "--format", "json"], tmp_path, pins)
     states = {i["name"]: i["state"] for i in json.loads(out)["images"]}
-    assert code == 0 and states == {BUILDER: "ok", "cann-8.1.rc1-910b": "unpinned"}
+    assert code == 0 and states == {BUILDER: "ok", "cann-8.1.rc1-910b": "unpinned", "opp-packager-bookworm": "unpinned"}
     current = load_pins(pins)
     save_pins(pins, {BUILDER: current[BUILDER].__class__(**{**current[BUILDER].__dict__, "image_id": WRONG})})
     code, out, _ = image_cli(["ls", "--format", "json"], tmp_path, pins)
