@@ -4,9 +4,9 @@
   ``ascenv.commands._common``;
 - only ``cli`` and the commands import ``ascenv.output`` (the core never renders);
 - the core never imports ``ascenv.commands``;
-- the probe (the I/O edge that reads a machine) stands on the floor: it imports only ascenv's base
-  modules (``ascenv/*.py``), the probe itself and ``ascenv.abi`` (ELF reading), never ``package``,
-  ``checks`` or anything else built on it;
+- the probe (the I/O edge that reads a machine) stands on the floor: it reaches, directly or
+  through other modules, only ascenv's base modules (``ascenv/*.py``), the probe itself and
+  ``ascenv.abi`` (ELF reading), never ``package``, ``checks`` or anything else built on it;
 - no import cycle between modules, counting imports under ``if TYPE_CHECKING:`` too: they are not
   run, but the two modules still know each other (issue #25: ``ascenv.store`` <-> ``ascenv.bench.store``).
 """
@@ -162,7 +162,16 @@ def _base(name: str) -> bool:
 
 
 def _below_the_floor(module: str, graph: dict[str, set[str]]) -> list[str]:
-    return sorted(t for t in graph[module] if not _base(t) and not any(_within(t, p) for p in PROBE_FLOOR))
+    """What ``module`` reaches, directly or through other modules (a base module such as
+    ascenv.installer may itself import package/), that is above the probe's floor."""
+    reached: set[str] = set()
+    pending = [module]
+    while pending:
+        for target in graph.get(pending.pop(), ()):
+            if target not in reached:
+                reached.add(target)
+                pending.append(target)
+    return sorted(t for t in reached if not _base(t) and not any(_within(t, p) for p in PROBE_FLOOR))
 
 
 @pytest.mark.parametrize("module", sorted(m for m in GRAPH if _within(m, "ascenv.probe")))
@@ -174,6 +183,16 @@ def test_the_probe_imports_nothing_built_on_it(module):
 def test_the_floor_check_names_an_import_of_package_from_the_probe():
     graph = {"ascenv.probe.vendors": {"ascenv.package.tree", "ascenv.model", "ascenv.probe.fs", "ascenv.abi.tree"}}
     assert _below_the_floor("ascenv.probe.vendors", graph) == ["ascenv.package.tree"]
+
+
+def test_the_floor_check_follows_imports_through_base_modules():
+    # the variant: probe -> a core module (ascenv.installer) -> package/, and probe -> probe -> checks
+    graph = {
+        "ascenv.probe.vendors": {"ascenv.installer", "ascenv.probe.fs"},
+        "ascenv.installer": {"ascenv.package.deploy"},
+        "ascenv.probe.fs": {"ascenv.checks.vendors"},
+    }
+    assert _below_the_floor("ascenv.probe.vendors", graph) == ["ascenv.checks.vendors", "ascenv.package.deploy"]
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "commands").glob("*.py")), ids=lambda p: p.name)
