@@ -284,3 +284,22 @@ def test_key_with_a_run_file_is_a_usage_error(tmp_path: Path) -> None:
     code, _, err = ascenv(tmp_path, "install", str(package), "--key", "abcdef", "--install-path", "opp")
     assert code == errors.EXIT_USAGE and "--key chooses a stored build" in err
     assert not (tmp_path / "canary").exists()
+
+
+def test_what_runs_is_the_copy_that_was_inspected_even_when_the_file_is_swapped(tmp_path: Path) -> None:
+    from ascenv import installer, proc
+
+    package = package_file(tmp_path, "one")
+    inspected = package.read_bytes()
+    ran: list[list[str]] = []
+
+    def swapping(argv, **kwargs):  # type: ignore[no-untyped-def]
+        package.write_bytes(b"#!/bin/sh\necho swapped > " + str(tmp_path / "swapped").encode() + b"\n")
+        ran.append(list(argv))
+        assert Path(argv[1]).read_bytes() == inspected
+        return proc.run(argv, **kwargs)
+
+    result = installer.install_file(package, tmp_path / "opp", swapping, {"PATH": os.environ["PATH"]})
+    assert len(ran) == 1 and ran[0][1] != str(package) and not Path(ran[0][1]).exists()  # a copy, removed after
+    assert result.package == package and not (tmp_path / "swapped").exists()
+    assert (tmp_path / "opp" / "vendors" / "customize" / "version.info").is_file()
