@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from ascenv import errors, proc
-from ascenv.fsutil import write_atomic
+from ascenv.fsutil import file_kind, write_atomic
 from ascenv.package import deploy
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
 from ascenv.store import MANIFEST, Entry, Store
@@ -73,13 +74,14 @@ def install_file(
     earlier install from the store is removed, since it no longer describes the files."""
     from ascenv.package.inspection import inspect_package  # imported on use: start-up time counts
 
+    hint = "name a .run file, or an operator project (ascenv install add_custom) to install its newest npu build"
     try:
-        size = package.stat().st_size
+        info = package.stat()
     except OSError as exc:
-        raise errors.UsageError(
-            f"cannot read the package {package}: {exc.strerror or exc}",
-            hint="name a .run file, or an operator project (ascenv install add_custom) to install its newest npu build",
-        ) from None
+        raise errors.UsageError(f"cannot read the package {package}: {exc.strerror or exc}", hint=hint) from None
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would hang the copy; a directory is no package
+        raise errors.UsageError(f"cannot read the package {package}: it is {file_kind(info.st_mode)}", hint=hint)
+    size = info.st_size
     with tempfile.TemporaryDirectory(prefix="ascenv-install-") as scratch:
         copy = Path(scratch) / package.name
         try:

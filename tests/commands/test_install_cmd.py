@@ -248,6 +248,11 @@ def test_a_run_file_into_an_empty_install_path_reports_json_without_a_build(tmp_
     assert (tmp_path / "canary").exists()  # its install.sh ran: the install went through the package
 
 
+def fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
 def corrupt(package: Path) -> Path:
     data = bytearray(package.read_bytes())
     data[-40] ^= 0xFF  # inside the gzip payload: the recorded sha256 no longer matches
@@ -264,9 +269,10 @@ def corrupt(package: Path) -> Path:
             "no packages/vendors",
         ),
         (lambda t: t / "missing.run", "cannot read the package"),
-        (lambda t: pkgbuild.small_package(t / "dir").parent, "cannot"),
+        (lambda t: pkgbuild.small_package(t / "dir").parent, "it is a directory"),
+        (lambda t: fifo(t / "pipe.run"), "it is a FIFO"),
     ],
-    ids=["damaged", "no-vendor", "missing", "directory"],
+    ids=["damaged", "no-vendor", "missing", "directory", "fifo"],
 )
 def test_a_run_file_that_is_not_a_sound_operator_package_is_exit_2_and_never_runs(
     tmp_path: Path, make, words: str
