@@ -5,9 +5,7 @@ missing-library family uses it for names no hand-kept row knows."""
 from __future__ import annotations
 
 import functools
-import importlib.util
 import io
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,20 +14,12 @@ from ascenv import errors
 from ascenv.checks import load_checks
 from ascenv.triage import load, triage
 from ascenv.triage.libraries import library_name, load_libraries
+from tests.cli_helpers import bin_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("triage_libraries", ROOT / "bin" / "triage_libraries.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _tool()
+tool = bin_script("triage_libraries")
 
 
 @functools.cache
