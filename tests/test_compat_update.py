@@ -3,10 +3,8 @@ parsers read the published formats, and a contradiction between sources becomes 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,21 +12,13 @@ import pytest
 from ascenv import compat, paths
 from ascenv.compat import DriverFit, Status
 from tests.checks.helpers import a2_host, findings_of, with_install
+from tests.cli_helpers import bin_script
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = paths.data_dir("compat")
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("compat_update", ROOT / "bin" / "compat_update.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-tool = _tool()
+tool = bin_script("compat_update")
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
+from ascenv.triage.libraries import EMPTY, Libraries, Shipped, load_libraries
 from ascenv.triage.rules import CauseRule, Signature, cause_rule
 
 FILE = "layers.toml"
@@ -79,15 +80,26 @@ class Layers:
     namespaces: tuple[Namespace, ...]
     meanings: dict[str, Meaning]
     undefined: tuple[Undefined, ...]
+    missing: dict[str, str]  # layer -> the [[meaning]] of the absence of one of its libraries
+    shipped: Libraries = EMPTY  # libraries.toml: read from real packages' file lists
 
     def library(self, name: str) -> Optional[Library]:
-        """The first row whose pattern matches ``name`` (a file name or a path)."""
+        """What ships ``name`` (a file name or a path): a library a real package's file list
+        names, else the first hand-kept row whose pattern matches, else a family glob of the
+        file lists (a name is more certain than a judgment, a judgment than a shared prefix)."""
+        shipped = self.shipped.exact(name)
+        if shipped is not None:
+            return self._row(shipped)
         base = name.rsplit("/", 1)[-1]
         for row in self.libraries:
             for pattern in row.patterns:
                 if fnmatch.fnmatchcase(name if "/" in pattern else base, pattern):
                     return row
-        return None
+        family = self.shipped.family(name)
+        return self._row(family) if family is not None else None
+
+    def _row(self, shipped: Shipped) -> Library:
+        return Library((shipped.pattern,), shipped.layer, shipped.package, self.missing[shipped.layer], shipped.source)
 
     def symbol_layer(self, symbol: str) -> str:
         head = leading_name(symbol)
@@ -332,11 +344,24 @@ def load_layers(directory: Path, known_checks: Optional[set[str]] = None) -> Opt
                     raise row.fail(f"{key}[{i}]", f"expected one of {', '.join(allowed)}, found {value!r}")
         return Undefined(row.strings("symbol"), row.strings("library"), known_meaning(row, "meaning"))
 
+    missing: dict[str, str] = {}
+    for index, (which, meaning_id) in enumerate(
+        reader.rows("missing", lambda row: (layer(row), known_meaning(row, "meaning")))
+    ):
+        if which in missing:
+            raise reader.fail(f"missing[{index}].layer", f"{which!r} listed twice")
+        missing[which] = meaning_id
+    for which in DOCTOR_LAYER:
+        if which not in missing:
+            raise reader.fail("missing", f"no [[missing]] row for layer {which!r} (libraries.toml may name one)")
+
     layers = Layers(
         libraries=reader.rows("library", library),
         namespaces=reader.rows("namespace", namespace),
         meanings=meanings,
         undefined=reader.rows("undefined", undefined),
+        missing=missing,
+        shipped=load_libraries(directory, tuple(DOCTOR_LAYER)),
     )
     for needed in (*MEMORY_MEANINGS, "library_unknown"):
         if needed not in meanings:

@@ -199,7 +199,10 @@ def _decide_package(rule: CauseRule, snapshot: Snapshot, machine: Machine) -> Ch
 
     assert rule.package is not None and rule.package_min is not None
     name = f"package:{rule.package}"
-    missing = machine.missing(("python",))
+    # a package version decides a cause of the Ascend stack (numpy 2 under CANN's Python
+    # components) only on a machine that has that stack: without CANN, a driver or an NPU the log
+    # came from another machine, and this one's Python did not run the failing program
+    missing = machine.missing(("ascend", "python"))
     if missing:
         return CheckVerdict(name, NOT_CHECKABLE, missing)
     python = snapshot.python

@@ -9,6 +9,7 @@ may not nest quantifiers nor refer back to a group (checked here, so a signature
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,22 @@ class SignatureTable:
             if not any(shorter in literal for shorter in kept):
                 kept.append(literal)
         return tuple(kept)
+
+    @functools.cached_property
+    def _by_literal(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        index: dict[str, list[int]] = {}
+        for position, sig in enumerate(self.signatures):
+            for literal in sig.literals:
+                index.setdefault(literal, []).append(position)
+        return tuple((literal, tuple(positions)) for literal, positions in index.items())
+
+    def candidates(self, line: str) -> tuple[Signature, ...]:
+        """The signatures one of whose literals ``line`` holds, in table order (their regex is
+        still to be tested). One ``in`` per distinct literal, not one call per signature: a log
+        where every hundredth line is an error spent most of its scan testing signatures line by
+        line (4.4x ripgrep on 100 MB, bench/bench_triage.py --dense)."""
+        positions = {p for literal, where in self._by_literal if literal in line for p in where}
+        return tuple(self.signatures[p] for p in sorted(positions))
 
     def by_code(self, code: str) -> tuple[Signature, ...]:
         wanted = code.upper()

@@ -32,6 +32,172 @@ def top_detail(text: str) -> str:
     return result.causes[0].detail or ""
 
 
+# --- three more variants per family, none from the corpus (issue #24's list: another library,
+# another symbol of the same namespace, other numbers, another SoC name, Chinese text around,
+# ANSI colours, vLLM/MindIE/Ray prefixes) ---------------------------------------------------------
+
+TORCH_NPU_LIB = "/usr/local/lib/python3.11/site-packages/torch_npu/lib/libtorch_npu.so"
+MINDIE = "[2025-06-10 10:11:12.123+08:00] [1234] [ERROR] "
+
+
+UNDEFINED_MORE = [
+    # c10 / at / torch symbols wanted by torch_npu: torch and torch_npu are not a pair
+    (
+        f"(EngineCore_DP0 pid=412) ImportError: {TORCH_NPU_LIB}: undefined symbol: "
+        "_ZN5torch3jit6tracer9addInputsEPNS0_4NodeEPKcRKN3c108optionalINS5_10ScalarTypeEEE",
+        "torch_torch_npu_mismatch",
+    ),
+    (
+        f"{ESC}[1;31mOSError{ESC}[0m: /opt/py/site-packages/torch_npu/_C.cpython-310-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZNK2at10TensorBase8toStringEv",
+        "torch_torch_npu_mismatch",
+    ),
+    (
+        "导入 torch_npu 报错：libtorch_npu.so: undefined symbol: _ZN3c1019UndefinedTensorImpl10_singletonE",
+        "torch_torch_npu_mismatch",
+    ),
+    # atb / AsdOps symbols wanted by torch_npu's ATB plugin: NNAL and torch_npu are not a pair
+    (
+        "libop_plugin_atb.so: undefined symbol: _ZN3atb14SetExecuteTypeEPNS_7ContextENS_11ExecuteTypeE",
+        "torch_npu_cann_mismatch",
+    ),
+    (
+        f"{MINDIE}/usr/lib/python3.10/site-packages/torch_npu/lib/libop_plugin_atb.so: undefined symbol: "
+        "_ZN3atb9CreateOpsEv",
+        "torch_npu_cann_mismatch",
+    ),
+    (
+        "OSError: libop_plugin_atb.so: undefined symbol: _ZN6AsdOps6Tensor5ResetEv（请检查 NNAL 版本）",
+        "torch_npu_cann_mismatch",
+    ),
+    # acl / aclnn / hccl / ge symbols wanted by torch_npu: CANN and torch_npu are not a pair
+    (
+        f"ImportError: {TORCH_NPU_LIB}: undefined symbol: aclrtSynchronizeDeviceWithTimeout",
+        "torch_npu_cann_mismatch",
+    ),
+    (
+        f"(RayWorkerWrapper pid=9) ImportError: {TORCH_NPU_LIB}: undefined symbol: HcclCommInitClusterInfoMemConfig",
+        "torch_npu_cann_mismatch",
+    ),
+    (
+        f"{ESC}[31mImportError: libtorch_npu.so: undefined symbol: aclnnGroupedMatmulV4GetWorkspaceSize{ESC}[0m",
+        "torch_npu_cann_mismatch",
+    ),
+    (
+        "ERROR 05-02 10:11:12 [utils.py:88] libtorch_npu.so: undefined symbol: "
+        "_ZN2ge5Graph10SaveToFileERKNS_12AscendStringE",
+        "torch_npu_cann_mismatch",
+    ),
+]
+
+
+MISSING_LIBRARY_MORE = [
+    (
+        f"{ESC}[33mERROR 09-03 08:14:32 [worker.py:12] OSError: libhccl_plugin.so: "
+        f"cannot open shared object file{ESC}[0m",
+        "env_not_sourced",
+    ),
+    (
+        f"{MINDIE}libatb_speed_torch.so: cannot open shared object file: No such file or directory",
+        "env_not_sourced",
+    ),
+    (
+        "python3: error while loading shared libraries: libascend_hal.so: cannot open shared object file",
+        "container_no_device",
+    ),
+    ("/usr/bin/ld: cannot find -lhccl: No such file or directory", "env_not_sourced"),
+]
+
+
+MEMORY_MORE = [
+    # 58 GiB of 61 held by no one this process knows: another process holds the card
+    (
+        f"{ESC}[31mRuntimeError: NPU out of memory. Tried to allocate 512.00 MiB (NPU 0; 60.96 GiB total "
+        "capacity; 2.10 GiB already allocated; 2.20 GiB current active; 7.00 MiB free; 2.30 GiB reserved in "
+        f"total by PyTorch){ESC}[0m 显存不足",
+        "device_busy",
+    ),
+    # vLLM's start-up check with almost all memory free: this job asks for too much
+    (
+        "(EngineCore_DP0 pid=1) ValueError: Free memory on device (60.10/64.00 GiB) on startup is less than "
+        "desired GPU memory utilization (0.95, 60.80 GiB).",
+        "out_of_memory",
+    ),
+    # this process holds 18.5 of 29.5 GiB and asks for 20 more
+    (
+        "[rank3]: torch.OutOfMemoryError: NPU out of memory. Tried to allocate 20.00 GiB (NPU 3; 29.50 GiB total "
+        "capacity; 18.00 GiB already allocated; 10.50 GiB free; 18.50 GiB reserved in total by PyTorch)",
+        "out_of_memory",
+    ),
+    # MindSpore asks for less than the pool holds, and the pool is full
+    (
+        f"{MINDIE}Out of Memory!!! total[32212254720] (dynamic[0] memory poll[31138512896]) malloc[1073741824] failed!",
+        "out_of_memory",
+    ),
+]
+
+
+EARLIEST_MORE = [
+    (
+        f"{ESC}[31mERROR 04-18 08:22:17 [engine.py:400] OSError: [Errno 28] No space left on device{ESC}[0m\n"
+        "ERROR 04-18 08:22:18 [engine.py:401] RuntimeError: GEInitialize failed\n",
+        "disk_or_tmp_full",
+    ),
+    (
+        "磁盘已满：OSError: [Errno 122] Disk quota exceeded: '/home/u/.cache/kernel_meta/a.o'\n"
+        "RuntimeError: TbeInitialize failed\n[ERROR] HCCL function error: HcclCommInitRootInfo(...)\n",
+        "disk_or_tmp_full",
+    ),
+    (
+        "(RayWorker pid=3) ImportError: libascend_hal.so: cannot open shared object file\n"
+        "(RayWorker pid=3) Segmentation fault (core dumped)\n",
+        "container_no_device",
+    ),
+]
+
+
+SOC_MORE = [
+    # bishengir's target option: a SoC the toolchain does not know
+    "bishengir-compile: for the --target option: Cannot find option named 'Ascend910_9382'!",
+    f'{ESC}[31merror: Cannot find option named "Ascend310B4"{ESC}[0m',
+    # EZ9903: an operator not implemented for this SoC
+    f"{MINDIE}EZ9903: OP MoeInitRouting: support for Ascend310P3 is not implemented",
+    # bfloat16 on a SoC without it
+    "TypeError: aclnnCast: DT_BFLOAT16 is not supported on Ascend910A",
+    "计算失败: data type DT_BFLOAT16 not support on Ascend310P3",
+    # CMake SOC_VERSION checks
+    "CMake Error at cmake/config.cmake:9 (message): SOC_VERSION Ascend310B1 does not support AscendC kernels",
+    # "Unsupported soc version" with other SoC names and prefixes
+    "[rank0]: RuntimeError: Unsupported soc version: Ascend910_9362",
+    "初始化失败: ValueError: Unsupported soc_version: Ascend310P1",
+    # a kernel package's binary_info_config for another SoC
+    "The binary_info_config.json of socVersion [ascend910_93] does not support opType [MlaProlog]",
+]
+
+
+DEVICE_MORE = [
+    f"{ESC}[31m[ERROR] dcmi_init failed: DCMI Library Not Found{ESC}[0m",
+    "(RayWorkerWrapper pid=3) /bin/bash: line 1: npu-smi: command not found",
+    "ls: cannot access '/dev/davinci_manager': No such file or directory",
+    f"{MINDIE}未找到设备 /dev/davinci7: No such file or directory",
+]
+
+
+PACKAGE_INDEX_MORE = [
+    "ERROR: Could not find a version that satisfies the requirement torch_npu==2.6.0rc1 (from versions: none)",
+    "  ╰─▶ Because torch-npu==2.8.0 depends on torch==2.8.0+cpu and you require torch-npu==2.8.0, we can conclude",
+    f"{ESC}[31mERROR: No matching distribution found for triton-ascend==3.2.0rc4{ESC}[0m 安装失败",
+]
+
+
+KERNEL_BINARY_MORE = [
+    "EZ1001: [PID: 99] Op GroupedMatmul does not has any binary.",
+    "ERROR 05-02 10:11:12 [model_runner.py:9] RuntimeError: aclnnIncreFlashAttentionV4 failed, error code 561003",
+    "算子执行失败：kernel config file /usr/local/Ascend/opp/built-in/op_impl/ai_core/tbe/kernel/config/ascend910b/"
+    "rms_norm.json not exist",
+]
+
+
 @pytest.mark.parametrize(
     "symbol, name",
     [
@@ -84,7 +250,8 @@ def test_leading_name_of_a_symbol(symbol, name):
         ),
         # a CANN library wanting a CANN symbol: two CANNs mixed
         ("libhccl.so: undefined symbol: _ZN2ge15GEThreadLocalContextEv", "env_not_sourced"),
-    ],
+    ]
+    + UNDEFINED_MORE,
 )
 def test_undefined_symbol_family(line, cause):
     assert top(line + "\n") == cause
@@ -120,7 +287,8 @@ def test_undefined_symbol_of_the_library_itself_is_a_build_defect():
             "Load dynamic library: libmy_backend.so failed. libcann_kb.so: cannot open shared object file",
             "framework_build_mismatch",
         ),
-    ],
+    ]
+    + MISSING_LIBRARY_MORE,
 )
 def test_missing_library_family(line, cause):
     assert top(line + "\n") == cause
@@ -150,7 +318,8 @@ def test_missing_library_family(line, cause):
             "训练报错：Out of Memory!!! total[1073741824] (dynamic[0] memory poll[0]) malloc[4294967296] failed!",
             "out_of_memory",
         ),
-    ],
+    ]
+    + MEMORY_MORE,
 )
 def test_memory_numbers_family(line, cause):
     assert top(line + "\n") == cause
@@ -173,7 +342,8 @@ def test_memory_numbers_read():
         "RuntimeError: DT_BFLOAT16 is not supported on Ascend310P (aclnnMatmul)",
         f"{ESC}[36m(EngineCore pid=9){ESC}[0m ValueError: Unsupported soc_version: Ascend910_9579",
         "报错: The binary_info_config.json of socVersion [ascend310b] does not support opType [FlashAttentionScore]",
-    ],
+    ]
+    + SOC_MORE,
 )
 def test_soc_unsupported_family(line):
     assert top(line + "\n") == "soc_unsupported"
@@ -186,7 +356,8 @@ def test_soc_unsupported_family(line):
         "[ERROR] DCMI: dcmi_init failed: libdcmi Library Not Found",
         "ls: cannot access '/dev/davinci3': No such file or directory",
         "容器内报错: /bin/sh: 1: npu-smi: not found",
-    ],
+    ]
+    + DEVICE_MORE,
 )
 def test_device_not_visible_family(line):
     assert top(line + "\n") == "container_no_device"
@@ -199,7 +370,8 @@ def test_device_not_visible_family(line):
         "  `-> Because torch-npu==2.6.0 depends on torch==2.6.0+cpu and there is no version of torch==2.6.0+cpu",
         "ERROR: No matching distribution found for torch==2.5.1+cpu",
         "pip 报错：ERROR: No matching distribution found for torch_npu==2.4.0.post2",
-    ],
+    ]
+    + PACKAGE_INDEX_MORE,
 )
 def test_package_index_family(line):
     assert top(line + "\n") == "package_index_missing"
@@ -211,7 +383,8 @@ def test_package_index_family(line):
         "EZ1001: op MatMulV3 does not has any binary for this soc",
         "RuntimeError: call aclnnGroupedMatmul failed, error code 561003",
         "[ERROR] OP(1,python):get kernel config failed: binary_info_config.json not found for ascend910b",
-    ],
+    ]
+    + KERNEL_BINARY_MORE,
 )
 def test_kernel_binary_missing_family(line):
     assert top(line + "\n") == "kernels_missing"
@@ -236,7 +409,8 @@ def test_kernel_binary_missing_family(line):
             "ls: cannot access '/dev/davinci1': No such file or directory\n",
             "container_no_device",
         ),
-    ],
+    ]
+    + EARLIEST_MORE,
 )
 def test_earliest_causal_line_first(log, first):
     assert top(log) == first
@@ -271,3 +445,27 @@ def test_family_rules_stay_linear_on_a_hostile_line(literal):
 )
 def test_device_node_permission_family(line):
     assert top(line + "\n") == "permission"
+
+
+@pytest.mark.parametrize(
+    "text, other, total",
+    [
+        (
+            "Tried to allocate 2 MiB (NPU 1; 32.00 GB total capacity; 1.00 GB already allocated; 0.50 GB free; 1.50 GB "
+            "reserved in total by PyTorch)",
+            30e9,
+            32e9,
+        ),
+        ("Free memory on device (1.50/32.00 GiB) on startup", 30.5 * 2**30, 32 * 2**30),
+        (
+            "Tried to allocate 1 KiB (NPU 0; 1024.00 KiB total capacity; 0 B already allocated; 1024.00 KiB free; "
+            "0 B reserved in total by PyTorch)",
+            0.0,
+            2**20,
+        ),
+    ],
+)
+def test_memory_numbers_more_units(text, other, total):
+    numbers = held_elsewhere(text)
+    assert numbers is not None
+    assert numbers[0] == pytest.approx(other) and numbers[1] == pytest.approx(total)

@@ -10,8 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ascenv.triage import load, triage
-from ascenv.triage.scan import MAX_GROUPS, clean_line, scan
+from ascenv.triage.scan import MAX_GROUPS, clean_line, newlines, scan
 
 DATA = Path(__file__).parent.parent / "data"
 TABLE = load()
@@ -195,3 +198,12 @@ def test_generated_log_through_a_pipe_in_bounded_memory(tmp_path):
     (sig,) = result["signatures"]
     assert sig["id"] == "dcmi-device-used" and sig["first_line"] == 460_001
     assert peak_kib < 200 * 1024, f"peak RSS {peak_kib} KiB"
+
+
+@given(
+    st.lists(st.sampled_from([b"\n", b"a", b"\r", b"\x00"]), max_size=300).map(b"".join),
+    st.integers(0, 320),
+    st.integers(0, 320),
+)
+def test_newlines_counts_like_bytes_count(data, start, end):
+    assert newlines(data, start, end) == data.count(b"\n", start, end)

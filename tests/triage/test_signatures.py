@@ -9,6 +9,7 @@ import pytest
 
 from ascenv import errors, paths
 from ascenv.checks import load_checks
+from ascenv.triage.families import DOCTOR_LAYER
 from ascenv.triage.signatures import CAUSES, LAYERS, _backtracking_risk, load
 
 SHIPPED = paths.data_dir("compat") / "triage" / "signatures.toml"
@@ -188,7 +189,7 @@ source = ["https://man7.org/"]
 symbol = ["torch"]
 library = ["framework"]
 meaning = "library_unknown"
-"""
+""" + "".join(f'\n[[missing]]\nlayer = "{layer}"\nmeaning = "library_unknown"\n' for layer in DOCTOR_LAYER)
 
 FAMILY = GOOD.replace('id = "one"', 'id = "one"\nfamily = "missing_library"')
 
@@ -212,6 +213,12 @@ def test_shipped_layers_table_loads():
         (('cause = "out_of_memory"', 'cause = "oom"'), "meaning[2].cause[0].cause: expected one of"),
         (('id = "memory_exhausted"', 'id = "memory_gone"'), "meaning: no [[meaning]] with id 'memory_exhausted'"),
         (('patterns = ["libascend_hal.so*"]', 'paterns = ["x"]'), "library[0].patterns: missing"),
+        (('layer = "system"\nmeaning', 'layer = "driver"\nmeaning'), "missing[8].layer: 'driver' listed twice"),
+        (
+            ('layer = "python"\nmeaning = "library_unknown"', 'layer = "python"\nmeaning = "gone"'),
+            "missing[7].meaning: no",
+        ),
+        (('[[missing]]\nlayer = "system"', '[[other]]\nlayer = "system"'), "no [[missing]] row for layer 'system'"),
     ],
 )
 def test_bad_layers_value_names_its_key_path(tmp_path, change, message):

@@ -190,3 +190,35 @@ def test_a_snapshot_without_cann_is_named_as_such(tmp_path):
     assert code == 0 and data["machine"]["label"] == f"the machine of snapshot {path}"
     reasons = [v["reason"] for c in data["causes"] for v in c["verdicts"]]
     assert reasons and all(r.startswith("the snapshot's machine has no CANN") for r in reasons)
+
+
+@pytest.mark.parametrize("numpy", ["2.0.2", "2.3.1"])
+def test_the_users_numpy_on_a_machine_without_the_stack_decides_nothing(numpy):
+    # a laptop with the user's own Python (not ascenv's) and numpy 2, no CANN, driver or NPU: the
+    # failing program ran elsewhere
+    laptop = model.Snapshot(python=python_info(numpy=numpy))
+    result = triage(io.BytesIO(_payload(LABELLED / LOGS[2])), laptop, judged="this machine")
+    numpy2 = next(c for c in result.causes if (c.detail or "").startswith("numpy2"))
+    (verdict,) = numpy2.verdicts
+    assert verdict.verdict == NOT_CHECKABLE and "has no CANN, NPU or Ascend driver" in verdict.reason
+    assert numpy2.confirmed is None and not numpy2.evidence
+
+
+@pytest.mark.live_host
+@pytest.mark.skipif(os.path.exists("/usr/local/Ascend"), reason="this machine has CANN: nothing to show")
+@pytest.mark.parametrize("name", LOGS)
+def test_this_machine_from_the_command_line_decides_nothing(name):
+    # `ascenv triage LOG` with no --root and no --python: this machine and the python3 on its PATH
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")}
+    code, out, err = run_cli(["triage", str(LABELLED / name), "--format", "json"], env)
+    data = json.loads(out)
+    if data["machine"]["ascend"]:
+        pytest.skip("this machine has an Ascend stack")
+    assert code == 0, err
+    assert data["machine"]["label"].startswith("this machine")
+    verdicts = _verdicts(data)
+    assert verdicts and all(v["verdict"] == NOT_CHECKABLE and v["reason"] for v in verdicts), verdicts
+    assert all(c["confirmed"] is None for c in data["causes"])
+    _, human, _ = run_cli(["triage", str(LABELLED / name)], env)
+    assert "judged on this machine: no CANN, no NPU or Ascend driver" in human
+    assert "ruled out" not in human and "confirmed by" not in human
