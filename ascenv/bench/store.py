@@ -361,7 +361,7 @@ class BenchStore:
                 hint="import fewer launches at a time (one PROF_* directory, one device, a shorter session)",
             )
         path = directory / f"{run.id}.json"
-        _write(self.root, path, text, "the bench run")
+        write_in_store(self.root, path, text, "the bench run")
         return path
 
     def paths(self, op: Optional[str] = None) -> list[Path]:
@@ -444,7 +444,7 @@ class BenchStore:
             current[run.target] = run.id
             path = self.root / check_op(run.op, "run.op") / LOOSE / BASELINES
             text = json.dumps(current, indent=1, sort_keys=True, allow_nan=False) + "\n"
-            _write(self.root, path, text, "the baselines")
+            write_in_store(self.root, path, text, "the baselines")
 
     def resolve(self, name: str, op: Optional[str], target: Optional[str] = None) -> StoredRun:
         """A run by id (or its first 6+ characters), a build key prefix (its newest run), or
@@ -538,7 +538,7 @@ def read_run_text(path: Path) -> str:
 DAMAGED = "a damaged file in the store can be removed: only ascenv bench import, run and baseline write them"
 
 
-def _write(root: Path, path: Path, text: str, what: str) -> None:
+def write_in_store(root: Path, path: Path, text: str, what: str) -> None:
     """``write_atomic`` of ``path`` below the store ``root``, the directories made first. Nothing
     below the root is followed where it is a symlink (a shared store's ``<op>/.bench`` or
     ``baselines.json`` planted as a link would have the write land outside it); a store that
