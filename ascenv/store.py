@@ -68,6 +68,7 @@ else:  # pragma: no cover - Python < 3.11
     import tomli as tomllib
 
 if TYPE_CHECKING:
+    from ascenv.accuracy.results import BuildTest
     from ascenv.bench.store import BuildRun
 
 SCHEMA = 1
@@ -188,11 +189,12 @@ class GcResult:
 @dataclass(frozen=True)
 class CheckedEntry:
     """A build, what ``Store.verify`` found wrong with it (nothing: its outputs match) and the
-    bench runs in its ``bench/`` folder."""
+    bench runs in its ``bench/`` folder and the ``ascenv test`` runs in its ``accuracy/``."""
 
     entry: Entry
     problems: tuple[str, ...]
     bench_runs: tuple[BuildRun, ...] = ()
+    tests: tuple[BuildTest, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -863,6 +865,7 @@ def checked(store: Store, entry: Entry, baselines: Optional[dict[str, dict[str, 
     install` copies beside a vendor, so a manifest rewritten after commit would break every lock
     and installed vendor that names the build; a run added later must not change the build's
     identity either."""
+    from ascenv.accuracy.results import build_tests
     from ascenv.bench.store import build_runs, read_baselines
 
     known = baselines if baselines is not None else {}
@@ -871,7 +874,8 @@ def checked(store: Store, entry: Entry, baselines: Optional[dict[str, dict[str, 
             known[entry.op] = read_baselines(store.root, entry.op)
         except InputError:
             known[entry.op] = {}  # `ascenv bench` names the damaged file; a listing still lists
-    return CheckedEntry(entry, tuple(store.verify(entry)), build_runs(entry.path, known[entry.op]))
+    runs = build_runs(entry.path, known[entry.op])
+    return CheckedEntry(entry, tuple(store.verify(entry)), runs, build_tests(entry.path))
 
 
 def list_builds(store: Store) -> Listing:

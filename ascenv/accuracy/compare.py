@@ -12,19 +12,29 @@ Errors are measured where both sides are finite, relative ones where the referen
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ascenv.accuracy.results import Comparison, Mismatch
 from ascenv.accuracy.spec import ITEM_BYTES, Tolerance
 
 FIRST = 10  # failing elements kept per shape, lowest index first
 
 
+# Casting a signalling NaN or a value beyond the target's range is what IEEE 754 defines (a
+# quiet NaN, an infinity); numpy warns of it, and the test suite runs warnings as errors.
+_QUIET = {"invalid": "ignore", "over": "ignore"}
+
+
 def decode(raw: bytes, dtype: str) -> Any:
     """Raw little-endian values -> float64 array. bfloat16 is the high half of a float32, which
     numpy has no type for: its bits shifted into place."""
+    with np.errstate(**_QUIET):  # type: ignore[arg-type]
+        return _decode(raw, dtype)
+
+
+def _decode(raw: bytes, dtype: str) -> Any:
     if dtype == "bfloat16":
         bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
         return bits.view(np.float32).astype(np.float64)
@@ -34,6 +44,11 @@ def decode(raw: bytes, dtype: str) -> Any:
 def encode(values: Any, dtype: str) -> bytes:
     """float values -> raw little-endian ``dtype``, rounded to nearest even (IEEE 754's default;
     numpy's casts for float16/float32, by hand for bfloat16, NaN kept a quiet NaN)."""
+    with np.errstate(**_QUIET):  # type: ignore[arg-type]
+        return _encode(values, dtype)
+
+
+def _encode(values: Any, dtype: str) -> bytes:
     if dtype == "bfloat16":
         bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
         rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
@@ -57,26 +72,6 @@ def as_argument(values: Any, dtype: str, shape: tuple[int, ...]) -> Any:
 
 def element_count(raw: bytes, dtype: str) -> float:
     return len(raw) / ITEM_BYTES[dtype]
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    index: int  # flat, C order
-    at: tuple[int, ...]  # the same, per dimension
-    expected: str  # text: a NaN or an infinity is no JSON number
-    actual: str
-
-
-@dataclass(frozen=True)
-class Comparison:
-    elements: int
-    max_abs_error: float
-    max_rel_error: float
-    beyond: int  # elements beyond rtol/atol, the non-finite mismatches included
-    allowed: float  # max_fraction * elements
-    nonfinite: int  # NaN or infinity on one side only, or infinities of other signs
-    first: tuple[Mismatch, ...]
-    passed: bool
 
 
 def number_text(value: float) -> str:

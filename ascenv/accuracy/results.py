@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Optional
 
 from ascenv import serde
-from ascenv.accuracy.compare import Comparison
 from ascenv.accuracy.spec import Tolerance
 from ascenv.bench.store import check_op, run_id, write_in_store
 from ascenv.errors import InputError, SchemaError
@@ -19,6 +18,26 @@ from ascenv.fsutil import read_input
 SCHEMA = 1
 FOLDER = "accuracy"
 LIMIT = 16 << 20  # a run holds hashes, errors and ten indices per shape: kilobytes
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    index: int  # flat, C order
+    at: tuple[int, ...]  # the same, per dimension
+    expected: str  # text: a NaN or an infinity is no JSON number
+    actual: str
+
+
+@dataclass(frozen=True)
+class Comparison:
+    elements: int
+    max_abs_error: float
+    max_rel_error: float
+    beyond: int  # elements beyond rtol/atol, the non-finite mismatches included
+    allowed: float  # max_fraction * elements
+    nonfinite: int  # NaN or infinity on one side only, or infinities of other signs
+    first: tuple[Mismatch, ...]
+    passed: bool
 
 
 @dataclass(frozen=True)

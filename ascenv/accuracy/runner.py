@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional, Union
 from ascenv import builder, proc, store, stored_build
 from ascenv.accuracy import compare, inputs, results
 from ascenv.accuracy.spec import Accuracy, dims, elements, shape_problem
-from ascenv.bench.runner import npu_devices
+from ascenv.bench.runner import NpuCommands, npu_devices  # the same as bench run --target npu
 from ascenv.containers.engine import Engine
 from ascenv.errors import BuildFailed, UsageError
 
@@ -45,16 +45,6 @@ class TestRequest:
 class Tested:
     run: results.TestRun
     path: Path
-
-
-@dataclass(frozen=True)
-class NpuCommands:
-    """No NPU here: what to run on an NPU host instead."""
-
-    op: str
-    build_key: str
-    reason: str
-    commands: tuple[str, ...]
 
 
 Result = Union[Tested, NpuCommands]
@@ -160,7 +150,7 @@ def run_test(
     *,
     connect: Callable[[], Engine],
     resolve_image: Callable[[Engine, str], builder.PinnedImage],
-    snapshot: Optional[Any],
+    probe: Callable[[], Optional[Any]],
     run: proc.Runner = proc.run,
     on_event: Callable[[str], None] = lambda _: None,
 ) -> Result:
@@ -171,7 +161,7 @@ def run_test(
     todo = plan(request, acc)
     seed = acc.seed if request.seed is None else request.seed
     if request.target == "npu":
-        if not npu_devices(snapshot):
+        if not npu_devices(probe()):  # the machine's /dev, read only for the NPU target
             return NpuCommands(
                 entry.op, entry.key, "no NPU here: no /dev/davinci<N> device node", npu_commands(request, entry, seed)
             )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from ascenv import errors
 from ascenv.commands import _common as common
@@ -44,22 +43,13 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     store = Store(common.store_dir(ctx, args.store))
     project = Path(ctx.cwd).resolve()
     kernel_dir, recipe = builder.load_target(project, args.op, args.target, paths.data_dir("kernels"))
-    shapes = tuple(s.strip() for s in args.shapes.split(",") if s.strip()) if args.shapes is not None else None
-    if shapes == ():
-        raise errors.UsageError(f"--shapes {args.shapes!r} names no shape", hint="for example: --shapes 16385,4x4097")
-    local = project / "containers"
-    containers = local if local.is_dir() else paths.data_dir("containers")
-
-    def connect() -> Any:
-        from ascenv.containers.engine import connect as connect_engine
-
-        return connect_engine(ctx.environ)
+    connect, resolve_image = common.stored_build_engine(ctx, project)
 
     request = runner.TestRequest(
         kernel_dir,
         recipe,
         args.target,
-        shapes=shapes,
+        shapes=common.shapes_option(args.shapes, "16385,4x4097"),
         seed=args.seed,
         build=args.build,
         store_option=f" --store {args.store}" if args.store else "",
@@ -68,8 +58,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         request,
         store,
         connect=connect,
-        resolve_image=lambda engine, name: builder.resolve_image(containers, name, engine, common.image_host(ctx)),
-        snapshot=collect(Root("/"), ctx.environ, ctx.run) if args.target == "npu" else None,  # NPU device nodes
+        resolve_image=resolve_image,
+        probe=lambda: collect(Root("/"), ctx.environ, ctx.run),  # NPU device nodes
         run=ctx.run,
         on_event=ctx.out.message,
     )

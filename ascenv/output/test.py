@@ -18,23 +18,11 @@ def run_json(run: TestRun) -> dict[str, Any]:
 
 
 def tested(out: Output, result: Any, fmt: str) -> None:
-    from ascenv.accuracy.runner import NpuCommands
+    from ascenv.bench.runner import NpuCommands
+    from ascenv.output.bench import npu_commands
 
     if isinstance(result, NpuCommands):
-        if fmt == "json":
-            out.json(
-                {
-                    "op": result.op,
-                    "build": result.build_key,
-                    "ran": False,
-                    "reason": result.reason,
-                    "commands": list(result.commands),
-                }
-            )
-            return
-        out.warn(f"{result.reason}: nothing was run; on an NPU host, run:")
-        for command in result.commands:
-            out.console.print(safe(command), soft_wrap=True)
+        npu_commands(out, result, fmt)
         return
     run = result.run
     if fmt == "json":
