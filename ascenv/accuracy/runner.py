@@ -118,7 +118,7 @@ def judge(acc: Accuracy, case: Case, folder: Path, reference: Callable[..., Any]
     """One shape: what the program left in ``folder`` against the reference."""
     status_file, printed_file = folder / "status", folder / "printed"
     status = status_file.read_text(encoding="utf-8").strip() if status_file.is_file() else ""
-    printed = _tail(printed_file.read_text(encoding="utf-8", errors="replace")) if printed_file.is_file() else ""
+    printed = _tail(printed_file) if printed_file.is_file() else ""
     out = acc.result
     tolerance = acc.tolerance(out.dtype)
     files = tuple(results.InputFile(t.name, t.dtype, inputs.digest(case.inputs[t.name])) for t in acc.inputs)
@@ -140,7 +140,12 @@ def judge(acc: Accuracy, case: Case, folder: Path, reference: Callable[..., Any]
     return replace(shown, comparison=judged, passed=judged.passed, printed=printed)
 
 
-def _tail(text: str, lines: int = 10) -> str:
+def _tail(path: Path, lines: int = 10, limit: int = 64 << 10) -> str:
+    """The last ``lines`` lines of what a program printed, read from its last ``limit`` bytes
+    (a program may print without end)."""
+    with open(path, "rb") as fh:
+        fh.seek(max(0, fh.seek(0, 2) - limit))
+        text = fh.read().decode("utf-8", errors="replace")
     return "\n".join(text.rstrip().splitlines()[-lines:])
 
 

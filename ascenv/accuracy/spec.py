@@ -29,7 +29,9 @@ from ascenv.errors import DataFileError
 DTYPES = ("float16", "bfloat16", "float32")
 ITEM_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4}
 SHAPE_TEXT = re.compile(r"^\d+(?:x\d+)*$")  # 16385, 4x4097, 0 (empty)
-MAX_ELEMENTS = 1 << 28  # 512 MiB of fp16 per input: a typo in a shape is not a memory exhaustion
+# 32 Mi elements: the host holds each input and the output as float64 too (256 MiB apiece), so
+# a typo in a shape (an extra digit) is refused rather than exhausting the memory
+MAX_ELEMENTS = 1 << 25
 _REFERENCE = re.compile(r"^(?:numpy\.[A-Za-z_][\w.]*|[\w./-]+\.py:[A-Za-z_]\w*)$")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")  # a file name {data}/<name>.bin, safe as is
 
@@ -90,7 +92,8 @@ def shape_problem(shape: str) -> Optional[str]:
 
 def validate(acc: Accuracy, where: str) -> None:
     """What the types cannot say, each message naming the key path."""
-    if not _REFERENCE.match(acc.reference) or ".." in acc.reference.split(":")[0].split("/"):
+    file = acc.reference.split(":")[0]
+    if not _REFERENCE.match(acc.reference) or file.startswith("/") or ".." in file.split("/"):
         raise DataFileError(
             f"{where}.reference: expected numpy.<function> or <file>.py:<function> inside the project, "
             f"found {acc.reference!r}"

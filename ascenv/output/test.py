@@ -14,7 +14,9 @@ from ascenv.output import Output, safe
 
 def run_json(run: TestRun) -> dict[str, Any]:
     data: dict[str, Any] = serde.to_data(run)
-    return {"run": run.id, "passed": run.passed, **{k: v for k, v in data.items() if k != "id"}}
+    # "build", as bench run's JSON names the key
+    rest = {("build" if k == "build_key" else k): v for k, v in data.items() if k != "id"}
+    return {"run": run.id, "passed": run.passed, **rest}
 
 
 def tested(out: Output, result: Any, fmt: str) -> None:

@@ -236,3 +236,15 @@ def test_store_show_lists_the_checks_of_a_build_and_a_damaged_file_by_name(tmp_p
     tests = json.loads(out)["tests"]
     assert [(t["passed"], t["failed"], t["shapes"]) for t in tests[:2]] == [(False, ["17", "16"], 2), (True, [], 1)]
     assert tests[2]["name"] == "broken.json" and "not an ascenv test run" in tests[2]["damaged"]
+
+
+def test_only_the_last_lines_of_what_a_program_printed_are_kept(tmp_path: Path) -> None:
+    acc = builder.load_recipe(KERNEL).accuracy
+    assert acc is not None
+    case = runner.plan(request_for(KERNEL, shapes=("16",)), acc)[0]
+    (tmp_path / "status").write_text("1\n")
+    with open(tmp_path / "printed", "w", encoding="utf-8") as fh:
+        fh.writelines(f"line {i}\n" for i in range(200_000))  # 2.5 MB: read from its end only
+    judged = runner.judge(acc, case, tmp_path, inputs.load_reference("numpy.add", KERNEL))
+    assert judged.printed.splitlines() == [f"line {i}" for i in range(199_990, 200_000)]
+    assert judged.problem == "the program exited 1"

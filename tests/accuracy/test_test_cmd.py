@@ -64,7 +64,7 @@ def first_bad(data: dict) -> dict[str, list[int]]:
 def test_add_custom_passes_every_shape_and_a_rerun_reproduces_its_inputs(project: Path, engine) -> None:
     key = build(project, "add_custom")
     code, data = checked_json(project, "add_custom")
-    assert code == 0 and data["passed"] and data["build_key"] == key and data["seed"] == 0
+    assert code == 0 and data["passed"] and data["build"] == key and data["seed"] == 0
     assert [s["shape"] for s in data["shapes"]] == SHAPES
     assert all(s["passed"] and s["comparison"]["beyond"] == 0 for s in data["shapes"])
     assert data["shapes"][-1]["comparison"]["elements"] == 1024001
