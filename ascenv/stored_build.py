@@ -38,6 +38,21 @@ def chosen_build(st: store.Store, op: str, target: str, build: Optional[str], st
     return entry
 
 
+def refuse_other_sources(kernel_dir: Path, entry: store.Entry, reader: str, what: str, build: str, other: str) -> None:
+    """A program that reads ``{src}`` reads the project's sources as they are now, beside the
+    stored build's outputs: where they are not the sources that build was made from, what it
+    measures (``what``) would belong to neither version. Exit 2 then."""
+    assert entry.manifest is not None
+    now = store.tree_digest(store.hash_tree(kernel_dir))
+    built = entry.manifest.source_digest
+    if now != built:
+        raise UsageError(
+            f"{reader} reads {{src}}, and the sources in {kernel_dir} are not those build {entry.key[:12]} was made "
+            f"from (source digest {now[:12]}, the build's {built[:12]}): {what} would mix the two",
+            hint=f"build these sources first: {build}, or {other}",
+        )
+
+
 def build_image(entry: store.Entry, engine: Engine, resolve: Callable[[Engine, str], builder.PinnedImage]) -> str:
     """The very image the build ran in: present, or obtained as pinned and then the same ID."""
     assert entry.manifest is not None

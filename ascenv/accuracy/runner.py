@@ -162,6 +162,15 @@ def run_test(
     acc, argv = accuracy_of(request)
     entry = stored_build.chosen_build(st, request.recipe.name, request.target, request.build, request.store_option)
     assert entry.manifest is not None
+    if any("{src}" in a for a in argv):
+        stored_build.refuse_other_sources(
+            request.kernel_dir,
+            entry,
+            f"targets.{request.target}.accuracy_argv",
+            "its results",
+            f"ascenv build {request.recipe.name} --target {request.target}{request.store_option}",
+            "make accuracy_argv use only {out} and {data}",
+        )
     reference = inputs.load_reference(acc.reference, request.kernel_dir)
     todo = plan(request, acc)
     seed = acc.seed if request.seed is None else request.seed

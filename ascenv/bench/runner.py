@@ -234,23 +234,18 @@ def chosen_build(request: RunRequest, st: store.Store) -> store.Entry:
 
 
 def _refuse_other_sources(request: RunRequest, entry: store.Entry, todo: Sequence[Case]) -> None:
-    """A benchmark that reads ``{src}`` reads the project's sources as they are now, beside the
-    stored build's outputs: where they are not the sources that build was made from, its
-    timings would belong to neither version. One that uses only ``{out}`` times the build as
-    stored, whatever the sources became (a baseline build is benchmarked after later edits)."""
+    """A benchmark that reads ``{src}`` is refused beside a build of other sources; one that uses
+    only ``{out}`` times the build as stored, whatever the sources became (a baseline build is
+    benchmarked after later edits)."""
     readers = [c.benchmark.name for c in todo if any("{src}" in a for a in (*c.benchmark.argv, *c.benchmark.tiling))]
-    if not readers:
-        return
-    assert entry.manifest is not None
-    now = store.tree_digest(store.hash_tree(request.kernel_dir))
-    built = entry.manifest.source_digest
-    if now != built:
-        raise UsageError(
-            f"benchmark {readers[0]} reads {{src}}, and the sources in {request.kernel_dir} are not those build "
-            f"{entry.key[:12]} was made from (source digest {now[:12]}, the build's {built[:12]}): its timings "
-            "would mix the two",
-            hint=f"build these sources first: ascenv build {request.recipe.name} --target {request.target}"
-            f"{request.store_option}, or make the benchmark use only {{out}}",
+    if readers:
+        stored_build.refuse_other_sources(
+            request.kernel_dir,
+            entry,
+            f"benchmark {readers[0]}",
+            "its timings",
+            f"ascenv build {request.recipe.name} --target {request.target}{request.store_option}",
+            "make the benchmark use only {out}",
         )
 
 

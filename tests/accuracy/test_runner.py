@@ -248,3 +248,28 @@ def test_only_the_last_lines_of_what_a_program_printed_are_kept(tmp_path: Path) 
     judged = runner.judge(acc, case, tmp_path, inputs.load_reference("numpy.add", KERNEL))
     assert judged.printed.splitlines() == [f"line {i}" for i in range(199_990, 200_000)]
     assert judged.problem == "the program exited 1"
+
+
+def test_an_accuracy_argv_reading_src_is_refused_beside_a_build_of_other_sources(tmp_path: Path) -> None:
+    from ascenv import store as store_mod
+
+    kernel = npu_kernel(tmp_path)
+    toml = kernel / "kernel.toml"
+    toml.write_text(toml.read_text().replace('"{data}/z.bin"]', '"{data}/z.bin", "{src}/table.bin"]'))
+    st = Store(tmp_path / "st")
+    add_entry(st, "add_custom", KEY, target="npu")  # made from other sources (digest 0...)
+    with pytest.raises(errors.UsageError, match=r"targets.npu.accuracy_argv reads \{src\}.*its results would mix"):
+        runner.run_test(request_for(kernel), st, connect=pytest.fail, resolve_image=pytest.fail, probe=lambda: NPU)
+    # a build of these very sources runs it
+    digest = store_mod.tree_digest(store_mod.hash_tree(kernel))
+    add_entry(st, "add_custom", "b" * 64, target="npu", source_digest=digest)
+    program = fake_program(good, [])  # it takes no table: the {src} argument is dropped
+    result = runner.run_test(
+        request_for(kernel, build="b" * 64, shapes=("16",)),
+        st,
+        connect=pytest.fail,
+        resolve_image=pytest.fail,
+        probe=lambda: NPU,
+        run=lambda argv, timeout, **kw: program(argv[:-1], timeout),
+    )
+    assert isinstance(result, runner.Tested) and result.run.passed
