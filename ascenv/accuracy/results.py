@@ -99,7 +99,7 @@ def dumps(run: TestRun) -> str:
 
 def loads(text: str, source: str) -> TestRun:
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_no_constant)  # strict JSON, as it was written
     except (RecursionError, ValueError) as exc:
         raise InputError(f"{source}: not an ascenv test run: {exc}") from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -109,6 +109,10 @@ def loads(text: str, source: str) -> TestRun:
         return serde.from_data(TestRun, data.get("test"), "test")
     except SchemaError as exc:
         raise InputError(f"{source}: {exc}") from None
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def write(store_root: Path, entry_path: Path, run: TestRun) -> Path:

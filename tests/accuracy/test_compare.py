@@ -120,3 +120,22 @@ def test_relative_error_is_measured_where_the_reference_is_not_zero() -> None:
 def test_lengths_that_differ_are_a_bug_of_the_caller() -> None:
     with pytest.raises(ValueError, match="3 values compared with 2"):
         compare.compare(np.zeros(3), np.zeros(2), FP16, (2,))
+
+
+@given(st.lists(st.integers(0, 0xFFFF), max_size=64), st.sampled_from(["float16", "bfloat16"]))
+def test_any_output_equals_itself_nan_and_infinities_included(bits: list[int], dtype: str) -> None:
+    values = compare.decode(b"".join(b.to_bytes(2, "little") for b in bits), dtype)
+    found = compare.compare(values, values.copy(), DEFAULT_TOLERANCES[dtype], (len(bits),))
+    assert found.passed and found.beyond == 0 and found.nonfinite == 0 and found.first == ()
+    assert math.isfinite(found.max_abs_error) and found.max_abs_error == 0.0
+
+
+@given(st.integers(1, 300), st.data())
+def test_one_element_moved_beyond_tolerance_is_found_at_its_index(count: int, data: st.DataObject) -> None:
+    expected = np.linspace(-50.0, 50.0, count)
+    index = data.draw(st.integers(0, count - 1))
+    actual = expected.copy()
+    actual[index] += 1.0 + 2e-3 * abs(expected[index])  # beyond atol + rtol * |ref| for fp16
+    found = compare.compare(actual, expected, FP16, (count,))
+    assert [m.index for m in found.first] == [index] and found.beyond == 1
+    assert found.passed == (1 <= 1e-3 * count)  # one element is within the 0.1 % share from 1000 on

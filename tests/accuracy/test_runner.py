@@ -228,14 +228,17 @@ def test_store_show_lists_the_checks_of_a_build_and_a_damaged_file_by_name(tmp_p
     run_npu(tmp_path, lambda a, b: a - b, shapes=("17", "16")).run  # noqa: B018
     folder = tmp_path / "st" / "add_custom" / KEY / "accuracy"
     (folder / "broken.json").write_text("{")
+    stored = sorted(folder.glob("2*.json"))[0]
+    (folder / "nan.json").write_text(stored.read_text().replace('"max_rel_error": 0.0', '"max_rel_error": NaN'))
     code, out, err = ascenv(tmp_path, "store", "show", KEY[:8], "--store", "st")
     assert code == 0, err
-    assert "3 accuracy checks in accuracy/:" in out
+    assert "4 accuracy checks in accuracy/:" in out
     assert "failed on 17, 16" in out and "passed" in out and "damaged" in out
     code, out, _ = ascenv(tmp_path, "store", "show", KEY[:8], "--store", "st", "--format", "json")
     tests = json.loads(out)["tests"]
     assert [(t["passed"], t["failed"], t["shapes"]) for t in tests[:2]] == [(False, ["17", "16"], 2), (True, [], 1)]
     assert tests[2]["name"] == "broken.json" and "not an ascenv test run" in tests[2]["damaged"]
+    assert tests[3]["name"] == "nan.json" and "NaN is not a JSON number" in tests[3]["damaged"]
 
 
 def test_only_the_last_lines_of_what_a_program_printed_are_kept(tmp_path: Path) -> None:
