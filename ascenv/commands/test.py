@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ascenv import errors
 from ascenv.commands import _common as common
 from ascenv.signals import termination_as_interrupt
+
+if TYPE_CHECKING:
+    from ascenv.store import Store
 
 NAME = "test"
 ORDER = 65
@@ -19,7 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "op", metavar="OP", help="operator project: a name under kernels/ (add_custom) or a directory with kernel.toml"
     )
-    parser.add_argument("--target", default="cpu", choices=["cpu", "npu"], help="recipe target (default: cpu)")
+    parser.add_argument(
+        "--target", choices=["cpu", "npu"], help="recipe target (default: the target of --build KEY, else cpu)"
+    )
     parser.add_argument("--shapes", metavar="S,S,...", help="test these shapes instead of the recipe's (16385,4x4097)")
     parser.add_argument(
         "--build", metavar="KEY", help="the stored build to test (key or its first 6+ characters; default: the newest)"
@@ -42,13 +48,15 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
     store = Store(common.store_dir(ctx, args.store))
     project = Path(ctx.cwd).resolve()
-    kernel_dir, recipe = builder.load_target(project, args.op, args.target, paths.data_dir("kernels"))
+    # `test OP --build KEY` (as fleet rollout runs it on a node) tests that build on its own target
+    target = args.target or (_target_of(store, args.build) if args.build else "cpu")
+    kernel_dir, recipe = builder.load_target(project, args.op, target, paths.data_dir("kernels"))
     connect, resolve_image = common.stored_build_engine(ctx, project)
 
     request = runner.TestRequest(
         kernel_dir,
         recipe,
-        args.target,
+        target,
         shapes=common.shapes_option(args.shapes, "16385,4x4097"),
         seed=args.seed,
         build=args.build,
@@ -67,3 +75,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if isinstance(result, runner.NpuCommands):
         return errors.EXIT_TOOL_MISSING
     return errors.EXIT_OK if result.run.passed else errors.EXIT_FINDINGS
+
+
+def _target_of(store: Store, build: str) -> str:
+    entry = store.find(build)
+    return entry.manifest.target if entry.manifest is not None else "cpu"  # a damaged one is refused later

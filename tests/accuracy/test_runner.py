@@ -192,6 +192,11 @@ def test_no_npu_here_prints_the_test_command_for_an_npu_host_exit_4(tmp_path: Pa
     assert out.splitlines() == [f"ascenv test add_custom --target npu --build {KEY} --seed 5 --store st"]
     code, out, _ = ascenv(tmp_path, "test", "add_custom", "--target", "npu", "--store", "st", "--format", "json")
     assert code == 4 and json.loads(out)["ran"] is False
+    # --build KEY alone tests that build on its own target (fleet rollout runs it so on a node)
+    code, out, err = ascenv(tmp_path, "test", "add_custom", "--build", KEY[:10], "--store", "st", "--format", "json")
+    assert code == 4 and json.loads(out)["build"] == KEY, err
+    code, _, err = ascenv(tmp_path, "test", "add_custom", "--build", KEY[:10], "--store", "st", "--target", "cpu")
+    assert code == 2 and f"build {KEY[:12]} is of add_custom (npu), not add_custom (cpu)" in err
     assert not (tmp_path / "st" / "add_custom" / KEY / "accuracy").exists()
 
 
