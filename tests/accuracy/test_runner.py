@@ -229,12 +229,13 @@ def test_what_cannot_be_tested_is_a_usage_error_exit_2(tmp_path: Path, recipe: s
 
 
 def test_store_show_lists_the_checks_of_a_build_and_a_damaged_file_by_name(tmp_path: Path) -> None:
-    run_npu(tmp_path, good, shapes=("16",))
-    run_npu(tmp_path, lambda a, b: a - b, shapes=("17", "16")).run  # noqa: B018
+    stored = run_npu(tmp_path, good, shapes=("16",)).path  # its errors are 0.0
+    run_npu(tmp_path, lambda a, b: a - b, shapes=("17", "16"))
     folder = tmp_path / "st" / "add_custom" / KEY / "accuracy"
     (folder / "broken.json").write_text("{")
-    stored = sorted(folder.glob("2*.json"))[0]
-    (folder / "nan.json").write_text(stored.read_text().replace('"max_rel_error": 0.0', '"max_rel_error": NaN'))
+    text = stored.read_text()
+    assert '"max_rel_error": 0.0' in text
+    (folder / "nan.json").write_text(text.replace('"max_rel_error": 0.0', '"max_rel_error": NaN'))
     code, out, err = ascenv(tmp_path, "store", "show", KEY[:8], "--store", "st")
     assert code == 0, err
     assert "4 accuracy checks in accuracy/:" in out
