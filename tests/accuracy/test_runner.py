@@ -282,3 +282,29 @@ def test_an_accuracy_argv_reading_src_is_refused_beside_a_build_of_other_sources
         run=lambda argv, timeout, **kw: program(argv[:-1], timeout),
     )
     assert isinstance(result, runner.Tested) and result.run.passed
+
+
+def test_the_verdict_uses_the_tolerances_the_recipe_states(tmp_path: Path) -> None:
+    def off_by_half_a_percent(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        z = (a + b).astype(np.float64)
+        z[::100] *= 1.005  # 1 % of the elements, 0.5 % off each
+        return z
+
+    shape = ("16385",)
+    (strict,) = run_npu(tmp_path / "a", off_by_half_a_percent, shapes=shape).run.shapes  # the fp16 defaults
+    assert not strict.passed and strict.tolerance.rtol == 1e-3
+    kernel = npu_kernel(tmp_path / "b")
+    toml = kernel / "kernel.toml"
+    text = toml.read_text()
+    assert "rtol = 1e-3\natol = 1e-5\nmax_fraction = 0.001\n" in text
+    toml.write_text(
+        text.replace(
+            "rtol = 1e-3\natol = 1e-5\nmax_fraction = 0.001\n", "rtol = 1e-2\natol = 0.0\nmax_fraction = 0.0\n"
+        )
+    )
+    (loose,) = run_npu(tmp_path / "b", off_by_half_a_percent, shapes=shape).run.shapes
+    assert loose.passed and (loose.tolerance.rtol, loose.tolerance.atol, loose.tolerance.max_fraction) == (1e-2, 0, 0)
+    assert loose.comparison is not None and loose.comparison.max_rel_error > 4e-3  # measured, and within 1e-2
+    toml.write_text(text.replace("max_fraction = 0.001\n", "max_fraction = 0.02\n"))  # 2 % may be beyond
+    (share,) = run_npu(tmp_path / "b", off_by_half_a_percent, shapes=shape).run.shapes
+    assert share.passed and share.comparison is not None and share.comparison.beyond > 100
