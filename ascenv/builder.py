@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ascenv import proc, store
+from ascenv.accuracy.spec import Accuracy
+from ascenv.accuracy.spec import validate as validate_accuracy
 from ascenv.containers import images
 from ascenv.containers.engine import Engine, Mount, RunResult
 from ascenv.containers.recipe import parse_data, read_toml
@@ -41,6 +43,8 @@ SCHEMA = 1
 SRC, OUT, WORK = "/ascenv/src", "/ascenv/out", "/ascenv/work"
 PLACEHOLDERS = {"src": SRC, "out": OUT, "work": WORK}
 SHAPE = "shape"  # one more placeholder, in a benchmark's argv and tiling only
+# an accuracy argv's own: {shape}, its element count and the directory of <tensor>.bin files
+ACCURACY_PLACES = (SHAPE, "elements", "data")
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 LABEL_OP, LABEL_KEY, PURPOSE_LABEL = "ascenv.op", "ascenv.build-key", "ascenv.purpose"
 TOOLCHAIN_FILE = "toolchain.txt"  # in {work}: what TOOLCHAIN_PROBE printed
@@ -89,6 +93,7 @@ class Target:
     tests: tuple[Step, ...] = ()
     benchmarks: tuple[Benchmark, ...] = ()
     source_date_epoch: Optional[int] = None  # used when the sources are not in git
+    accuracy_argv: tuple[str, ...] = ()  # the program `ascenv test` runs per shape
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class KernelRecipe:
     op_type: str
     targets: dict[str, Target]
     description: str = ""
+    accuracy: Optional[Accuracy] = None  # `ascenv test`: inputs, reference, tolerances
 
 
 def load_recipe(kernel_dir: Path) -> KernelRecipe:
@@ -121,6 +127,8 @@ def validate(recipe: KernelRecipe, source: str) -> None:
         raise DataFileError(f"{source}: name: {problem}, found {recipe.name!r}")
     if not recipe.targets:
         raise DataFileError(f"{source}: targets: declare at least one [targets.<name>] table")
+    if recipe.accuracy is not None:
+        validate_accuracy(recipe.accuracy, f"{source}: accuracy")
     for name, target in recipe.targets.items():
         where = f"{source}: targets.{name}"
         if not target.build:
@@ -134,6 +142,7 @@ def validate(recipe: KernelRecipe, source: str) -> None:
         argvs += [(f"tests[{i}].argv", t.argv, ()) for i, t in enumerate(target.tests)]
         for i, b in enumerate(target.benchmarks):
             argvs += [(f"benchmarks[{i}].argv", b.argv, (SHAPE,)), (f"benchmarks[{i}].tiling", b.tiling, (SHAPE,))]
+        argvs.append(("accuracy_argv", target.accuracy_argv, ACCURACY_PLACES))
         for key, argv, extra in argvs:
             known = (*PLACEHOLDERS, *extra)
             for arg in argv:

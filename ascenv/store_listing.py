@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from ascenv.accuracy.results import BuildTest, build_tests
 from ascenv.bench.baselines import read_baselines
 from ascenv.bench.store import BuildRun, build_runs
 from ascenv.errors import InputError
@@ -23,6 +24,7 @@ class CheckedEntry:
     entry: Entry
     problems: tuple[str, ...]
     bench_runs: tuple[BuildRun, ...] = ()
+    tests: tuple[BuildTest, ...] = ()  # the `ascenv test` runs in its accuracy/ folder
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,9 @@ def checked(store: Store, entry: Entry, baselines: Optional[dict[str, dict[str, 
             known[entry.op] = read_baselines(store.root, entry.op)
         except InputError:
             known[entry.op] = {}  # `ascenv bench` names the damaged file; a listing still lists
-    return CheckedEntry(entry, tuple(store.verify(entry)), build_runs(entry.path, known[entry.op]))
+    return CheckedEntry(
+        entry, tuple(store.verify(entry)), build_runs(entry.path, known[entry.op]), build_tests(entry.path)
+    )
 
 
 def list_builds(store: Store) -> Listing:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,9 +19,11 @@ import pytest
 from ascenv import cli, errors
 from ascenv.commands._common import Context
 from ascenv.output import Output
+from ascenv.store import Store
 from tests.cli_helpers import run_cli
 from tests.fixture_hosts import build_host
 from tests.package.pkgbuild import small_package
+from tests.test_store import add_entry
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,6 +47,17 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for tree in ("opp/vendors/customize", "opp/.ascenv-previous/customize"):
         (tmp / tree).mkdir(parents=True)
         (tmp / tree / "TAG").write_text(tree)
+    # `test --target npu` with no NPU here prints the command for an NPU host: a stored build of a
+    # copy of add_custom whose npu target declares an accuracy_argv
+    kernel = tmp / "kernels" / "add_custom"
+    shutil.copytree(REPO / "kernels" / "add_custom", kernel)
+    with open(kernel / "kernel.toml", "r+", encoding="utf-8") as fh:
+        text = fh.read().replace(
+            'outputs = ["custom_opp_*.run"]\n', 'outputs = ["custom_opp_*.run"]\naccuracy_argv = ["{out}/a"]\n'
+        )
+        fh.seek(0)
+        fh.write(text)
+    add_entry(Store(tmp / "store"), "add_custom", "a" * 64, target="npu")
     root = str(host.root)
     argv = {
         "doctor": ["doctor", "--from", "snap.json"],
@@ -60,6 +74,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "install": ["install", "--rollback", "customize", "--install-path", "opp"],
         "op": ["op", "check", "--root", root],
         "clean-cache": ["clean-cache", "ls"],
+        "test": ["test", "add_custom", "--target", "npu", "--store", "store", "--format", "json"],
         **{name: [name, "--help"] for name in HELP_ONLY},
     }
     return {"cwd": tmp, "environ": environ, "argv": argv}

@@ -28,11 +28,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
-from ascenv import builder, proc, store
+from ascenv import builder, proc, store, stored_build
 from ascenv.bench import fingerprint
 from ascenv.bench.records import Record, Run
 from ascenv.bench.store import BenchStore, new_run
-from ascenv.containers.engine import Engine, Mount
+from ascenv.containers.engine import Engine
 from ascenv.errors import BuildFailed, InputError, UsageError
 
 PROGRESS = "ascenv-bench: "  # the script's progress lines in the container log
@@ -230,44 +230,22 @@ def cases(request: RunRequest) -> tuple[Case, ...]:
 
 
 def chosen_build(request: RunRequest, st: store.Store) -> store.Entry:
-    op, target = request.recipe.name, request.target
-    build_hint = f"build it first: ascenv build {op} --target {target}{request.store_option}"
-    if request.build:
-        entry = st.find(request.build)
-        if entry.op != op or entry.manifest is None or entry.manifest.target != target:
-            what = f"{entry.op} ({entry.manifest.target})" if entry.manifest else f"{entry.op} (damaged)"
-            raise UsageError(f"build {entry.key[:12]} is of {what}, not {op} ({target})", hint=build_hint)
-    else:
-        builds = [e for e in st.entries() if e.op == op and e.manifest is not None and e.manifest.target == target]
-        if not builds:
-            raise UsageError(f"no stored {target} build of {op} in {st.root}", hint=build_hint)
-        entry = builds[0]
-    problems = st.verify(entry)
-    if problems:
-        raise UsageError(
-            f"the stored build {entry.key[:12]} of {op} is damaged: {problems[0]}", hint=f"re{build_hint[1:]}"
-        )
-    return entry
+    return stored_build.chosen_build(st, request.recipe.name, request.target, request.build, request.store_option)
 
 
 def _refuse_other_sources(request: RunRequest, entry: store.Entry, todo: Sequence[Case]) -> None:
-    """A benchmark that reads ``{src}`` reads the project's sources as they are now, beside the
-    stored build's outputs: where they are not the sources that build was made from, its
-    timings would belong to neither version. One that uses only ``{out}`` times the build as
-    stored, whatever the sources became (a baseline build is benchmarked after later edits)."""
+    """A benchmark that reads ``{src}`` is refused beside a build of other sources; one that uses
+    only ``{out}`` times the build as stored, whatever the sources became (a baseline build is
+    benchmarked after later edits)."""
     readers = [c.benchmark.name for c in todo if any("{src}" in a for a in (*c.benchmark.argv, *c.benchmark.tiling))]
-    if not readers:
-        return
-    assert entry.manifest is not None
-    now = store.tree_digest(store.hash_tree(request.kernel_dir))
-    built = entry.manifest.source_digest
-    if now != built:
-        raise UsageError(
-            f"benchmark {readers[0]} reads {{src}}, and the sources in {request.kernel_dir} are not those build "
-            f"{entry.key[:12]} was made from (source digest {now[:12]}, the build's {built[:12]}): its timings "
-            "would mix the two",
-            hint=f"build these sources first: ascenv build {request.recipe.name} --target {request.target}"
-            f"{request.store_option}, or make the benchmark use only {{out}}",
+    if readers:
+        stored_build.refuse_other_sources(
+            request.kernel_dir,
+            entry,
+            f"benchmark {readers[0]}",
+            "its timings",
+            f"ascenv build {request.recipe.name} --target {request.target}{request.store_option}",
+            "make the benchmark use only {out}",
         )
 
 
@@ -365,35 +343,6 @@ def timing_script(todo: Sequence[Case], warmup: int, repeat: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _progress(on_event: Callable[[str], None]) -> Callable[[str], None]:
-    """Container log chunks -> one event per progress line."""
-    pending = [""]
-
-    def feed(chunk: str) -> None:
-        *lines, pending[0] = (pending[0] + chunk).split("\n")
-        for line in lines:
-            if line.startswith(PROGRESS):
-                on_event(line[len(PROGRESS) :])
-
-    return feed
-
-
-def _image(entry: store.Entry, engine: Engine, resolve: Callable[[Engine, str], builder.PinnedImage]) -> str:
-    """The very image the build ran in: present, or obtained as pinned and then the same ID."""
-    assert entry.manifest is not None
-    toolchain = entry.manifest.toolchain
-    if engine.image(toolchain.image_id) is not None:
-        return toolchain.image_id
-    pinned = resolve(engine, toolchain.image)
-    if pinned.image_id != toolchain.image_id:
-        raise UsageError(
-            f"build {entry.key[:12]} was made in {toolchain.image} {toolchain.image_id[:19]}, which the engine no "
-            f"longer holds; the pin now gives {pinned.image_id[:19]}",
-            hint=f"build again with the current pin: ascenv build {entry.op} --target {entry.manifest.target}",
-        )
-    return pinned.image_id
-
-
 def _time_in_container(
     request: RunRequest,
     st: store.Store,
@@ -404,39 +353,21 @@ def _time_in_container(
     on_event: Callable[[str], None],
 ) -> tuple[Record, ...]:
     assert entry.manifest is not None
-    m = entry.manifest
-    engine = connect()
-    image_id = _image(entry, engine, resolve)
-    pinned = builder.PinnedImage(m.toolchain.image, m.toolchain.image_ref, image_id)
-    like_build = builder.Request(
+    image = entry.manifest.toolchain.image
+    on_event(f"benchmarking build {entry.key[:12]} of {entry.op} ({request.target}) in {image}")
+    with stored_build.run_script(
         request.kernel_dir,
         request.recipe,
-        request.target,
-        pinned,
-        m.ascenv_version,
-        m.source_date_epoch,
-        m.source_date_epoch_from,
-    )
-    on_event(f"benchmarking build {entry.key[:12]} of {entry.op} ({request.target}) in {m.toolchain.image}")
-    with st.staging(f"bench-{entry.op}") as stage:
-        for sub in ("work/home", "work/tmp", "meta"):
-            (stage / sub).mkdir(parents=True)
-        result = engine.run(
-            image_id,
-            ["sh", "-c", timing_script(todo, request.warmup, request.repeat)],
-            meta=stage / "meta",
-            mounts=[
-                Mount(str(request.kernel_dir), builder.SRC, read_only=True),
-                Mount(str(entry.outputs), builder.OUT, read_only=True),
-                Mount(str(stage / "work"), builder.WORK, read_only=False),
-            ],
-            env=builder.container_env(like_build),
-            labels={builder.LABEL_OP: entry.op, builder.LABEL_KEY: entry.key, builder.PURPOSE_LABEL: "bench"},
-            workdir=builder.SRC,
-            timeout=request.timeout,
-            on_log=_progress(on_event),
-        )
-        results = stage / "work" / "bench"
+        st,
+        entry,
+        timing_script(todo, request.warmup, request.repeat),
+        purpose="bench",
+        connect=connect,
+        resolve=resolve,
+        timeout=request.timeout,
+        on_log=stored_build.progress(PROGRESS, on_event),
+    ) as (work, result):
+        results = work / "bench"
         if result.timed_out:
             raise BuildFailed(f"the benchmarks of {entry.op} timed out after {request.timeout:.0f} s")
         records = []

@@ -346,7 +346,7 @@ class BenchStore:
                 hint="import fewer launches at a time (one PROF_* directory, one device, a shorter session)",
             )
         path = directory / f"{run.id}.json"
-        _write(self.root, path, text, "the bench run")
+        write_in_store(self.root, path, text, "the bench run")
         return path
 
     def paths(self, op: Optional[str] = None) -> list[Path]:
@@ -429,7 +429,7 @@ class BenchStore:
             current[run.target] = run.id
             path = self.root / check_op(run.op, "run.op") / LOOSE / BASELINES
             text = json.dumps(current, indent=1, sort_keys=True, allow_nan=False) + "\n"
-            _write(self.root, path, text, "the baselines")
+            write_in_store(self.root, path, text, "the baselines")
 
     def resolve(self, name: str, op: Optional[str], target: Optional[str] = None) -> StoredRun:
         """A run by id (or its first 6+ characters), a build key prefix (its newest run), or
@@ -520,7 +520,7 @@ def read_run_text(path: Path) -> str:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason})", hint=DAMAGED) from None
 
 
-def _write(root: Path, path: Path, text: str, what: str) -> None:
+def write_in_store(root: Path, path: Path, text: str, what: str) -> None:
     """``write_atomic`` of ``path`` below the store ``root``, the directories made first. Nothing
     below the root is followed where it is a symlink (a shared store's ``<op>/.bench`` or
     ``baselines.json`` planted as a link would have the write land outside it); a store that

@@ -12,7 +12,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from ascenv import errors, proc
 from ascenv.output import Output
@@ -205,3 +205,33 @@ def image_host(ctx: Context) -> images.Host:
     home = ctx.environ.get("HOME") or os.path.expanduser("~")
     cache = ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)
     return images.Host(environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message)
+
+
+def shapes_option(value: Optional[str], example: str) -> Optional[tuple[str, ...]]:
+    """``--shapes S,S,...`` as a tuple (None: not given); one naming no shape is exit 2."""
+    if value is None:
+        return None
+    shapes = tuple(s.strip() for s in value.split(",") if s.strip())
+    if not shapes:
+        raise errors.UsageError(f"--shapes {value!r} names no shape", hint=f"for example: --shapes {example}")
+    return shapes
+
+
+def stored_build_engine(ctx: Context, project: Path) -> tuple[Callable[[], Any], Callable[[Any, str], Any]]:
+    """How ``bench run`` and ``test`` reach a stored build's image: the engine, connected when
+    first needed, and the pinned image of a name from the project's ``containers/`` (else
+    ascenv's), fetched as ``build`` fetches it."""
+    from ascenv import builder, paths
+
+    local = project / "containers"
+    containers = local if local.is_dir() else paths.data_dir("containers")
+
+    def connect() -> Any:
+        from ascenv.containers.engine import connect as connect_engine
+
+        return connect_engine(ctx.environ)
+
+    def resolve(engine: Any, name: str) -> Any:
+        return builder.resolve_image(containers, name, engine, image_host(ctx))
+
+    return connect, resolve

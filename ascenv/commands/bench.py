@@ -112,22 +112,13 @@ def _run_benchmarks(args: argparse.Namespace, ctx: common.Context, store: Store,
 
     project = Path(ctx.cwd).resolve()
     kernel_dir, recipe = builder.load_target(project, args.op, args.target, paths.data_dir("kernels"))
-    shapes = tuple(s.strip() for s in args.shapes.split(",") if s.strip()) if args.shapes is not None else None
-    if shapes == ():
-        raise errors.UsageError(f"--shapes {args.shapes!r} names no shape", hint="for example: --shapes 16384,1024001")
-    local = project / "containers"
-    containers = local if local.is_dir() else paths.data_dir("containers")
-
-    def connect() -> Any:
-        from ascenv.containers.engine import connect as connect_engine
-
-        return connect_engine(ctx.environ)
+    connect, resolve_image = common.stored_build_engine(ctx, project)
 
     request = runner.RunRequest(
         kernel_dir,
         recipe,
         args.target,
-        shapes=shapes,
+        shapes=common.shapes_option(args.shapes, "16384,1024001"),
         repeat=args.repeat,
         warmup=args.warmup,
         build=args.build,
@@ -137,7 +128,7 @@ def _run_benchmarks(args: argparse.Namespace, ctx: common.Context, store: Store,
         request,
         store,
         connect=connect,
-        resolve_image=lambda engine, name: builder.resolve_image(containers, name, engine, common.image_host(ctx)),
+        resolve_image=resolve_image,
         snapshot=collect(Root("/"), ctx.environ, ctx.run),  # host CPU and cores, NPU device nodes
         msprof=shutil.which("msprof", path=ctx.environ.get("PATH", "")),
         run=ctx.run,

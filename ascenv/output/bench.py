@@ -229,26 +229,31 @@ def _tiling(values: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in values.items() if k != "status") or "-"
 
 
+def npu_commands(out: Output, result: Any, fmt: str) -> None:
+    """No NPU here (``bench.runner.NpuCommands``, of ``bench run`` or ``test``): what to run on one."""
+    if fmt == "json":
+        out.json(
+            {
+                "op": result.op,
+                "build": result.build_key,
+                "ran": False,
+                "reason": result.reason,
+                "commands": list(result.commands),
+            }
+        )
+        return
+    out.warn(f"{result.reason}: nothing was run; on an NPU host, run:")
+    for command in result.commands:
+        out.console.print(safe(command), soft_wrap=True)
+
+
 def ran(out: Output, result: Any, fmt: str) -> None:
     """``bench run``: the run measured and stored (runner.Measured), or, with no NPU here, the
     commands to run on an NPU host (runner.NpuCommands)."""
     from ascenv.bench.runner import NpuCommands
 
     if isinstance(result, NpuCommands):
-        if fmt == "json":
-            out.json(
-                {
-                    "op": result.op,
-                    "build": result.build_key,
-                    "ran": False,
-                    "reason": result.reason,
-                    "commands": list(result.commands),
-                }
-            )
-            return
-        out.warn(f"{result.reason}: nothing was run; on an NPU host, run:")
-        for command in result.commands:
-            out.console.print(safe(command), soft_wrap=True)
+        npu_commands(out, result, fmt)
         return
     run = result.run
     if fmt == "json":

@@ -3,6 +3,8 @@ headline, findings, versions, the commands that produced the data) and the comma
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ascenv import __version__
 from ascenv.model import Snapshot
 from ascenv.output import Output, doctor, safe, shown_text
@@ -99,7 +101,10 @@ def markdown(page: Page) -> str:
     if page.triage_markdown:
         lines.append("- `triage.json`: the causes `ascenv triage` found in the log given with `--log`")
     if page.bench:
-        lines.append("- `bench.json`: the baseline and latest bench run of each installed vendor's operator")
+        lines.append(
+            "- `bench.json`: the baseline and latest bench run of each installed vendor's operator, and the "
+            "latest accuracy check of its build"
+        )
     lines += [f"- `{member}`: {what}" for member, what in page.extra]
     lines += ["- `MANIFEST.json`: every member with its sha256", ""]
     # a file read later in a terminal (cat report.md) or pasted: a log's ESC ]0;...BEL or CR must
@@ -109,6 +114,18 @@ def markdown(page: Page) -> str:
 
 def _us(value: object) -> str:
     return f"{value:.2f}" if isinstance(value, (int, float)) else "-"
+
+
+def _accuracy_lines(check: Optional[dict]) -> list[str]:
+    """The installed build's newest `ascenv test` run, in one line."""
+    if not check:
+        return []
+    verdict = f"failed on {', '.join(check['failed'])}" if check["failed"] else "passed"
+    return [
+        f"Accuracy check `{_cell(check['id'])}` ({_cell(check['target'])}, {check['shapes']} shapes, "
+        f"{_cell(check['created'])}): {_cell(verdict)}.",
+        "",
+    ]
 
 
 def bench_lines(page: Page) -> list[str]:
@@ -124,6 +141,9 @@ def bench_lines(page: Page) -> list[str]:
         lines += [f"Vendor `{v['vendor']}`: `{v['op']}`, installed build `{key}` ({where}).", ""]
         if v["problem"]:
             lines += [f"Its runs could not be read: {v['problem']}", ""]
+            continue
+        lines += _accuracy_lines(v.get("accuracy"))
+        if not v["latest"] and not v["baselines"]:
             continue
         shown = [(f"baseline ({target})", run) for target, run in sorted(v["baselines"].items())]
         shown += [("latest", v["latest"])] if v["latest"] else []

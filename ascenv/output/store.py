@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.table import Table
 
 from ascenv import serde
+from ascenv.accuracy.results import BuildTest
 from ascenv.bench.store import BuildRun
 from ascenv.output import Output, safe
 from ascenv.output.build import size
@@ -26,6 +27,7 @@ def entry_data(build: CheckedEntry) -> dict:
         "manifest_sha256": e.manifest_sha256,
         "outputs": serde.to_data(list(m.outputs)) if m else [],
         "bench_runs": [bench_run_data(r) for r in build.bench_runs],
+        "tests": [serde.to_data(t) for t in build.tests],
     }
 
 
@@ -99,6 +101,7 @@ def render_show(out: Output, shown: Shown, fmt: str = "human") -> None:
     out.text(shown.manifest_text)
     for problem in shown.build.problems:
         out.warn(problem)
+    _render_tests(out, shown.build.tests)
     runs = shown.build.bench_runs
     if not runs:
         out.console.print("No bench runs of this build (ascenv bench import PATH --build KEY adds one).")
@@ -119,6 +122,23 @@ def render_show(out: Output, shown: Shown, fmt: str = "human") -> None:
                 str(r.records),
                 "[green]baseline[/]" if r.baseline else "",
             )
+    out.console.print(table)
+
+
+def _render_tests(out: Output, tests: tuple[BuildTest, ...]) -> None:
+    if not tests:
+        out.console.print("No accuracy checks of this build (ascenv test OP --build KEY adds one).")
+        return
+    out.console.print(f"[bold]{len(tests)} accuracy check{'s' if len(tests) != 1 else ''}[/] in accuracy/:")
+    table = Table(box=None, pad_edge=False)
+    for title in ("RUN", "CREATED", "TARGET", "SHAPES", "RESULT"):
+        table.add_column(title, no_wrap=title != "RESULT")
+    for t in tests:
+        if t.damaged:
+            table.add_row(safe(t.name), "", "", "", f"[red]damaged: {safe(t.damaged)}[/]")
+            continue
+        failed = f"[red]failed on {safe(', '.join(t.failed))}[/]" if t.failed else "[green]passed[/]"
+        table.add_row(safe(t.id or ""), safe(t.created or ""), safe(t.target or ""), str(t.shapes), failed)
     out.console.print(table)
 
 

@@ -1,6 +1,7 @@
 """The bench runs a report carries: for each installed vendor whose build is in the store (or
 whose operator has runs there), the baseline run of each target and the latest run of that
-operator, as the data of the bundle's ``bench.json``. Reads the store only."""
+operator, and the latest accuracy check (``ascenv test``) of the installed build, as the data of
+the bundle's ``bench.json``. Reads the store only."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ascenv import serde
+from ascenv.accuracy.results import BuildTest, build_tests
 from ascenv.bench.records import Run, record_json
 from ascenv.bench.store import BenchStore, StoredRun
 from ascenv.errors import InputError, UsageError
@@ -25,6 +27,7 @@ class VendorRuns:
     baselines: tuple[Run, ...] = ()  # one per target, in target order
     latest: Optional[Run] = None
     problem: Optional[str] = None  # why the op's runs could not be read
+    accuracy: Optional[BuildTest] = None  # the installed build's newest accuracy check
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,19 @@ def installed_runs(snapshot: Snapshot, store: Store, manifests: Mapping[str, byt
             continue
         if not runs and entry is None:
             continue
+        checks = [t for t in build_tests(entry.path) if not t.damaged] if entry is not None else []
         found.append(
-            VendorRuns(vendor.name, op, key, entry is not None, _baselines(runs, chosen), runs[0].run if runs else None)
+            VendorRuns(
+                vendor.name,
+                op,
+                key,
+                entry is not None,
+                _baselines(runs, chosen),
+                runs[0].run if runs else None,
+                accuracy=checks[0] if checks else None,
+            )
         )
-    if not any(v.latest or v.problem for v in found):
+    if not any(v.latest or v.problem or v.accuracy for v in found):
         return InstalledRuns(where, (), f"no installed vendor's operator has bench runs in {where}")
     return InstalledRuns(where, tuple(found))
 
@@ -96,6 +108,7 @@ def _vendor_data(v: VendorRuns) -> dict[str, Any]:
         "baselines": {r.target: run_data(r) for r in v.baselines},
         "latest": run_data(v.latest) if v.latest else None,
         "problem": v.problem,
+        "accuracy": serde.to_data(v.accuracy) if v.accuracy else None,
     }
 
 

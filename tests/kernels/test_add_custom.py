@@ -5,9 +5,11 @@ recipe and the reproducibility of the CPU binary."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 import shutil
+import struct
 import sys
 from pathlib import Path
 from typing import Optional
@@ -382,6 +384,7 @@ def test_recipe_shape() -> None:
         assert target["image"] and target["outputs"], name
         argvs = [(target["build"], set())] + [(t["argv"], set()) for t in target.get("tests", [])]
         argvs += [(b[key], {"shape"}) for b in target.get("benchmarks", []) for key in ("argv", "tiling") if key in b]
+        argvs += [(target["accuracy_argv"], {"shape", "elements", "data"})] if "accuracy_argv" in target else []
         for argv, extra in argvs:
             assert all(isinstance(arg, str) for arg in argv), (name, argv)
             assert {m for arg in argv for m in PLACEHOLDER.findall(arg)} <= {"src", "out", "work"} | extra, (name, argv)
@@ -404,3 +407,62 @@ def test_op_description_has_the_shape_of_the_ascend_sample() -> None:
     reference = json.loads(sample.read_bytes().split(b"\n", 1)[1])
     ours = json.loads((KERNEL / "add_custom.json").read_text(encoding="utf-8"))
     assert ours == reference
+
+
+# -- the io mode (`ascenv test`) -------------------------------------------------------------
+
+
+def halves(path: Path, values: list[float]) -> Path:
+    path.write_bytes(struct.pack(f"<{len(values)}e", *values))
+    return path
+
+
+def test_the_io_mode_adds_the_files_it_is_given(cpu_out: Path, tmp_path: Path) -> None:
+    count = 16385
+    x = [((i * 37) % 200 - 100) / 8 for i in range(count)]
+    y = [((i * 11) % 50) / 4 for i in range(count)]
+    argv = [str(cpu_out / "add_custom_cpu"), "io", "40", str(count)]
+    files = [str(halves(tmp_path / "x.bin", x)), str(halves(tmp_path / "y.bin", y)), str(tmp_path / "z.bin")]
+    done = proc.run([*argv, *files], timeout=60)
+    assert done.ok and done.stdout == "RAN len=16385 cores=40 blocks=40 tile=416\n", done.describe()
+    z = struct.unpack(f"<{count}e", (tmp_path / "z.bin").read_bytes())
+    assert list(z) == [a + b for a, b in zip(x, y)]  # exact: every sum is a multiple of 1/8 below 2048
+    # an empty input is a run of nothing, and an empty output
+    for name in ("x0", "y0"):
+        halves(tmp_path / name, [])
+    empty = [str(tmp_path / "x0"), str(tmp_path / "y0"), str(tmp_path / "z0")]
+    done = proc.run([*argv[:3], "0", *empty], timeout=60)
+    assert done.ok and (tmp_path / "z0").read_bytes() == b""
+
+
+@pytest.mark.parametrize(
+    "length, extra, message",
+    [
+        ("17", [], "cannot read 17 fp16 values from each of"),  # x.bin holds 16 values
+        ("15", [], "cannot read 15 fp16 values"),  # nor fewer: a longer file is refused too
+        ("16", ["more"], "usage: "),
+        ("x", [], "usage: "),
+    ],
+)
+def test_the_io_mode_refuses_files_of_another_length_and_bad_usage_exit_2(
+    cpu_out: Path, tmp_path: Path, length: str, extra: list, message: str
+) -> None:
+    x = halves(tmp_path / "x.bin", [1.0] * 16)
+    argv = [str(cpu_out / "add_custom_cpu"), "io", "8", length, str(x), str(x), str(tmp_path / "z.bin"), *extra]
+    done = proc.run(argv, timeout=60)
+    assert done.returncode == 2 and message in done.stderr, done.describe()
+    assert not (tmp_path / "z.bin").exists()
+
+
+def test_the_io_mode_leaves_what_the_kernel_never_wrote_nan(tmp_path: Path) -> None:
+    out = variant(
+        tmp_path,
+        "op_kernel/add_custom.cpp",
+        "const uint64_t tileNum = (coreLength + tileLength - 1) / tileLength;",
+        "const uint64_t tileNum = coreLength / tileLength;",
+    )
+    x = halves(tmp_path / "x.bin", [1.0] * 17)
+    done = proc.run([str(out / "add_custom_cpu"), "io", "40", "17", str(x), str(x), str(tmp_path / "z.bin")], timeout=60)
+    assert done.ok, done.describe()
+    z = struct.unpack("<17e", (tmp_path / "z.bin").read_bytes())
+    assert z[:16] == (2.0,) * 16 and math.isnan(z[16])

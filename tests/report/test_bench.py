@@ -111,3 +111,44 @@ def test_a_damaged_run_file_is_named_in_the_report_not_fatal(tmp_path: Path) -> 
     vendor = json.loads(bundle["bench.json"])["vendors"][0]
     assert "cut.json: not valid JSON" in vendor["problem"] and vendor["latest"] is None
     assert "Its runs could not be read:" in bundle["report.md"].decode()
+
+
+def stored_check(store: Store, entry, created: str, failed: tuple[str, ...]) -> str:  # type: ignore[no-untyped-def]
+    """An `ascenv test` run of ``entry`` written as the command writes it; its id."""
+    from ascenv.accuracy import results
+    from ascenv.accuracy.spec import DEFAULT_TOLERANCES
+
+    shapes = tuple(
+        results.ShapeResult(s, 1, (), "z float16", DEFAULT_TOLERANCES["float16"], s not in failed, problem="x")
+        for s in ("16", "17")
+    )
+    run = results.new_run(
+        op="add_custom", target="npu", build_key=entry.key, created=created, seed=0, reference="numpy.add",
+        argv=("{out}/app",), shapes=shapes,
+    )  # fmt: skip
+    results.write(store.root, entry.path, run)
+    return run.id
+
+
+def test_the_report_carries_the_installed_builds_newest_accuracy_check(tmp_path: Path) -> None:
+    store = Store(tmp_path / "store")
+    entry = add_entry(store, "add_custom", "c0ffee".ljust(64, "0"), target="npu")
+    stored_check(store, entry, "2026-12-01T10:00:00.000000Z", ())
+    newest = stored_check(store, entry, "2026-12-01T11:00:00.000000Z", ("17",))
+    (entry.path / "accuracy" / "zz-damaged.json").write_text("{")  # store show names it; a report skips it
+    host = installed_host(tmp_path, (entry.path / MANIFEST).read_bytes())
+
+    bundle = report(host, tmp_path, "--store", str(store.root))
+    (vendor,) = json.loads(bundle["bench.json"])["vendors"]
+    assert vendor["latest"] is None and vendor["baselines"] == {}  # no bench run: carried for the check
+    check = vendor["accuracy"]
+    assert (check["id"], check["passed"], check["failed"], check["shapes"]) == (newest, False, ["17"], 2)
+    page = bundle["report.md"].decode()
+    assert f"Accuracy check `{newest}` (npu, 2 shapes, 2026-12-01T11:00:00.000000Z): failed on 17." in page
+    assert "| run | id |" not in page  # no bench table without runs
+
+    bench_import(tmp_path, store.root, OLD_SUMMARY, entry.key)  # with runs too, both are shown
+    newer = stored_check(store, entry, "2026-12-01T12:00:00.000000Z", ())
+    page = report(host, tmp_path, "--store", str(store.root))["report.md"].decode()
+    assert f"Accuracy check `{newer}` (npu, 2 shapes, 2026-12-01T12:00:00.000000Z): passed." in page
+    assert "| latest |" in page

@@ -1,6 +1,13 @@
 // Golden test driver of the AddCustom CPU target.
 //
 //   add_custom_cpu CORES LEN[:SEED] [LEN[:SEED] ...]
+//   add_custom_cpu io CORES LEN X_FILE Y_FILE Z_FILE
+//
+// The io mode is `ascenv test`'s: x and y are read from raw little-endian fp16 files of LEN
+// values, the kernel runs as below on CORES vector cores, and z is written to Z_FILE; the host
+// compares it with its reference. z starts as NaN, so an element the kernel never writes shows.
+// It prints one line, "RAN len=.. cores=.. blocks=.. tile=..", or what went wrong (exit 1;
+// 2 on bad usage or an unreadable file).
 //
 // For each case: tile with op_host/add_custom_tiling_math.h for CORES vector cores and the 910B
 // UB size, fill x and y with random finite fp16 values (all bit patterns but Inf/NaN, so
@@ -154,10 +161,71 @@ bool RunCase(uint32_t cores, uint64_t length, uint64_t seed)
     return true;
 }
 
+bool ReadHalves(const char *path, uint16_t *data, uint64_t count)
+{
+    FILE *file = std::fopen(path, "rb");
+    if (file == nullptr) {
+        return false;
+    }
+    const size_t read = std::fread(data, sizeof(uint16_t), count, file);
+    const bool exact = read == count && std::fgetc(file) == EOF;
+    std::fclose(file);
+    return exact;
+}
+
+int RunFiles(int argc, char **argv)
+{
+    uint64_t cores = 0;
+    uint64_t length = 0;
+    if (argc != 7 || !ParseUnsigned(argv[2], &cores) || cores == 0 || cores > 4096 || !ParseUnsigned(argv[3], &length)) {
+        std::fprintf(stderr, "usage: %s io CORES LEN X_FILE Y_FILE Z_FILE\n", argv[0]);
+        return 2;
+    }
+    AddCustomTilingData tiling;
+    const add_custom_tiling::TilingStatus status =
+        add_custom_tiling::ComputeTiling(length, static_cast<uint32_t>(cores), ascendc_cpu::kUbBytes, sizeof(uint16_t), &tiling);
+    if (status != add_custom_tiling::TilingStatus::kOk) {
+        std::printf("FAIL len=%llu cores=%llu: tiling: %s\n", (unsigned long long)length, (unsigned long long)cores,
+                    add_custom_tiling::TilingStatusName(status));
+        return 1;
+    }
+    GmArray x(length), y(length), z(length);
+    if (!ReadHalves(argv[4], x.data, length) || !ReadHalves(argv[5], y.data, length)) {
+        std::fprintf(stderr, "cannot read %llu fp16 values from each of %s and %s\n", (unsigned long long)length,
+                     argv[4], argv[5]);
+        return 2;
+    }
+    for (uint64_t i = 0; i < length; ++i) {
+        z.data[i] = ascendc_cpu::kPoison;
+    }
+    const std::vector<ascendc_cpu::GmBuffer> gm = {
+        {x.data, length * 2, "x"}, {y.data, length * 2, "y"}, {z.data, length * 2, "z"}};
+    try {
+        ascendc_cpu::RunBlocks(tiling.usedCoreNum, ascendc_cpu::kUbBytes, gm, [&] {
+            add_custom(reinterpret_cast<GM_ADDR>(x.data), reinterpret_cast<GM_ADDR>(y.data),
+                       reinterpret_cast<GM_ADDR>(z.data), nullptr, reinterpret_cast<GM_ADDR>(&tiling));
+        });
+    } catch (const ascendc_cpu::Violation &error) {
+        std::printf("FAIL len=%llu cores=%llu: %s\n", (unsigned long long)length, (unsigned long long)cores, error.what());
+        return 1;
+    }
+    FILE *out = std::fopen(argv[6], "wb");
+    if (out == nullptr || std::fwrite(z.data, sizeof(uint16_t), length, out) != length || std::fclose(out) != 0) {
+        std::fprintf(stderr, "cannot write %s\n", argv[6]);
+        return 2;
+    }
+    std::printf("RAN len=%llu cores=%llu blocks=%u tile=%u\n", (unsigned long long)length, (unsigned long long)cores,
+                tiling.usedCoreNum, tiling.tileLength);
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && std::strcmp(argv[1], "io") == 0) {
+        return RunFiles(argc, argv);
+    }
     uint64_t cores = 0;
     if (argc < 3 || !ParseUnsigned(argv[1], &cores) || cores == 0 || cores > 4096) {
         std::fprintf(stderr, "usage: %s CORES LEN[:SEED] [LEN[:SEED] ...]\n", argv[0]);

@@ -1,0 +1,1 @@
+"""``ascenv test``: an operator build's output compared with a reference under tolerances."""
