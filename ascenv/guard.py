@@ -172,10 +172,13 @@ def _pep440_clause(op: str, spec: str, version: str) -> bool:
         if len(numbers) < 2:
             raise ValueError(f"~={spec}: ~= needs at least X.Y")
         return have >= want and _pep440_clause("==", ".".join(numbers[:-1]) + ".*", version)
-    if op == ">":  # PEP 440: >V excludes the post-releases of V
-        return have > want and not (have[0] == want[0] and have[1] == want[1] and want[2] < 0 and have[2] >= 0)
-    if op == "<":  # PEP 440: <V excludes the pre-releases of V unless V is one
-        return have < want and not (not _is_pre(want) and have[0] == want[0] and _is_pre(have))
+    # PEP 440 "Exclusive ordered comparison", as packaging 26 reads it (specifiers.py, _fast_compare)
+    same_release = have[0] == want[0]
+    if op == ">":  # >V excludes the post-releases of V (V itself neither a dev nor a post release)
+        plain = want[2] < 0 and want[3] == _INF
+        return have > want and not (plain and same_release and have[1] == want[1])
+    if op == "<":  # <V excludes the pre-releases of a final V without a post segment
+        return have < want and not (not _is_pre(want) and want[2] < 0 and same_release and _is_pre(have))
     return {"==": have == want, "!=": have != want, ">=": have >= want, "<=": have <= want}[op]
 
 
