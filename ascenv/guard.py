@@ -18,7 +18,6 @@ the ``ascenv check`` finding (``ascenv.constraints``), which the guard raises ve
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 # Layers a project can constrain, and the product line whose numbering each one uses. NNAL is
@@ -46,21 +45,32 @@ STAGE_NONE = -1  # a bare "24.0" (a range bound in firmware version.info): below
 PRE_RANK = {"alpha": 0, "beta": 1, "rc": 2}
 NO_PRE = 3
 
-# ASCII digits only: str.isdigit() accepts "²", which int() refuses.
-_SEPARATOR = re.compile(r"[.\-]")
-_NUMBER = re.compile(r"[0-9]+")
-_STAGE = re.compile(r"(?i)(rc|t)([0-9]+)")
-_PRE = re.compile(r"(?i)(alpha|beta|rc)([0-9]*)")
-_BUILD = re.compile(r"(?i)b([0-9]+)")
+# Hand-written matching instead of the re module: importing re (with enum and functools) costs
+# more than the whole guard may (bench/bench_guard_import.py).
+
+
+def _number(token: str) -> bool:
+    """[0-9]+: ASCII digits only (str.isdigit() alone accepts "²", which int() refuses)."""
+    return token.isascii() and token.isdigit()
+
+
+def _labelled(token: str, labels: tuple[str, ...], number_required: bool) -> tuple[str, str] | None:
+    """(label, digits) when ``token`` is one of ``labels`` (any case) followed by digits."""
+    lowered = token.lower()
+    for label in labels:
+        digits = lowered[len(label) :]
+        if lowered.startswith(label) and (_number(digits) or (not digits and not number_required)):
+            return token[: len(label)], digits
+    return None
 
 
 def ascend_key(text: str) -> tuple[tuple, tuple]:
     """(sort key, normalised parts) of a dotted Ascend version (8.2.RC1.alpha001, 25.0.rc1.1,
     9.0.0-beta.1); ValueError says why a string is not one."""
-    tokens = _SEPARATOR.split(text.strip())
+    tokens = text.strip().replace("-", ".").split(".")
     if len(tokens) < 2 or not all(tokens):
         raise ValueError("needs at least major.minor, separated by '.' or '-'")
-    if not (_NUMBER.fullmatch(tokens[0]) and _NUMBER.fullmatch(tokens[1])):
+    if not (_number(tokens[0]) and _number(tokens[1])):
         raise ValueError("major and minor must be numbers")
     major, minor = int(tokens[0]), int(tokens[1])
     parts: list = [major, minor]
@@ -68,14 +78,14 @@ def ascend_key(text: str) -> tuple[tuple, tuple]:
     rest = tokens[2:]
     if rest:
         head = rest.pop(0)
-        staged = _STAGE.fullmatch(head)
-        if _NUMBER.fullmatch(head):
+        staged = _labelled(head, ("rc", "t"), True)
+        if _number(head):
             stage, stage_num = STAGE_FINAL, int(head)
             parts.append(stage_num)
         elif staged:
-            stage = STAGE_RC if staged.group(1).lower() == "rc" else STAGE_T
-            stage_num = int(staged.group(2))
-            parts.append((staged.group(1).upper(), stage_num))
+            stage = STAGE_RC if staged[0].lower() == "rc" else STAGE_T
+            stage_num = int(staged[1])
+            parts.append((staged[0].upper(), stage_num))
         else:
             raise ValueError(f"third part {head!r} is not a number, RC<n> or T<n>")
     pre_rank, pre_num = NO_PRE, 0
@@ -83,20 +93,20 @@ def ascend_key(text: str) -> tuple[tuple, tuple]:
     build = -1
     while rest:
         token = rest.pop(0)
-        pre = _PRE.fullmatch(token)
+        pre = _labelled(token, ("alpha", "beta", "rc"), False)
         if pre and not patches and pre_rank == NO_PRE and build < 0:
-            kind = pre.group(1).lower()
+            kind = pre[0].lower()
             if kind == "rc" and stage != STAGE_FINAL:
                 raise ValueError("an rc suffix can only follow X.Y.Z")
-            number = pre.group(2)
-            if not number and rest and _NUMBER.fullmatch(rest[0]):
+            number = pre[1]
+            if not number and rest and _number(rest[0]):
                 number = rest.pop(0)  # 9.0.0-beta.1
             pre_rank, pre_num = PRE_RANK[kind], int(number or 0)
             parts.append((kind, pre_num))
-        elif _NUMBER.fullmatch(token) and build < 0:
+        elif _number(token) and build < 0:
             patches.append(int(token))
             parts.append(int(token))
-        elif _BUILD.fullmatch(token) and build < 0:
+        elif _labelled(token, ("b",), True) and build < 0:
             build = int(token[1:])
             parts.append(("b", build))
         else:
@@ -112,43 +122,90 @@ def ascend_key(text: str) -> tuple[tuple, tuple]:
 
 # --- PEP 440 versions (python, torch, torch_npu) --------------------------------------------------
 
-# The canonical public version of PEP 440 (its appendix regex, without epochs and with the
-# local label split off); packaging.version.Version agrees on these (tests/test_guard.py).
-_PEP440 = re.compile(
-    r"v?(?P<release>[0-9]+(?:\.[0-9]+)*)"
-    r"(?:[-_.]?(?P<pre>a|b|c|rc|alpha|beta|pre|preview)[-_.]?(?P<pre_n>[0-9]+)?)?"
-    r"(?:-(?P<post_implicit>[0-9]+)|[-_.]?(?P<post>post|rev|r)[-_.]?(?P<post_n>[0-9]+)?)?"
-    r"(?:[-_.]?(?P<dev>dev)[-_.]?(?P<dev_n>[0-9]+)?)?"
-    r"(?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?",
-    re.IGNORECASE,
-)
 _PRE_LETTER = {"a": 0, "alpha": 0, "b": 1, "beta": 1, "c": 2, "rc": 2, "pre": 2, "preview": 2}
+_POST_LETTER = ("post", "rev", "r")
 _INF = float("inf")
+
+
+def _runs(text: str) -> list[tuple[str, str]]:
+    """``rc1.dev2`` → [("a", "rc"), ("d", "1"), ("s", "."), ("a", "dev"), ("d", "2")]: runs of
+    letters (a), ASCII digits (d) and separators (s); anything else raises ValueError."""
+    runs: list[tuple[str, str]] = []
+    for char in text:
+        kind = "d" if _number(char) else "a" if char.isascii() and char.isalpha() else "s" if char in "-_." else ""
+        if not kind:
+            raise ValueError(f"unexpected character {char!r}")
+        if runs and runs[-1][0] == kind and kind != "s":
+            runs[-1] = (kind, runs[-1][1] + char)
+        else:
+            runs.append((kind, char))
+    return runs
+
+
+def _pep440_parts(text: str) -> tuple[tuple[int, ...], str, tuple[int, int] | None, int | None, int | None]:
+    """(release, local, pre, post, dev) of a PEP 440 version without an epoch, read as PEP 440's
+    "Normalization" section allows (v prefix, case, ``-``/``_``/``.`` separators, implicit numbers,
+    ``1.0-1`` post-releases); ValueError for anything else."""
+    public, plus, local = text.strip().lower().partition("+")
+    if plus and not local:
+        raise ValueError("empty local label")
+    body = public[1:] if public.startswith("v") else public
+    runs = _runs(body)
+    release: list[int] = []
+    while runs and runs[0][0] == "d":
+        release.append(int(runs.pop(0)[1]))
+        if len(runs) >= 2 and runs[0] == ("s", ".") and runs[1][0] == "d":
+            runs.pop(0)
+        else:
+            break
+    if not release:
+        raise ValueError("no release number")
+    pre = post = dev = None
+
+    def number() -> int:
+        if runs and runs[0][0] == "s" and len(runs) > 1 and runs[1][0] == "d":
+            runs.pop(0)
+        return int(runs.pop(0)[1]) if runs and runs[0][0] == "d" else 0
+
+    stage = 0  # 1 after pre, 2 after post, 3 after dev: the order PEP 440 writes them in
+    while runs:
+        dash = runs[0] == ("s", "-")
+        if runs[0][0] == "s":
+            runs.pop(0)
+        if not runs:
+            raise ValueError("ends with a separator")
+        kind, value = runs.pop(0)
+        if kind == "a" and value in _PRE_LETTER and stage < 1:
+            pre, stage = (_PRE_LETTER[value], number()), 1
+        elif kind == "a" and value in _POST_LETTER and stage < 2:
+            post, stage = number(), 2
+        elif kind == "d" and dash and stage < 2:
+            post, stage = int(value), 2
+        elif kind == "a" and value == "dev" and stage < 3:
+            dev, stage = number(), 3
+        else:
+            raise ValueError(f"unexpected {value!r}")
+    if local and not all(c.isascii() and (c.isalnum() or c in "-_.") for c in local):
+        raise ValueError(f"local label {local!r}")
+    return tuple(release), local, pre, post, dev
 
 
 def pep440_key(text: str) -> tuple:
     """A sort key of a PEP 440 version, local label ignored (as specifiers ignore it): (release
     without trailing zeros, pre, post, dev), ordered as PEP 440's "Summary of permitted suffixes
     and relative ordering" says: X.devN < X.aN < X.bN < X.rcN < X < X.postN."""
-    match = _PEP440.fullmatch(text.strip())
-    if not match:
-        raise ValueError(f"not a PEP 440 version: {text!r}")
-    release = tuple(int(p) for p in match.group("release").split("."))
+    try:
+        release, _, pre, post, dev = _pep440_parts(text)
+    except ValueError as exc:
+        raise ValueError(f"not a PEP 440 version: {text!r} ({exc})") from None
     while len(release) > 1 and release[-1] == 0:
         release = release[:-1]
-    pre_letter, dev = match.group("pre"), match.group("dev")
-    post = match.group("post_implicit") or (match.group("post_n") or "0" if match.group("post") else None)
-    pre: tuple[float, int]
-    if pre_letter:
-        pre = (_PRE_LETTER[pre_letter.lower()], int(match.group("pre_n") or 0))
+    rank: tuple[float, int]
+    if pre is not None:
+        rank = pre
     else:
-        pre = (-1, 0) if dev and post is None else (_INF, 0)  # 1.0.dev0 sorts before 1.0a0
-    return (
-        release,
-        pre,
-        -1 if post is None else int(post),
-        _INF if dev is None else int(match.group("dev_n") or 0),
-    )
+        rank = (-1, 0) if dev is not None and post is None else (_INF, 0)  # 1.0.dev0 sorts before 1.0a0
+    return (release, rank, -1 if post is None else post, _INF if dev is None else dev)
 
 
 def _is_pre(key: tuple) -> bool:
@@ -160,18 +217,15 @@ def _pep440_clause(op: str, spec: str, version: str) -> bool:
         if op not in ("==", "!="):
             raise ValueError(f"{op}{spec}: a .* prefix goes with == or != only")
         prefix = tuple(int(p) for p in spec[:-2].split("."))
-        match = _PEP440.fullmatch(version.split("+", 1)[0].strip())
-        if not match:
-            raise ValueError(f"not a PEP 440 version: {version!r}")
-        release = tuple(int(p) for p in match.group("release").split(".")) + (0,) * len(prefix)
+        release = _pep440_parts(version)[0] + (0,) * len(prefix)
         inside = release[: len(prefix)] == prefix
         return inside if op == "==" else not inside
     have, want = pep440_key(version.split("+", 1)[0]), pep440_key(spec)
     if op == "~=":
-        numbers = _PEP440.fullmatch(spec.strip()).group("release").split(".")  # type: ignore[union-attr]
+        numbers = _pep440_parts(spec)[0]
         if len(numbers) < 2:
             raise ValueError(f"~={spec}: ~= needs at least X.Y")
-        return have >= want and _pep440_clause("==", ".".join(numbers[:-1]) + ".*", version)
+        return have >= want and _pep440_clause("==", ".".join(map(str, numbers[:-1])) + ".*", version)
     # PEP 440 "Exclusive ordered comparison", as packaging 26 reads it (specifiers.py, _fast_compare)
     same_release = have[0] == want[0]
     if op == ">":  # >V excludes the post-releases of V (V itself neither a dev nor a post release)
@@ -295,35 +349,46 @@ def _cann(root: str, environ: dict) -> tuple[str, str]:
     return "", ""
 
 
-def _distribution(name: str, path: list) -> tuple[str, str]:
-    """(version, dist-info path) of the first ``name`` on ``path``, as import would find it."""
-    wanted = name.lower().replace("-", "_")
+def _distributions(names: list, path: list) -> dict[str, tuple[str, str]]:
+    """name → (version, dist-info path) of the first distribution of each name on ``path``, as
+    import would find it; each directory is listed once."""
+    wanted = {name.lower().replace("-", "_"): name for name in names}
+    found: dict[str, tuple[str, str]] = {}
     for entry in path:
+        if len(found) == len(wanted):
+            break
         try:
-            names = os.listdir(entry or ".")
+            items = os.listdir(entry or ".")
         except OSError:
             continue
-        for item in names:
-            stem, _, kind = item.rpartition(".")
-            project, _, version = stem.partition("-")
-            if kind == "dist-info" and project.lower().replace("-", "_").replace(".", "_") == wanted:
-                return version, os.path.join(entry, item)
-    return "", ""
+        for item in items:
+            if not item.endswith(".dist-info"):
+                continue
+            project, _, version = item[: -len(".dist-info")].partition("-")
+            name = wanted.get(project.lower().replace("-", "_").replace(".", "_"))
+            if name is not None and name not in found:
+                found[name] = (version, os.path.join(entry, item))
+    return {name: found.get(name, ("", "")) for name in names}
 
 
-def read_versions(root: str = "/", environ: object = None, path: object = None) -> dict[str, tuple[str, str]]:
-    """layer → (version, where it was read); a layer not found has ("", "")."""
-    env = dict(os.environ if environ is None else environ)  # type: ignore[call-overload]
-    entries = list(sys.path if path is None else path)  # type: ignore[call-overload]
+def read_versions(
+    root: str = "/", environ: object = None, path: object = None, layers: object = LAYERS
+) -> dict[str, tuple[str, str]]:
+    """layer → (version, where it was read) for ``layers``; a layer not found has ("", "")."""
+    wanted = set(layers)  # type: ignore[call-overload]
     found = {}
     for layer in ("driver", "firmware"):
-        file = f"{ASCEND_ROOT}/{layer}/version.info"
-        version = _key_values(os.path.join(root, file.lstrip("/"))).get("version", "")
-        found[layer] = (version, file if version else "")
-    found["cann"] = _cann(root, env)
-    found["python"] = (".".join(str(n) for n in sys.version_info[:3]), sys.executable)
-    for name in ("torch", "torch_npu"):
-        found[name] = _distribution(name, entries)
+        if layer in wanted:
+            file = f"{ASCEND_ROOT}/{layer}/version.info"
+            version = _key_values(os.path.join(root, file.lstrip("/"))).get("version", "")
+            found[layer] = (version, file if version else "")
+    if "cann" in wanted:
+        found["cann"] = _cann(root, dict(os.environ if environ is None else environ))  # type: ignore[call-overload]
+    if "python" in wanted:
+        found["python"] = (".".join(str(n) for n in sys.version_info[:3]), sys.executable)
+    names = [name for name in ("torch", "torch_npu") if name in wanted]
+    if names:
+        found.update(_distributions(names, list(sys.path if path is None else path)))  # type: ignore[call-overload]
     return found
 
 
@@ -352,6 +417,6 @@ def require(*, who: str = "this project", root: str = "/", environ: object = Non
         raise TypeError(f"require(): unknown layer {unknown[0]!r}; expected one of {', '.join(LAYERS)}")
     for spec in ranges.values():
         clauses(spec)  # a malformed specifier is the caller's bug: ValueError, not a mismatch
-    texts = problems(ranges, who, read_versions(root, environ, path))
+    texts = problems(ranges, who, read_versions(root, environ, path, ranges))
     if texts:
         raise StackMismatch("; ".join(texts))

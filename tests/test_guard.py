@@ -171,3 +171,21 @@ def test_ascenv_require_raises_the_mismatch(tmp_path):
         tmp_path,
     )
     assert "StackMismatch: mypkg needs torch_npu >=2.1, found none: fix: pip install 'torch_npu>=2.1'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "text", ["v1.0", "1.0-rc1", "1.0_post2", "1.0.DEV3", "1.0-1", "1.0a.1", "2.1.0.post17", "2.8.0+cpu", "1.0RC1-dev2"]
+)
+def test_the_spellings_pep_440_normalises_read_as_packaging_reads_them(text):
+    public = Version(text.split("+")[0])
+    for other in ("1.0", "1.0rc1", "1.0.post1", "2.1.0", "2.8.0"):
+        assert (guard.pep440_key(text) < guard.pep440_key(other)) is (public < Version(other)), other
+        assert (guard.pep440_key(text) == guard.pep440_key(other)) is (public == Version(other)), other
+
+
+@pytest.mark.parametrize("text", ["1.0..1", "1.0-", "one", "1.0+", "1.0foo", "1.0.post1.a1", "²"])
+def test_what_packaging_refuses_the_guard_refuses(text):
+    with pytest.raises(ValueError):
+        Version(text)
+    with pytest.raises(ValueError):
+        guard.pep440_key(text)
