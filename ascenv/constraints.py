@@ -77,6 +77,25 @@ class Constraints:
         return {r.layer: r.spec for r in self.ranges if r.soc is None}
 
 
+EXPLAIN = """
+A project declared the stack it needs ([tool.ascenv] in its pyproject.toml, or ascenv.toml) and
+`ascenv check` judged this machine against it: the finding's source names the file and key. Ranges
+of driver, firmware, CANN and NNAL use Huawei's version strings, ordered as Huawei means them
+(8.3.RC1 < 8.5.0.alpha001 < 8.5.0); python, torch and torch_npu use PEP 440 specifiers (packaging).
+socs lists the compute units the project supports; soc.<unit> adds ranges where such an NPU is
+present; vendors names custom operator vendors (and op types) that must be installed where CANN
+searches. The same words are what the project's import guard raises (ascenv check --emit-guard).
+"""
+
+
+def explained_ids() -> dict[str, tuple[str, str]]:
+    """ID → (doctor layer, title) of every finding ``judge`` can give, for ``ascenv explain``."""
+    items = {layer: (REPORT_LAYER[layer], f"the project's {guard.shown(layer)} range") for layer in guard.LAYERS}
+    items["soc"] = ("npu", "the compute units the project supports")
+    items["vendor"] = ("vendors", "a custom operator vendor the project needs")
+    return {ID_PREFIX + key.upper(): value for key, value in items.items()}
+
+
 # --- loading ----------------------------------------------------------------------------------
 
 

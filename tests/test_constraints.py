@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from ascenv import constraints
+from ascenv import constraints, guard
 from ascenv.errors import DataFileError, UsageError
 from ascenv.model import Severity
 from ascenv.probe.fs import Root
 from ascenv.probe.snapshot import collect
 from tests.checks.helpers import shipped_matrix
+from tests.cli_helpers import run_cli
 from tests.fixture_hosts import build_host
 from tests.key_paths import key_paths
 
@@ -210,3 +211,13 @@ def test_driver_and_firmware_use_huawei_ordering(tmp_path):
     (tmp_path / "2").mkdir()
     seen, _ = verdicts("a2-cann800", tmp_path / "2", {"driver": ">=25.0.0"})
     assert seen == {("ASC-REQ-DRIVER", Severity.ERROR)}
+
+
+def test_every_constraint_finding_is_explained(tmp_path):
+    table = {k: v for k, v in VALID["tool"]["ascenv"].items()}
+    _, found = verdicts("a3-cann850", tmp_path, table)
+    known = constraints.explained_ids()
+    assert {f.id for f in found} <= set(known) and len(known) == len(guard.LAYERS) + 2
+    for id in known:
+        code, out, err = run_cli(["explain", id.lower()], {})
+        assert code == 0 and out.startswith(f"{id}  ({known[id][0]})") and "[tool.ascenv]" in out, err
