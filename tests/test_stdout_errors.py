@@ -44,9 +44,11 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
     for tree in ("opp/vendors/customize", "opp/.ascenv-previous/customize"):
         (tmp / tree).mkdir(parents=True)
         (tmp / tree / "TAG").write_text(tree)
+    (tmp / "ascenv.toml").write_text('cann = ">=8.0.0"\n')
     root = str(host.root)
     argv = {
         "doctor": ["doctor", "--from", "snap.json"],
+        "check": ["check", "--from", "snap.json"],
         "explain": ["explain"],
         "triage": ["triage", "app.log", "--from", "snap.json"],
         "snapshot": ["snapshot", "--root", root],
