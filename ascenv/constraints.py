@@ -109,15 +109,13 @@ def find(path: Path) -> Path:
     own, pyproject = path / OWN_FILE, path / PYPROJECT
     if own.is_file():
         return own
-    if (
-        pyproject.is_file()
-        and "tool" in _read(pyproject, PYPROJECT)
-        and "ascenv" in _read(pyproject, PYPROJECT)["tool"]
-    ):
-        return pyproject
+    if pyproject.is_file():
+        tool = _read(pyproject, PYPROJECT).get("tool")
+        if isinstance(tool, dict) and "ascenv" in tool:
+            return pyproject
     raise UsageError(
         f"{path}: no {OWN_FILE}, and no [tool.ascenv] table in a {PYPROJECT}",
-        hint=f'declare the stack in {PYPROJECT}: [tool.ascenv] cann = ">=8.5.0" (README "Project constraints")',
+        hint=f'declare the stack in {PYPROJECT}: [tool.ascenv] cann = ">=8.5.0" (README "Project constraints and CI")',
     )
 
 
@@ -127,7 +125,8 @@ def load(file: Path, shown: str) -> Constraints:
     if file.name == PYPROJECT:
         table = data.get("tool", {}).get("ascenv") if isinstance(data.get("tool"), dict) else None
         if not isinstance(table, dict):
-            raise DataFileError(f"{shown}: tool.ascenv: missing (expected a table of constraints)")
+            what = "missing" if table is None else f"found {type(table).__name__} {table!r}"[:120]
+            raise DataFileError(f"{shown}: tool.ascenv: expected a table of constraints, {what}")
         name = data.get("project", {}).get("name") if isinstance(data.get("project"), dict) else None
         reader = TableReader(shown, table, "tool.ascenv")
     else:

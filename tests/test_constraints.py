@@ -76,8 +76,13 @@ def test_ascenv_toml_has_the_keys_at_the_top_and_wins_over_pyproject(tmp_path):
 
 @pytest.mark.parametrize(
     "files",
-    [{}, {"pyproject.toml": {"project": {"name": "x"}}}, {"pyproject.toml": {"tool": {"ruff": {}}}}],
-    ids=["empty", "no-tool", "other-tool"],
+    [
+        {},
+        {"pyproject.toml": {"project": {"name": "x"}}},
+        {"pyproject.toml": {"tool": {"ruff": {}}}},
+        {"pyproject.toml": {"tool": "ascenv"}},
+    ],
+    ids=["empty", "no-tool", "other-tool", "tool-not-a-table"],
 )
 def test_a_directory_without_constraints_is_a_usage_error(tmp_path, files):
     for name, data in files.items():
@@ -221,3 +226,11 @@ def test_every_constraint_finding_is_explained(tmp_path):
     for id in known:
         code, out, err = run_cli(["explain", id.lower()], {})
         assert code == 0 and out.startswith(f"{id}  ({known[id][0]})") and "[tool.ascenv]" in out, err
+
+
+@pytest.mark.parametrize("value", ["cann >= 8.5", ["x"], 3])
+def test_a_tool_ascenv_that_is_no_table_is_refused(tmp_path, value):
+    file = write(tmp_path, {"tool": {"ascenv": value}})
+    assert constraints.find(tmp_path) == file
+    with pytest.raises(DataFileError, match=r"^pyproject.toml: tool.ascenv: expected a table of constraints, found"):
+        load(file)
