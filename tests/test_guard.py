@@ -89,6 +89,10 @@ def test_a_bad_call_is_the_callers_bug_not_a_mismatch():
         ("vllm-ascend-v0.12.0rc1", {"cann": ">=8.5.0", "torch_npu": "~=2.9"}),
         ("vllm-ascend-v0.11.0", {"torch": ">=2.8", "driver": ">=25.3.rc1"}),
         ("a2-cann800", {"firmware": "<7.7.0.1.231", "cann": "==8.5.*", "torch_npu": ">=2.1"}),
+        ("container-no-devices", {"cann": ">=8.5.0", "driver": ">=25.0.0"}),  # CANN from the image's ENV
+        ("two-canns-dangling-latest", {"cann": ">=8.1.RC1"}),  # latest dangles, nothing sourced: none
+        ("nonroot-home", {"cann": "<8.0.0"}),  # /home/dev/Ascend, sourced
+        ("a3-cann850", {"cann": "~=8.3.0"}),  # the 8.5 layout: cann-8.5.0, /usr/local/Ascend/cann
     ],
 )
 def test_the_guard_raises_the_words_of_the_check_finding(tmp_path, host_name, ranges):
