@@ -371,4 +371,5 @@ def guard_module(constraints: Constraints) -> str:
     npu-smi and the vendor trees)."""
     source = Path(guard.__file__).read_text(encoding="utf-8")
     call = f"\n\nRANGES = {constraints.guard_ranges()!r}\nrequire(who={constraints.who!r}, **RANGES)\n"
-    return GUARD_HEADER.format(file=constraints.file) + source + call
+    # repr: a file name is data, and a newline in it must not end the comment and become code
+    return GUARD_HEADER.format(file=repr(constraints.file)) + source + call
