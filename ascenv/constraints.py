@@ -279,7 +279,7 @@ def _version_finding(who: str, need: Range, found: dict[str, tuple[str, str]]) -
             source=need.where,
         )
     version, evidence = found[need.layer]
-    title = guard.title(who, need.layer, need.spec, version)
+    title = guard.title(who, need.layer, need.spec + (f" on {need.soc}" if need.soc else ""), version)
     common: dict = dict(expected=f"{guard.shown(need.layer)} {need.spec}{where}", source=need.where)
     if version:
         common["evidence"] = (evidence,) if evidence else ()

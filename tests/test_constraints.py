@@ -184,6 +184,7 @@ def test_an_a3_host_meets_cann_85_but_not_its_own_soc_override(tmp_path):
     assert seen == {("ASC-REQ-CANN", Severity.OK), ("ASC-REQ-CANN", Severity.ERROR), ("ASC-REQ-SOC", Severity.OK)}
     override = next(f for f in found if f.severity is Severity.ERROR)
     assert override.expected == "CANN >=9.0.0 where an NPU of ascend910_93 is present"
+    assert override.title == "proj needs CANN >=9.0.0 on ascend910_93, found 8.5.0"
 
 
 def test_an_override_for_another_family_does_not_apply(tmp_path):
