@@ -223,6 +223,27 @@ def add_diagnosis_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
     add_format_option(parser, DIAGNOSIS_FORMATS)
+    parser.add_argument(
+        "--summary",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="also append the markdown report to FILE (default: $GITHUB_STEP_SUMMARY, the CI job summary)",
+    )
+
+
+def summary_file(ctx: Context, value: Optional[str]) -> Optional[str]:
+    """``--summary FILE``, checked before any work; a bare ``--summary`` is the CI job summary
+    file GitHub Actions names in $GITHUB_STEP_SUMMARY (docs.github.com, "Adding a job summary")."""
+    if value is None:
+        return None
+    chosen = value or ctx.environ.get("GITHUB_STEP_SUMMARY", "")
+    if not chosen:
+        raise errors.UsageError(
+            "--summary without FILE needs $GITHUB_STEP_SUMMARY", hint="pass --summary FILE outside GitHub Actions"
+        )
+    writable(Path(ctx.cwd, chosen), shown_path(chosen), hint="--summary takes a file in a writable directory")
+    return chosen
 
 
 def diagnose_machine(

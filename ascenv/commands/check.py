@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Optional
 
 from ascenv import errors
 from ascenv.commands import _common as common
@@ -24,13 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--emit-guard", metavar="FILE", help="write a dependency-free module that fails at import on a wrong stack"
     )
-    parser.add_argument(
-        "--summary",
-        nargs="?",
-        const="",
-        metavar="FILE",
-        help="also append the markdown report to FILE (default: $GITHUB_STEP_SUMMARY, the CI job summary)",
-    )
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
@@ -44,7 +36,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         common.write_output(ctx, args.emit_guard, constraints.guard_module(declared), mode=0o644)
         ctx.out.message(f"wrote {common.output_name(args.emit_guard)}: import it first in your package")
         return errors.EXIT_OK
-    summary = _summary_file(ctx, args.summary)
+    summary = common.summary_file(ctx, args.summary)
     diagnosis = common.diagnose_machine(ctx, args, extra=lambda snap, matrix: constraints.judge(snap, declared, matrix))
     from ascenv.output import doctor as render
 
@@ -52,19 +44,3 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if summary is not None:
         render.append_markdown(Path(ctx.cwd, summary), diagnosis, command=NAME)
     return diagnosis.exit_code
-
-
-def _summary_file(ctx: common.Context, value: Optional[str]) -> Optional[str]:
-    """``--summary FILE``; a bare ``--summary`` is the CI job summary file GitHub Actions names in
-    $GITHUB_STEP_SUMMARY (docs.github.com, "Adding a job summary")."""
-    if value is None:
-        return None
-    chosen = value or ctx.environ.get("GITHUB_STEP_SUMMARY", "")
-    if not chosen:
-        raise errors.UsageError(
-            "--summary without FILE needs $GITHUB_STEP_SUMMARY", hint="pass --summary FILE outside GitHub Actions"
-        )
-    common.writable(
-        Path(ctx.cwd, chosen), common.shown_path(chosen), hint="--summary takes a file in a writable directory"
-    )
-    return chosen

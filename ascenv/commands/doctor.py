@@ -4,6 +4,7 @@ compatibility matrix; say what is wrong and print the fix."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from ascenv.commands import _common as common
 
@@ -17,8 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    summary = common.summary_file(ctx, args.summary)
     diagnosis = common.diagnose_machine(ctx, args)
     from ascenv.output import doctor as render
 
     render.render(ctx.out, diagnosis, args.format)
+    if summary is not None:
+        render.append_markdown(Path(ctx.cwd, summary), diagnosis)
     return diagnosis.exit_code

@@ -178,3 +178,13 @@ def test_a_file_name_cannot_put_code_into_the_guard(tmp_path):
     namespace: dict = {}
     exec(compile((tmp_path / "g.py").read_text(), "g.py", "exec"), namespace)  # passes: Python >=3
     assert "StackMismatch" in namespace
+
+
+def test_doctor_summary_to_a_named_file_and_an_unwritable_one(tmp_path):
+    host = build_host("a2-cann800", tmp_path)
+    argv = ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json", "--summary"]
+    code, out, _ = run_cli([*argv, "summary.md"], dict(host.environ, HOME="/root"), cwd=tmp_path)
+    assert code == json.loads(out)["exit_code"] == 0
+    assert (tmp_path / "summary.md").read_text().startswith("### ascenv doctor\n")
+    code, out, err = run_cli([*argv, "missing/summary.md"], dict(host.environ, HOME="/root"), cwd=tmp_path)
+    assert (code, out) == (2, "") and "cannot write missing/summary.md" in err
