@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import tomli_w
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ascenv import constraints, guard
 from ascenv.errors import DataFileError, UsageError
@@ -235,3 +237,29 @@ def test_a_tool_ascenv_that_is_no_table_is_refused(tmp_path, value):
     assert constraints.find(tmp_path) == file
     with pytest.raises(DataFileError, match=r"^pyproject.toml: tool.ascenv: expected a table of constraints, found"):
         load(file)
+
+
+spec_text = st.one_of(
+    st.text(max_size=12),
+    st.builds(
+        lambda op, v, more: f"{op}{v}{more}",
+        st.sampled_from(["", "==", "!=", ">=", "<=", ">", "<", "~=", "===", "=>"]),
+        st.sampled_from(["8.5.0", "8.3.RC1", "8.5", "2.8", "2.8.0rc1", "8.5.*", "8.5.X", "25.0.rc1.1", "9", "", "x"]),
+        st.sampled_from(["", ", <9.0.0", ",", ".post1", "+cpu", " ", ".alpha001"]),
+    ),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(layer=st.sampled_from(guard.LAYERS), spec=spec_text)
+def test_what_load_accepts_the_guard_can_judge(tmp_path, layer, spec):
+    """A range accepted at load must never make the emitted guard raise ValueError at import."""
+    file = tmp_path / "ascenv.toml"
+    file.write_text(tomli_w.dumps({layer: spec}))
+    try:
+        declared = load(file)
+    except DataFileError:
+        return
+    (accepted,) = declared.ranges
+    for version in ("8.5.0", "2.8.1", "25.0.1"):  # readable in both numberings: any ValueError is the range's
+        guard.contains(layer, accepted.spec, version)
