@@ -49,7 +49,7 @@ def explain(wanted: Optional[str]) -> Explanation:
         chosen = list(checks.values())
     else:
         key = wanted.upper()
-        found = resolve(key)
+        found = resolve(key) or _constraint(key)
         if found is None:
             from ascenv.triage.signatures import load as load_signatures
 
@@ -75,6 +75,18 @@ def explain(wanted: Optional[str]) -> Explanation:
         for c in chosen
     )
     return Explanation(listing=wanted is None, checks=explained, compat_data_as_of=as_of, asked_as=asked_as)
+
+
+def _constraint(key: str) -> Optional[CheckInfo]:
+    """A finding of a project's declared constraints (ASC-REQ-*, ``ascenv check``): not a
+    registered check (it needs the project's file), explained all the same."""
+    from ascenv import constraints
+
+    known = constraints.explained_ids().get(key)
+    if known is None:
+        return None
+    layer, title = known
+    return CheckInfo(key, layer, title, constraints.EXPLAIN.strip(), lambda snapshot, matrix: ())
 
 
 def _uses_compat(check: CheckInfo) -> bool:

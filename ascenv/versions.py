@@ -21,6 +21,7 @@ from typing import Optional
 
 import packaging.version
 
+from ascenv import guard
 from ascenv.errors import IncomparableVersions, InvalidVersion
 
 
@@ -35,24 +36,11 @@ class ProductLine(str, enum.Enum):
     INNER = "inner"  # Innerversion release trains: V100R001C22SPC001B231
 
 
-# Ranks inside one X.Y release. T builds are internal/test builds (8.0.T6, 8.0.T63) whose
-# string does not say which RC they lead to, so all of them sort before X.Y.RC1
-# (they are not comparable with releases; ``is_test_build`` lets a check say so).
-_STAGE_T, _STAGE_RC, _STAGE_FINAL = 0, 1, 2
-_STAGE_NONE = -1  # a bare "24.0" (a range bound in firmware version.info): below every 24.0.*
-# Suffixes that come before the version they are attached to. Old-scheme ``.beta1`` is the
-# community label of a commercial release (8.0.RC3.beta1 = community 8.0.RC3, as the PTA release notes list them);
-# it sorts just below the commercial string and ``commercial()`` maps it back.
-_PRE_RANK = {"alpha": 0, "beta": 1, "rc": 2}
-_NO_PRE = 3
+# The ordering of dotted Ascend strings lives in ascenv.guard (standard library only), so the import
+# guard a project ships orders versions exactly as doctor and check do.
+_STAGE_T, _PRE_RANK, _NO_PRE = guard.STAGE_T, guard.PRE_RANK, guard.NO_PRE
 
-# ASCII digits only: str.isdigit() accepts "²", which int() refuses.
-_TOKEN = re.compile(r"[.\-]")
-_NUMBER = re.compile(r"[0-9]+")
 _INNER = re.compile(r"V([0-9]+)R([0-9]+)C([0-9]+)(?:SPC([0-9]+))?(?:B([0-9]+))?")
-_STAGE = re.compile(r"(?i)(rc|t)([0-9]+)")
-_PRE = re.compile(r"(?i)(alpha|beta|rc)([0-9]*)")
-_BUILD = re.compile(r"(?i)b([0-9]+)")
 
 
 @functools.total_ordering
@@ -205,57 +193,10 @@ def _parse_inner(stripped: str, text: str) -> tuple[tuple, tuple]:
 
 
 def _parse_dotted(stripped: str, text: str, line: ProductLine) -> tuple[tuple, tuple]:
-    tokens = _TOKEN.split(stripped)
-    if len(tokens) < 2 or not all(tokens):
-        raise _bad(text, line, "needs at least major.minor, separated by '.' or '-'")
-    if not (_NUMBER.fullmatch(tokens[0]) and _NUMBER.fullmatch(tokens[1])):
-        raise _bad(text, line, "major and minor must be numbers")
-    major, minor = int(tokens[0]), int(tokens[1])
-    parts: list = [major, minor]
-    stage, stage_num = _STAGE_NONE, 0
-    rest = tokens[2:]
-    if rest:
-        head = rest.pop(0)
-        staged = _STAGE.fullmatch(head)
-        if _NUMBER.fullmatch(head):
-            stage, stage_num = _STAGE_FINAL, int(head)
-            parts.append(stage_num)
-        elif staged:
-            stage = _STAGE_RC if staged.group(1).lower() == "rc" else _STAGE_T
-            stage_num = int(staged.group(2))
-            parts.append((staged.group(1).upper(), stage_num))
-        else:
-            raise _bad(text, line, f"third part {head!r} is not a number, RC<n> or T<n>")
-    pre_rank, pre_num = _NO_PRE, 0
-    patches: list = []
-    build = -1
-    while rest:
-        token = rest.pop(0)
-        pre = _PRE.fullmatch(token)
-        if pre and not patches and pre_rank == _NO_PRE and build < 0:
-            kind = pre.group(1).lower()
-            if kind == "rc" and stage != _STAGE_FINAL:
-                raise _bad(text, line, "an rc suffix can only follow X.Y.Z")
-            number = pre.group(2)
-            if not number and rest and _NUMBER.fullmatch(rest[0]):
-                number = rest.pop(0)  # 9.0.0-beta.1
-            pre_rank, pre_num = _PRE_RANK[kind], int(number or 0)
-            parts.append((kind, pre_num))
-        elif _NUMBER.fullmatch(token) and build < 0:
-            patches.append(int(token))
-            parts.append(int(token))
-        elif _BUILD.fullmatch(token) and build < 0:
-            build = int(token[1:])
-            parts.append(("b", build))
-        else:
-            raise _bad(text, line, f"unexpected part {token!r}")
-    if stage == _STAGE_NONE and (pre_rank != _NO_PRE or build >= 0):
-        raise _bad(text, line, "a suffix needs a full X.Y.Z, X.Y.RC<n> or X.Y.T<n> before it")
-    # A numbered patch (25.0.rc1.1, 8.0.RC3.20) ranks above its base; a bNNN build of the same
-    # release is a later build of it (torch_npu's DriverVersionToNum adds it like a patch,
-    # GetCANNInfo.cpp @ Ascend/pytorch 9e73e708) but below any numbered patch bundle.
-    key = (major, minor, stage, stage_num, pre_rank, pre_num, tuple(patches), build)
-    return key, tuple(parts)
+    try:
+        return guard.ascend_key(stripped)
+    except ValueError as exc:
+        raise _bad(text, line, str(exc)) from None
 
 
 def _display(part: object) -> str:

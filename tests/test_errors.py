@@ -35,9 +35,16 @@ def error_classes() -> dict[str, type[errors.AscenvError]]:
     }
 
 
+# ascenv/guard.py also runs without ascenv, inside a project's package (check --emit-guard): it
+# imports nothing of ascenv and fails that package's import with its own ImportError subclass,
+# not with an exit code.
+STANDALONE = {PACKAGE / "guard.py"}
+
+
 def modules() -> Iterator[tuple[Path, ast.Module]]:
     for path in sorted(PACKAGE.rglob("*.py")):
-        yield path, ast.parse(path.read_text(encoding="utf-8"), str(path))
+        if path not in STANDALONE:
+            yield path, ast.parse(path.read_text(encoding="utf-8"), str(path))
 
 
 def called_name(node: ast.expr) -> str:

@@ -58,9 +58,11 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         fh.seek(0)
         fh.write(text)
     add_entry(Store(tmp / "store"), "add_custom", "a" * 64, target="npu")
+    (tmp / "ascenv.toml").write_text('cann = ">=8.0.0"\n')
     root = str(host.root)
     argv = {
         "doctor": ["doctor", "--from", "snap.json"],
+        "check": ["check", "--from", "snap.json"],
         "explain": ["explain"],
         "triage": ["triage", "app.log", "--from", "snap.json"],
         "snapshot": ["snapshot", "--root", root],

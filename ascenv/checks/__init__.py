@@ -106,9 +106,10 @@ def resolve(id: str) -> Optional[CheckInfo]:
     return checks.get(wanted) or checks.get(RENAMED.get(wanted, ""))
 
 
-def run_checks(snapshot: Snapshot, matrix: Optional[Any] = None) -> list[Finding]:
-    """Every registered check, in layer order, then severity (errors first)."""
-    findings: list[Finding] = []
+def run_checks(snapshot: Snapshot, matrix: Optional[Any] = None, extra: Iterable[Finding] = ()) -> list[Finding]:
+    """Every registered check, in layer order, then severity (errors first); ``extra`` findings
+    (a project's constraints, ascenv.constraints) are sorted in with them."""
+    findings: list[Finding] = list(extra)
     for info in load_checks().values():
         findings.extend(info.function(snapshot, matrix))
     order = {s: i for i, s in enumerate((Severity.ERROR, Severity.WARN, Severity.INFO, Severity.OK))}

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,11 +21,12 @@ class Diagnosis:
     snapshot: Snapshot
     findings: tuple[Finding, ...]
     exit_code: int
+    strict: bool = False  # warnings fail too (the exit code, and JUnit failures)
 
 
-def diagnose(snapshot: Snapshot, matrix: Any, *, strict: bool = False) -> Diagnosis:
-    findings = tuple(run_checks(snapshot, matrix))
-    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict))
+def diagnose(snapshot: Snapshot, matrix: Any, *, strict: bool = False, extra: Iterable[Finding] = ()) -> Diagnosis:
+    findings = tuple(run_checks(snapshot, matrix, extra))
+    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict), strict)
 
 
 def exit_code(findings: Sequence[Finding], *, strict: bool) -> int:

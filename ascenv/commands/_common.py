@@ -12,13 +12,15 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union
 
 from ascenv import errors, proc
 from ascenv.output import Output
 
 if TYPE_CHECKING:
+    from ascenv.checks.summary import Diagnosis
     from ascenv.containers import images
+    from ascenv.model import Finding, Snapshot
     from ascenv.probe.fs import Root
 
 
@@ -235,3 +237,102 @@ def stored_build_engine(ctx: Context, project: Path) -> tuple[Callable[[], Any],
         return builder.resolve_image(containers, name, engine, image_host(ctx))
 
     return connect, resolve
+
+
+# --- doctor and check: one machine (or a saved snapshot) judged ---------------------------------
+
+DIAGNOSIS_FORMATS = ("human", "json", "markdown", "junit")
+T = TypeVar("T")
+
+
+def add_diagnosis_options(parser: argparse.ArgumentParser) -> None:
+    """What ``doctor`` and ``check`` judge and how they report it. Pair with ``diagnose_machine``."""
+    add_machine_options(parser)
+    parser.add_argument(
+        "--from", dest="from_file", metavar="SNAPSHOT", help="check a saved snapshot (ascenv snapshot -o FILE) offline"
+    )
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    add_format_option(parser, DIAGNOSIS_FORMATS)
+    parser.add_argument(
+        "--summary",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="also append the markdown report to FILE (default: $GITHUB_STEP_SUMMARY, the CI job summary)",
+    )
+
+
+def summary_file(ctx: Context, value: Optional[str]) -> Optional[str]:
+    """``--summary FILE``, checked before any work; a bare ``--summary`` is the CI job summary
+    file GitHub Actions names in $GITHUB_STEP_SUMMARY (docs.github.com, "Adding a job summary")."""
+    if value is None:
+        return None
+    chosen = value or ctx.environ.get("GITHUB_STEP_SUMMARY", "")
+    if not chosen:
+        raise errors.UsageError(
+            "--summary without FILE needs $GITHUB_STEP_SUMMARY", hint="pass --summary FILE outside GitHub Actions"
+        )
+    writable(Path(ctx.cwd, chosen), shown_path(chosen), hint="--summary takes a file in a writable directory")
+    return chosen
+
+
+def diagnose_machine(
+    ctx: Context, args: argparse.Namespace, extra: Optional[Callable[[Snapshot, Any], Sequence[Finding]]] = None
+) -> Diagnosis:
+    """The doctor's checks (and ``extra`` findings, from the snapshot and the matrix) on this
+    machine, ``--root DIR`` or ``--from SNAPSHOT``."""
+    from ascenv.checks import load_checks
+    from ascenv.checks.summary import diagnose
+    from ascenv.snapshot_io import load_snapshot
+
+    # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
+    # target Python (start-up time); errors surface here as before.
+    matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
+    if args.from_file:
+        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
+    else:
+        from ascenv.probe.snapshot import collect  # here: `doctor --from` re-checks offline and loads no probe
+
+        snapshot = collect(root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+        if args.root != "/" and args.python is None and snapshot.python.executable:
+            # --root never executes anything under DIR: the Python judged is this shell's.
+            ctx.out.message(
+                f"note: the Python checked is {snapshot.python.executable} from this shell's PATH,"
+                f" not one inside {args.root}; choose with --python"
+            )
+    judged = matrix()
+    return diagnose(snapshot, judged, strict=args.strict, extra=extra(snapshot, judged) if extra else ())
+
+
+def load_matrix(cache_dir: Optional[str] = None) -> object:
+    """The compat matrix when the data ships with this ascenv (checks without it skip)."""
+    try:
+        from ascenv import compat
+    except ImportError:
+        return None
+    return compat.load_cached(cache_dir)
+
+
+def _in_background(work: Callable[[], T]) -> Callable[[], T]:
+    """Start ``work`` on a thread; the returned function waits for it and returns its result or
+    raises its exception."""
+    import threading
+
+    outcome: dict = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by join()
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="ascenv-matrix", daemon=True)
+    thread.start()
+
+    def join() -> T:
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    return join

@@ -62,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also draw the comparison to FILE.png or FILE.svg (1200 x (300 + 40 per shape) px; needs ascenv[chart])",
     )
     common.add_store_option(cmp)
-    common.add_format_option(cmp)
+    common.add_format_option(cmp, ("human", "json", "junit"))
 
     base = sub.add_parser("baseline", help="baseline set RUN: accept a run as its operator's baseline")
     base.add_argument("verb", choices=["set"], help="set")
@@ -76,7 +76,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     hist.add_argument("--shape", metavar="SHAPES", help="only records with these input shapes")
     hist.add_argument("--limit", type=int, default=20, metavar="N", help="list the newest N runs (default: 20; 0: all)")
     common.add_store_option(hist)
-    common.add_format_option(hist)
+    # benchmark-action: the newest run as github-action-benchmark's customSmallerIsBetter JSON
+    common.add_format_option(hist, ("human", "json", "benchmark-action"))
 
 
 def _add_run_arguments(sub: Any) -> None:

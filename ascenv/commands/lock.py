@@ -44,12 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--strict", action="store_true", help="with --check: every difference is an error (patch releases too)"
     )
     common.add_machine_options(parser)
-    common.add_format_option(parser)
+    common.add_format_option(parser, ("human", "json", "junit"))  # junit: with --check
 
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.output import lock as render
 
+    render.refuse_format(args.format, checking=bool(args.check))
     if args.check:
         locked, warnings = lockfile.read_lock(os.path.join(ctx.cwd, args.check), args.check)
         machine = machine_lock(args, ctx)

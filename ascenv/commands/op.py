@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--soc", metavar="SOC", help="the SoC (Ascend910B4) or compute unit (ascend910b) to judge kernels for"
     )
     check.add_argument("--arch", help=f"host arch of the libraries (default: this machine's, {platform.machine()})")
-    common.add_format_option(check)
+    common.add_format_option(check, ("human", "json", "junit"))
 
 
 def compute_unit(soc: str) -> str:

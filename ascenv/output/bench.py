@@ -110,7 +110,11 @@ def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]
 
 
 def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool, chart: Optional[str] = None) -> None:
-    if fmt == "json":
+    if fmt == "junit":
+        from ascenv.output import junit
+
+        out.text(junit.document(f"ascenv bench compare {result.a.id} {result.b.id}", comparison_cases(result)))
+    elif fmt == "json":
         out.json(
             {
                 "a": result.a.id,
@@ -175,8 +179,52 @@ def baseline(out: Output, stored: StoredRun, fmt: str) -> None:
     out.console.print(f"baseline of {safe(stored.run.op)} ({safe(stored.run.target)}): {safe(stored.run.id)}")
 
 
+def comparison_cases(result: Comparison) -> list:
+    """One JUnit case per compared shape: a regression fails, with what to do as its message."""
+    from ascenv.output.junit import Case
+
+    cases = []
+    for s in result.shapes:
+        c = s.change
+        text = (
+            f"{c.verdict}: {c.change:+.1%} (95% interval {c.low:+.1%} .. {c.high:+.1%}), median"
+            f" {_us(s.a.duration_us)} us -> {_us(s.b.duration_us)} us, {s.a.samples}/{s.b.samples} launches"
+            + (f"; {c.reason}" if c.reason else "")
+        )
+        failure = (
+            f"slower by {c.change:.1%} (over {result.threshold:.0%}): find the change with `ascenv bench history"
+            f" {s.b.op}`, or accept it with `ascenv bench baseline set {result.b.id}`"
+            if c.regression
+            else None
+        )
+        cases.append(Case(f"ascenv.bench.{s.b.op}", f"{s.b.op} {_shapes(s.b.input_shapes)}", failure, text=text))
+    return cases
+
+
+def benchmark_action(result: History) -> list[dict[str, Any]]:
+    """The newest run's records as github-action-benchmark's ``customSmallerIsBetter`` input: a
+    list of {name, unit, value, range, extra} (its README, "Examples": custom benchmarks)."""
+    newest = result.rows[0].run if result.rows else None
+    return [
+        {
+            "name": f"{row.op} {_shapes(row.input_shapes)}",
+            "unit": "us",
+            "value": row.duration_us,
+            "range": f"± {row.spread:.1%}",
+            "extra": f"run {row.run}; build {row.build_key or '-'}; source {row.source_commit or '-'}",
+        }
+        for row in result.rows
+        if row.run == newest
+    ]
+
+
 def history(out: Output, result: History, fmt: str) -> None:
     """Newest first; each record judged against the same record of the next older run."""
+    if fmt == "benchmark-action":
+        import json
+
+        out.text(json.dumps(benchmark_action(result), indent=2, ensure_ascii=False, allow_nan=False))
+        return
     if fmt == "json":
         out.json(
             {

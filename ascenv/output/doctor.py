@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ascenv.checks import LAYERS
 from ascenv.checks.summary import Diagnosis, summary
+from ascenv.errors import UsageError
 from ascenv.model import Finding, Severity, Snapshot
-from ascenv.output import Output, safe
+from ascenv.output import Output, safe, shown_text
 
 _MARK = {
     Severity.ERROR: "[bold red]✗[/]",
@@ -40,9 +43,9 @@ def _count_line(findings: list[Finding]) -> str:
     )
 
 
-def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
+def human(out: Output, snap: Snapshot, findings: list[Finding], command: str = "doctor") -> None:
     c = out.console
-    c.print(f"[bold]ascenv doctor[/]  {safe(_headline(snap))}")
+    c.print(f"[bold]ascenv {command}[/]  {safe(_headline(snap))}")
     for layer in LAYERS:
         group = [f for f in findings if f.layer == layer]
         if not group:
@@ -62,9 +65,9 @@ def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
     c.print(f"\n{_count_line(findings)}  (ascenv explain <ID> tells why a check matters)")
 
 
-def markdown(snap: Snapshot, findings: list[Finding]) -> str:
+def markdown(snap: Snapshot, findings: list[Finding], command: str = "doctor") -> str:
     lines = [
-        "### ascenv doctor",
+        f"### ascenv {command}",
         "",
         f"`{_headline(snap)}`",
         "",
@@ -78,13 +81,19 @@ def markdown(snap: Snapshot, findings: list[Finding]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(out: Output, diagnosis: Diagnosis, fmt: str = "human") -> None:
+def render(out: Output, diagnosis: Diagnosis, fmt: str = "human", command: str = "doctor") -> None:
+    """``command`` (doctor, check) names the report and, in JUnit, the test suite."""
     if fmt == "json":
         out.json(json_payload(diagnosis))
     elif fmt == "markdown":
-        out.text(markdown(diagnosis.snapshot, list(diagnosis.findings)))
+        out.text(markdown(diagnosis.snapshot, list(diagnosis.findings), command))
+    elif fmt == "junit":
+        from ascenv.output import junit
+
+        cases = junit.finding_cases(command, diagnosis.findings, strict=diagnosis.strict)
+        out.text(junit.document(f"ascenv {command}", cases))
     else:
-        human(out, diagnosis.snapshot, list(diagnosis.findings))
+        human(out, diagnosis.snapshot, list(diagnosis.findings), command)
 
 
 def json_payload(diagnosis: Diagnosis) -> dict:
@@ -97,3 +106,14 @@ def json_payload(diagnosis: Diagnosis) -> dict:
         "findings": [serde.to_data(f) for f in diagnosis.findings],
         "snapshot": snapshot_to_json(diagnosis.snapshot),
     }
+
+
+def append_markdown(path: Path, diagnosis: Diagnosis, command: str = "doctor") -> None:
+    """Add the markdown report to ``path`` (a CI job summary collects what each step appends)."""
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(shown_text(markdown(diagnosis.snapshot, list(diagnosis.findings), command)) + "\n")
+    except OSError as exc:
+        raise UsageError(
+            f"cannot write {path}: {exc.strerror or exc}", hint="--summary takes a writable file"
+        ) from None

@@ -46,9 +46,22 @@ def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: 
     return table
 
 
+def refuse_format(fmt: str, *, checking: bool) -> None:
+    """Before any work: JUnit reports a check (test cases pass or fail); writing a lock is none."""
+    if fmt == "junit" and not checking:
+        from ascenv.errors import UsageError
+
+        raise UsageError("--format junit reports a check", hint="use it with lock --check")
+
+
 def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
     for warning in result.warnings:
         out.warn(warning)
+    if fmt == "junit":
+        from ascenv.output import junit
+
+        out.text(junit.document(f"ascenv lock --check {result.source}", junit_cases(result)))
+        return
     if fmt == "json":
         out.json(
             {
@@ -74,3 +87,29 @@ def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
     )
     if errors:
         out.message("update the machine to match the lock, or accept the change with `ascenv lock -o " + path + "`")
+
+
+def junit_cases(result: LockCheck) -> list:
+    """One test case per locked item (and per item only this machine has), in LAYERS order:
+    drift that is an error fails with the fix, a warning passes with its words as output."""
+    from ascenv.lockfile import LAYERS, flatten
+    from ascenv.output.junit import Case
+
+    locked, changed = flatten(result.lock), {(c.layer, c.item): c for c in result.changes}
+    keys = sorted(locked.keys() | changed.keys(), key=lambda k: (LAYERS.index(k[0]), k[1]))
+    cases = []
+    for layer, item in keys:
+        change = changed.get((layer, item))
+        name = f"{layer} {item}"
+        if change is None:
+            cases.append(Case(f"ascenv.lock.{layer}", name, text=f"in sync: {locked[(layer, item)]}"))
+            continue
+        text = f"{change.severity.value}: {change.kind}: locked {change.old or '-'}, this machine {change.new or '-'}"
+        fix = (
+            f"make {name} {change.old} again, or accept the change: ascenv lock -o {result.source}"
+            if change.old
+            else f"remove {name}, or accept it: ascenv lock -o {result.source}"
+        )
+        failure = fix if change.severity is Severity.ERROR else None
+        cases.append(Case(f"ascenv.lock.{layer}", name, failure=failure, text=text))
+    return cases

@@ -47,9 +47,25 @@ def op_check_json(result: OpCheck) -> dict[str, Any]:
     }
 
 
+def _seen_by(o: Any) -> tuple[tuple[str, bool], ...]:
+    return (("ATC", o.atc), ("runtime", o.runtime), ("aclnn", o.aclnn))
+
+
 def render_op_check(out: Output, result: OpCheck, fmt: str = "human") -> None:
     if fmt == "json":
         out.json(op_check_json(result))
+        return
+    if fmt == "junit":
+        from ascenv.output import junit
+
+        # one case per finding (errors fail, with the fix), then one passing case per OpType
+        # saying which vendor provides it and who sees it
+        cases = junit.finding_cases("op", result.findings)
+        for o in result.ops:
+            seen = ", ".join(f"{name} {'yes' if ok else 'no'}" for name, ok in _seen_by(o))
+            shadowed = f"; shadows {', '.join(o.shadowed)}" if o.shadowed else ""
+            cases.append(junit.Case("ascenv.op.optype", f"{o.op_type} from {o.vendor}", text=seen + shadowed))
+        out.text(junit.document("ascenv op check", cases))
         return
     console = out.console
     unit = result.compute_unit or "no --soc"
