@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 from ascenv import __version__, errors
 from ascenv.commands._common import Context
@@ -73,13 +74,40 @@ def command_specs() -> list[CommandSpec]:
 class _Parser(argparse.ArgumentParser):
     """argparse drops an OSError writing ``--help`` or ``--version`` (``_print_message``), losing
     the text with exit 0: through ``GuardedStdout`` a full or closed stdout decides the exit code
-    there as everywhere else. Sub-command parsers are of the same class (``add_subparsers``)."""
+    there as everywhere else. Sub-command parsers are of the same class (``add_subparsers``).
+
+    Two conveniences git and pip users expect: a mistyped command or action gets "did you
+    mean" (``git stass`` → ``stash``), and a command of actions given none (``ascenv store``)
+    shows its actions rather than only "the following arguments are required: ACTION"."""
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if message and file is not None and file is sys.stdout:
             GuardedStdout(file).write(message)
         else:
             super()._print_message(message, file)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        choices = action.choices
+        if choices is None or value in choices or not isinstance(value, str):
+            super()._check_value(action, value)
+            return
+        named = ", ".join(repr(c) for c in choices)
+        close = difflib.get_close_matches(value, [str(c) for c in choices], n=3, cutoff=0.6)
+        guess = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{guess} (choose from {named})")
+
+    def error(self, message: str) -> NoReturn:
+        actions = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        if (
+            actions
+            and message.startswith("the following arguments are required")
+            and str(actions[0].metavar) in message
+        ):
+            self.print_help(sys.stderr)
+            self.exit(
+                errors.EXIT_USAGE, f"\n{self.prog}: error: an ACTION is required: name one of the actions above\n"
+            )
+        super().error(message)
 
 
 def build_parser(argv: Optional[Sequence[str]] = None) -> argparse.ArgumentParser:
@@ -138,7 +166,8 @@ def _run(argv: Optional[Sequence[str]], ctx: Optional[Context], stdouts: list[Gu
         return errors.EXIT_USAGE
     fmt = getattr(args, "format", "human")
     if ctx is None:
-        ctx = Context(environ=dict(os.environ), out=Output(fmt), cwd=os.getcwd(), cache_dir=_cache_dir(os.environ))
+        out = Output(fmt, color=False if os.environ.get("NO_COLOR") else None)  # no-color.org: set and not empty
+        ctx = Context(environ=dict(os.environ), out=out, cwd=os.getcwd(), cache_dir=_cache_dir(os.environ))
     elif ctx.out.format != fmt:
         ctx.out.format = fmt
     stdouts.insert(0, ctx.out.stdout)  # type: ignore[arg-type]
@@ -186,7 +215,11 @@ def _print_traceback() -> None:
 
 
 def _cache_dir(environ: Mapping[str, str]) -> Optional[str]:
+    """ascenv's cache, or None (no cache kept) when it would live under a home directory that
+    does not exist: as git and pip do, a missing ``$HOME`` is not created for a cache."""
     from ascenv.cache.roots import ascenv_cache_dir
 
     home = os.path.expanduser("~")
+    if not environ.get("ASCENV_CACHE_DIR") and not environ.get("XDG_CACHE_HOME") and not os.path.isdir(home):
+        return None
     return ascenv_cache_dir(environ, home=home, cwd=os.getcwd()) if home.startswith("/") else None

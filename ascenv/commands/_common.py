@@ -203,5 +203,10 @@ def image_host(ctx: Context) -> images.Host:
     from ascenv.containers import images
 
     home = ctx.environ.get("HOME") or os.path.expanduser("~")
+    if not ctx.environ.get("ASCENV_CACHE_DIR") and not ctx.environ.get("XDG_CACHE_HOME") and not os.path.isdir(home):
+        raise errors.UsageError(
+            f"the home directory {home} does not exist, and images are bootstrapped into ascenv's cache under it",
+            hint="set ASCENV_CACHE_DIR (or XDG_CACHE_HOME) to a writable directory, or HOME to an existing one",
+        )
     cache = ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)
     return images.Host(environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message)

@@ -119,6 +119,9 @@ class Output:
                 highlight=False,
                 soft_wrap=True,
                 no_color=self._no_color,
+                # no-color.org: "prevent the addition of ANSI color"; users who set NO_COLOR
+                # expect plain text, so bold and dim go too (rich keeps them under no_color)
+                color_system=None if self._color is False else "auto",
                 width=None if _is_terminal(file) else PIPE_WIDTH,
             )
             console.push_render_hook(_show_controls_hook())
