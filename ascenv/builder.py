@@ -35,6 +35,7 @@ from ascenv.containers.engine import Engine, Mount, RunResult
 from ascenv.containers.recipe import parse_data, read_toml
 from ascenv.errors import BuildFailed, DataFileError, ImageNotAvailable, NotReproducible, Unpinned, UsageError
 from ascenv.names import name_problem
+from ascenv.words import counted
 
 RECIPE_FILE = "kernel.toml"
 SCHEMA = 1
@@ -587,7 +588,7 @@ def _require_identical(first: Path, second: Path, run: proc.Runner = proc.run) -
     differences = compare_trees(first, second)
     if not differences:
         return
-    lines = [f"two builds of the same inputs differ in {len(differences)} file(s):"]
+    lines = [f"two builds of the same inputs differ in {counted(len(differences), 'file')}:"]
     lines += [f"  {d.path}: {d.detail}" for d in differences]
     if shutil.which("diffoscope"):
         # diffoscope exits 0 same, 1 different, 2 trouble (diffoscope(1))

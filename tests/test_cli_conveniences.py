@@ -5,6 +5,7 @@ NO_COLOR means plain text, and a home directory that does not exist is not creat
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pty
 import select
@@ -172,3 +173,73 @@ def test_an_existing_home_still_gets_its_cache(tmp_path):
         timeout=120,
     )
     assert (tmp_path / ".cache" / "ascenv").is_dir()
+
+
+def _counts(argv):
+    return cli.verbosity(cli.build_parser(argv).parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    ("argv", "counts"),
+    [
+        (["doctor"], (0, 0)),
+        (["-q", "doctor"], (1, 0)),
+        (["doctor", "-q"], (1, 0)),
+        (["-q", "doctor", "-q"], (2, 0)),
+        (["--verbose", "store", "ls", "-v"], (0, 2)),
+        (["store", "ls", "-qq"], (2, 0)),
+    ],
+)
+def test_quiet_and_verbose_count_before_and_after_the_command(argv, counts):
+    assert _counts(argv) == counts
+
+
+def _output(quiet=0, verbose=0):
+    import io
+
+    from ascenv.output import Output
+
+    err = io.StringIO()
+    out = Output(stdout=io.StringIO(), stderr=err, interactive=False, color=False)
+    out.quiet, out.verbose = quiet, verbose
+    return out, err
+
+
+@pytest.mark.parametrize(
+    ("quiet", "verbose", "shown"), [(0, 0, "mwe"), (1, 0, "we"), (2, 0, "e"), (0, 1, "mdwe"), (1, 1, "we")]
+)
+def test_what_each_level_says_on_stderr(quiet, verbose, shown):
+    out, err = _output(quiet, verbose)
+    out.message("m-line")
+    out.detail("d-line")
+    out.warn("w-line")
+    out.error("e-line")
+    said = "".join(k for k in "mdwe" if f"{k}-line" in err.getvalue())
+    assert said == shown
+
+
+def test_verbose_tells_each_command_ascenv_runs_and_how_it_ended(tmp_path):
+    env = _env(tmp_path)
+    quiet = subprocess.run(
+        [sys.executable, "-m", "ascenv", "doctor", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    told = subprocess.run(
+        [sys.executable, "-m", "ascenv", "-v", "doctor", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert "ran: " not in quiet.stderr
+    lines = [line for line in told.stderr.splitlines() if line.startswith("ran: ")]
+    assert lines and all(("exit " in line or "not-found" in line) and line.endswith(" s)") for line in lines), (
+        told.stderr
+    )
+    assert all(len(line) < 400 for line in lines)  # a python -c script is named, not printed
+    assert json.loads(told.stdout).keys() == json.loads(quiet.stdout).keys()

@@ -91,6 +91,10 @@ class Output:
         color: Optional[bool] = None,
     ) -> None:
         self.format = format
+        # -q/-qq as pip counts them: -q hides informational messages and progress, -qq warnings
+        # too; errors are always said. -v: ``detail`` lines (the commands ascenv runs) are shown.
+        self.quiet = 0
+        self.verbose = 0
         self.stdout: IO[str] = GuardedStdout(stdout if stdout is not None else sys.stdout)  # type: ignore[assignment]
         self.stderr: IO[str] = QuietStderr(stderr if stderr is not None else sys.stderr)  # type: ignore[assignment]
         if interactive is None:
@@ -172,10 +176,17 @@ class Output:
 
     # messages to stderr ---------------------------------------------------------------------------
     def message(self, text: str) -> None:
-        self.err_console.print(_escape(text))
+        if self.quiet < 1:
+            self.err_console.print(_escape(text))
+
+    def detail(self, text: str) -> None:
+        """A line only ``--verbose`` shows (dim, on stderr)."""
+        if self.verbose > 0 and self.quiet < 1:
+            self.err_console.print(f"[dim]{_escape(text)}[/]")
 
     def warn(self, text: str) -> None:
-        self.err_console.print(f"[yellow]warning:[/] {_escape(text)}")
+        if self.quiet < 2:
+            self.err_console.print(f"[yellow]warning:[/] {_escape(text)}")
 
     def error(self, text: str, hint: Optional[str] = None) -> None:
         self.err_console.print(f"[bold red]error:[/] {_escape(text)}")
@@ -193,7 +204,7 @@ class Output:
     @contextlib.contextmanager
     def progress(self, description: str, total: Optional[float] = None) -> Iterator[Progress]:
         """A progress bar on stderr when interactive; silent otherwise."""
-        if not self.interactive or self.format == "json":
+        if not self.interactive or self.format == "json" or self.quiet > 0:
             yield Progress(None, None)
             return
         from rich.progress import Progress as RichProgress

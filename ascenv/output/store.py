@@ -9,6 +9,7 @@ from ascenv.bench.store import BuildRun
 from ascenv.output import Output, safe
 from ascenv.output.build import size
 from ascenv.store import CheckedEntry, GcResult, Listing, Shown, Stray
+from ascenv.words import counted
 
 
 def entry_data(build: CheckedEntry) -> dict:
@@ -147,4 +148,4 @@ def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
     render_strays(out, result.left_alone)
     for problem in result.problems:
         out.warn(f"not removed: {problem}")
-    out.console.print(f"{len(result.removed)} build(s) removed, {size(result.freed)} freed.")
+    out.console.print(f"{counted(len(result.removed), 'build')} removed, {size(result.freed)} freed.")

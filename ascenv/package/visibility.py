@@ -25,6 +25,7 @@ from ascenv.checks import finding, load_checks
 from ascenv.checks._facts import accepted, describe_ranges, effective_version, opp_abi_ranges
 from ascenv.model import UNLISTED, Finding, Severity, Snapshot, Vendor
 from ascenv.package import layout
+from ascenv.words import counted
 
 if TYPE_CHECKING:
     from ascenv.probe.fs import Root
@@ -197,7 +198,7 @@ def read_problems(vendors: Iterable[Vendor], shown: int = 3) -> list[Finding]:
             finding(
                 "ASC-VENDOR-READ",
                 Severity.WARN,
-                f"vendor {vendor.name}: {len(vendor.problems)} file(s) not read as CANN writes them",
+                f"vendor {vendor.name}: {counted(len(vendor.problems), 'file')} not read as CANN writes them",
                 found="; ".join(vendor.problems[:shown]) + (f" (and {more} more)" if more > 0 else ""),
                 expected="the JSON files the operator project's build writes",
                 evidence=(vendor.path,),
