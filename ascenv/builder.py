@@ -223,10 +223,15 @@ def find_kernel(project: Path, op: str, shipped: Optional[Path] = None) -> Path:
     for candidate in candidates:
         if (candidate / RECIPE_FILE).is_file():
             return candidate.resolve()
-    known = sorted(p.parent.name for p in (project / "kernels").glob(f"*/{RECIPE_FILE}"))
+    # every name this function would accept, from where it looks: the project's kernels/ and
+    # the operators shipped with ascenv (add_custom), so the hint never says "none" wrongly
+    places = [project, project / "kernels"] + ([shipped] if shipped else [])
+    known = sorted({p.parent.name for place in places for p in place.glob(f"*/{RECIPE_FILE}")})
     raise UsageError(
         f"no operator project {op!r}: looked for {RECIPE_FILE} in {', '.join(str(c) for c in candidates)}",
-        hint=f"operator projects here: {', '.join(known) or 'none'}",
+        hint=f"operator projects found: {', '.join(known)}"
+        if known
+        else f"no {RECIPE_FILE} under {', '.join(str(p) for p in places)}: pass an operator project's directory",
     )
 
 

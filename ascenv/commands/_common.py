@@ -76,6 +76,7 @@ def check_output_path(ctx: Context, value: Optional[str]) -> None:
         writable(Path(ctx.cwd, value), shown_path(value), hint=OUTPUT_HINT)
 
 
+FILE_NAME_PLACEHOLDER = "FILE"  # in the hint for an -o that names a directory
 OUTPUT_HINT = "-o takes a file path in a writable directory, or - for standard output"
 
 
@@ -93,7 +94,9 @@ def writable(path: Path, what: str, *, hint: str, directory: bool = False) -> No
     if info is not None and not stat.S_ISDIR(info.st_mode) and not stat.S_ISREG(info.st_mode):
         return
     if info is not None and stat.S_ISDIR(info.st_mode) and not directory:
-        raise _unwritable(what, errno.EISDIR, hint)
+        # as cp and tar users expect to be told: a directory needs a file name inside it
+        named = f"{what.rstrip('/')}/{FILE_NAME_PLACEHOLDER}"
+        raise _unwritable(what, errno.EISDIR, f"{what} is a directory: name a file inside it: -o {named}")
     existing = path if directory and info is not None else path.parent
     if not directory and not os.path.lexists(existing):
         raise _unwritable(what, errno.ENOENT, hint, f"{shown_path(str(existing))} does not exist")

@@ -47,7 +47,9 @@ def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: 
     return table
 
 
-def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
+def render_check(out: Output, result: LockCheck, fmt: str = "human", accept: str = "") -> None:
+    """``accept``: the command that rewrites the lock from what was checked (its machine options
+    kept: ``--python``, ``--root``, ``--from``)."""
     for warning in result.warnings:
         out.warn(warning)
     if fmt == "json":
@@ -75,4 +77,5 @@ def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
         f" against {safe(path)} (written {safe(lock.created or '?')})"
     )
     if errors:
-        out.message("update the machine to match the lock, or accept the change with `ascenv lock -o " + path + "`")
+        accept = accept or f"ascenv lock -o {path}"
+        out.message(f"update the machine to match the lock, or accept the change with `{accept}`")
