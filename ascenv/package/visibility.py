@@ -182,9 +182,25 @@ def check_ops(
         ),
     ]
     notes = []
-    if compute_unit is None:
+    if not vendors:
+        notes.append(_nothing_found(opp_path, environ.get("ASCEND_CUSTOM_OPP_PATH")))
+    elif compute_unit is None:
         notes.append("no --soc given: the per-compute-unit parts (ops-info, kernels) were not judged")
     return OpCheck(arch, compute_unit, judged.vendors, judged.ops, tuple(findings), tuple(notes))
+
+
+def _nothing_found(opp_path: Optional[str], custom: Optional[str]) -> str:
+    """Where no vendor was found, so "nothing to check" is not mistaken for "all is well"."""
+    where = (
+        f"looked in {opp_path}/vendors"
+        if opp_path
+        else "no opp directory to look in (ASCEND_OPP_PATH unset, no CANN at the default path)"
+    )
+    custom_said = f"ASCEND_CUSTOM_OPP_PATH={custom}" if custom else "ASCEND_CUSTOM_OPP_PATH unset"
+    return (
+        f"no custom operator vendor found: {where}; {custom_said};"
+        " install one with `ascenv install OP`, or source CANN's set_env.sh first"
+    )
 
 
 def read_problems(vendors: Iterable[Vendor], shown: int = 3) -> list[Finding]:
