@@ -212,4 +212,6 @@ def image_host(ctx: Context) -> images.Host:
             hint="set ASCENV_CACHE_DIR (or XDG_CACHE_HOME) to a writable directory, or HOME to an existing one",
         )
     cache = ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)
-    return images.Host(environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message)
+    return images.Host(
+        environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message, on_status=ctx.out.status
+    )

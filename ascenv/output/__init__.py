@@ -175,7 +175,23 @@ class Output:
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     # messages to stderr ---------------------------------------------------------------------------
+    def status(self, text: str) -> None:
+        """A one-line status that the next status or message replaces (``\r`` and erase line),
+        on a terminal only: in a pipe or a log it would be hundreds of lines."""
+        if not self.interactive or self.format == "json" or self.quiet > 0:
+            return
+        width = max(20, self.err_console.width - 1)
+        self.stderr.write("\r\x1b[2K" + safe(text)[:width])
+        self.stderr.flush()
+        self._status_shown = True
+
+    def _clear_status(self) -> None:
+        if getattr(self, "_status_shown", False):
+            self.stderr.write("\r\x1b[2K")
+            self._status_shown = False
+
     def message(self, text: str) -> None:
+        self._clear_status()
         if self.quiet < 1:
             self.err_console.print(_escape(text))
 
@@ -185,10 +201,12 @@ class Output:
             self.err_console.print(f"[dim]{_escape(text)}[/]")
 
     def warn(self, text: str) -> None:
+        self._clear_status()
         if self.quiet < 2:
             self.err_console.print(f"[yellow]warning:[/] {_escape(text)}")
 
     def error(self, text: str, hint: Optional[str] = None) -> None:
+        self._clear_status()
         self.err_console.print(f"[bold red]error:[/] {_escape(text)}")
         if hint:
             self.err_console.print(f"[cyan]hint:[/] {_escape(hint)}")
