@@ -37,6 +37,7 @@ from ascenv.containers.engine import Engine, Mount, RunResult
 from ascenv.containers.recipe import parse_data, read_toml
 from ascenv.errors import BuildFailed, DataFileError, ImageNotAvailable, NotReproducible, Unpinned, UsageError
 from ascenv.names import name_problem
+from ascenv.words import counted
 
 RECIPE_FILE = "kernel.toml"
 SCHEMA = 1
@@ -231,10 +232,15 @@ def find_kernel(project: Path, op: str, shipped: Optional[Path] = None) -> Path:
     for candidate in candidates:
         if (candidate / RECIPE_FILE).is_file():
             return candidate.resolve()
-    known = sorted(p.parent.name for p in (project / "kernels").glob(f"*/{RECIPE_FILE}"))
+    # every name this function would accept, from where it looks: the project's kernels/ and
+    # the operators shipped with ascenv (add_custom), so the hint never says "none" wrongly
+    places = [project, project / "kernels"] + ([shipped] if shipped else [])
+    known = sorted({p.parent.name for place in places for p in place.glob(f"*/{RECIPE_FILE}")})
     raise UsageError(
         f"no operator project {op!r}: looked for {RECIPE_FILE} in {', '.join(str(c) for c in candidates)}",
-        hint=f"operator projects here: {', '.join(known) or 'none'}",
+        hint=f"operator projects found: {', '.join(known)}"
+        if known
+        else f"no {RECIPE_FILE} under {', '.join(str(p) for p in places)}: pass an operator project's directory",
     )
 
 
@@ -341,6 +347,8 @@ class Outcome:
     raced: bool = False  # an identical build committed first; its entry is kept
     verified: bool = False  # built twice, byte-identical
     seconds: float = 0.0
+    build_seconds: tuple[float, ...] = ()  # each build this run did (two with --verify)
+    matched_stored: bool = False  # --verify of a stored build: both new builds equal its bytes
 
 
 def plan(request: Request) -> Plan:
@@ -387,7 +395,10 @@ def build(
     p = plan(request)
     op = request.recipe.name
     # One build per key at a time: a second `ascenv build` of the same key waits here, then hits.
-    with st.lock(f"build-{op}-{p.key[:16]}"):
+    waiting = (
+        f"another build of {op} ({request.target}) {p.key[:12]} is running; waiting for it, then reusing its result"
+    )
+    with st.lock(f"build-{op}-{p.key[:16]}", on_wait=lambda: event(waiting)):
         entry = st.get(op, p.key)
         problems = st.verify(entry) if entry is not None else []
         if entry is not None and not problems and not verify:
@@ -396,17 +407,28 @@ def build(
             event(f"the stored build {p.key[:12]} is damaged ({problems[0]}); rebuilding")
         with st.staging(f"build-{op}") as first:
             event(f"building {op} ({request.target}) in {request.image.name} ({request.image.image_id[:19]})")
+            took = time.monotonic()
             result = _run(request, p, engine, st, first, request.kernel_dir, on_log)
+            timings = [time.monotonic() - took]
             if verify:
                 with st.staging(f"verify-{op}") as second:
                     copy = second / "src" / request.recipe.name  # another host path for the same sources
                     shutil.copytree(request.kernel_dir, copy, symlinks=True)
                     event("building again from a copy of the sources in a new container (--verify)")
+                    took = time.monotonic()
                     _run(request, p, engine, st, second, copy, on_log)
+                    timings.append(time.monotonic() - took)
                     _require_identical(first / "entry" / "outputs", second / "entry" / "outputs")
                 if entry is not None and not problems:  # the stored build must be the same bytes too
                     _require_identical(entry.outputs, first / "entry" / "outputs")
-                    return Outcome(entry, reused=False, verified=True, seconds=time.monotonic() - start)
+                    return Outcome(
+                        entry,
+                        reused=False,
+                        verified=True,
+                        seconds=time.monotonic() - start,
+                        build_seconds=tuple(timings),
+                        matched_stored=True,
+                    )
             manifest = _manifest(request, p, result, first / "entry", time.monotonic() - start)
             (first / "entry" / store.MANIFEST).write_text(store.dumps_manifest(manifest), encoding="utf-8")
             committed, ours = st.commit(op, p.key, first / "entry")
@@ -417,6 +439,7 @@ def build(
         raced=not ours,
         verified=verify,
         seconds=time.monotonic() - start,
+        build_seconds=tuple(timings),
     )
 
 
@@ -596,7 +619,7 @@ def _require_identical(first: Path, second: Path, run: proc.Runner = proc.run) -
     differences = compare_trees(first, second)
     if not differences:
         return
-    lines = [f"two builds of the same inputs differ in {len(differences)} file(s):"]
+    lines = [f"two builds of the same inputs differ in {counted(len(differences), 'file')}:"]
     lines += [f"  {d.path}: {d.detail}" for d in differences]
     if shutil.which("diffoscope"):
         # diffoscope exits 0 same, 1 different, 2 trouble (diffoscope(1))

@@ -4,6 +4,7 @@ grades with, every check in one list, or what triage knows of an Ascend error co
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
@@ -11,7 +12,7 @@ from ascenv import errors
 from ascenv.checks import RENAMED, CheckInfo, load_checks, resolve
 
 if TYPE_CHECKING:
-    from ascenv.triage.signatures import Signature
+    from ascenv.triage.signatures import Signature, SignatureTable
 
 # Checks that grade with the compatibility data (compat/*.toml): explain says how old it is.
 _USES_COMPAT = frozenset(
@@ -38,6 +39,13 @@ class Explanation:
     code: str = ""  # an Ascend error code asked (then ``signatures`` says what it means)
     signatures: tuple[Signature, ...] = ()
     asked_as: str = ""  # the old ID asked for, when the check was renamed since
+    error_codes: tuple[str, ...] = ()  # with the listing: every error code triage's table knows
+
+
+# What an error code looks like, by the codes the signature table holds (its sources quote them
+# from real logs): CANN's "E" + a module letter or digit + four digits (EZ9999, EH9999), ERR00008,
+# or a runtime/ACL/HCCL return code of four to six digits, negative ones too (507033, -8005).
+_CODE_SHAPE = re.compile(r"^(E[A-Z0-9]{1,3}\d{4,5}|-?\d{4,6})$")
 
 
 def explain(wanted: Optional[str]) -> Explanation:
@@ -53,9 +61,18 @@ def explain(wanted: Optional[str]) -> Explanation:
         if found is None:
             from ascenv.triage.signatures import load as load_signatures
 
-            codes = load_signatures().by_code(key)
+            table = load_signatures()
+            codes = table.by_code(key)
             if codes:
                 return Explanation(listing=False, code=key, signatures=codes)
+            if _CODE_SHAPE.match(key):
+                known = _known_codes(table)
+                alike = [c for c in known if c[:2] == key[:2]][:8] or difflib.get_close_matches(key, known, n=4)
+                raise errors.UsageError(
+                    f"{wanted} is not an error code triage's table knows ({len(known)} codes are known)",
+                    hint=(f"known codes like it: {', '.join(alike)}; " if alike else "")
+                    + "`ascenv explain` lists them all; `ascenv triage LOG` also reads the lines around a code",
+                )
             close = difflib.get_close_matches(key, [*checks, *RENAMED], n=1)
             raise errors.UsageError(
                 f"no check named {wanted}",
@@ -74,7 +91,18 @@ def explain(wanted: Optional[str]) -> Explanation:
         )
         for c in chosen
     )
-    return Explanation(listing=wanted is None, checks=explained, compat_data_as_of=as_of, asked_as=asked_as)
+    listed: tuple[str, ...] = ()
+    if wanted is None:
+        from ascenv.triage.signatures import load as load_signatures
+
+        listed = _known_codes(load_signatures())
+    return Explanation(
+        listing=wanted is None, checks=explained, compat_data_as_of=as_of, asked_as=asked_as, error_codes=listed
+    )
+
+
+def _known_codes(table: SignatureTable) -> tuple[str, ...]:
+    return tuple(sorted({code.upper() for signature in table.signatures for code in signature.codes}))
 
 
 def _constraint(key: str) -> Optional[CheckInfo]:

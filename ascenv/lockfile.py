@@ -281,6 +281,25 @@ def dumps_lock(lock: Lock) -> str:
     return _HEADER + tomli_w.dumps(lock_data(lock))
 
 
+def _not_toml(text: str, source: str, regenerate: str, exc: ValueError) -> errors.InputError:
+    """What a file that is not TOML is, when it is one of ascenv's other files: a snapshot
+    (JSON with ``npu`` and ``python``) is the commonest thing passed to ``--check`` by mistake."""
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and {"npu", "python", "schema"} <= data.keys():
+            return errors.InputError(
+                f"{source} is a snapshot (JSON), not a lock",
+                hint=f"write its lock with `ascenv lock --from {source} -o ascenv.lock` and check against that,"
+                f" or compare machines with `ascenv diff {source} OTHER`",
+            )
+        if data is not None:
+            return errors.InputError(f"{source} is JSON, not a lock (a lock is TOML)", hint=regenerate)
+    return errors.InputError(f"{source} is not a readable lock (truncated or not TOML): {exc}", hint=regenerate)
+
+
 def loads_lock(text: str, source: str) -> tuple[Lock, list[str]]:
     """Parse and validate a lock; returns it with warnings. Every problem is an InputError (exit 2)
     naming ``source`` and, for a bad value, the key path (``npu.chips[3].name: expected string``)."""
@@ -290,9 +309,7 @@ def loads_lock(text: str, source: str) -> tuple[Lock, list[str]]:
     except RecursionError:
         raise errors.InputError(f"{source} is not an ascenv lock (TOML nested too deep)", hint=regenerate) from None
     except ValueError as exc:  # TOMLDecodeError, or an integer longer than Python reads (sys.int_info)
-        raise errors.InputError(
-            f"{source} is not a readable lock (truncated or not TOML): {exc}", hint=regenerate
-        ) from None
+        raise _not_toml(text, source, regenerate, exc) from None
     warnings: list[str] = []
     version = data.get("lock-version")
     match = re.fullmatch(r"(\d{1,9})\.(\d{1,9})", version) if isinstance(version, str) else None

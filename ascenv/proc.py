@@ -21,6 +21,7 @@ from functools import lru_cache
 from typing import Callable, Optional
 
 from ascenv.signals import held
+from ascenv.words import counted
 
 OK = "ok"  # ran and exited 0
 EXIT = "exit"  # ran and exited non-zero, or was killed by a signal (a negative returncode)
@@ -111,7 +112,7 @@ def _excerpt(text: str) -> list[str]:
         if hidden <= 0:
             shown = text.split("\n")
         else:
-            shown = lines[:QUOTED_LINES] + [f"... {hidden} more line(s) not shown ..."] + tail
+            shown = lines[:QUOTED_LINES] + [f"... {counted(hidden, 'more line')} not shown ..."] + tail
     shown = [line.rstrip("\r") for line in shown]
     return [line if len(line) <= QUOTED_WIDTH else line[:QUOTED_WIDTH] + " ..." for line in shown]
 

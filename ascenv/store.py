@@ -367,8 +367,10 @@ class Store:
         return True
 
     @contextlib.contextmanager
-    def lock(self, name: str = "store") -> Iterator[None]:
-        """An exclusive ``flock`` on ``.locks/<name>.lock``, released when the process dies."""
+    def lock(self, name: str = "store", on_wait: Optional[Callable[[], None]] = None) -> Iterator[None]:
+        """An exclusive ``flock`` on ``.locks/<name>.lock``, released when the process dies.
+        ``on_wait`` is called once when another process holds it, before waiting: a wait of
+        minutes must not look like a hang."""
         self.ensure()
         path = self.root / LOCKS / f"{name}.lock"
         try:
@@ -379,7 +381,12 @@ class Store:
                 hint="the store must be writable (a symbolic link is not followed)",
             ) from None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None:
+                    on_wait()
+                fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # releases the flock

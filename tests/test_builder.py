@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ascenv import builder, proc, store
+from ascenv import builder, errors, proc, store
 from ascenv.errors import BuildFailed, DataFileError
 from ascenv.store import Store
 
@@ -424,3 +424,21 @@ def test_outputs_reached_through_a_directory_symlink_are_never_moved(tmp_path: P
     builder._collect_outputs(("*/*.so",), out, dest)
     assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == ["real/libop.so"]
     assert (host_dir / "libc.so").read_bytes() == b"host file"
+
+
+@pytest.mark.parametrize("asked", ["nope_op", "add_custm", "kernels"])
+def test_an_unknown_operator_names_the_projects_that_would_be_found_shipped_ones_too(tmp_path, asked):
+    shipped = Path(__file__).resolve().parents[1] / "kernels"
+    (tmp_path / "kernels" / "mine").mkdir(parents=True)
+    (tmp_path / "kernels" / "mine" / builder.RECIPE_FILE).write_text("schema = 1\n")
+    with pytest.raises(errors.UsageError) as raised:
+        builder.find_kernel(tmp_path, asked, shipped)
+    assert raised.value.hint == "operator projects found: add_custom, mine"
+
+
+def test_with_no_project_anywhere_the_hint_says_where_it_looked(tmp_path):
+    with pytest.raises(errors.UsageError) as raised:
+        builder.find_kernel(tmp_path, "x", tmp_path / "shipped")
+    hint = raised.value.hint
+    assert hint.startswith("no kernel.toml under") and "found: none" not in hint
+    assert str(tmp_path / "kernels") in hint and str(tmp_path / "shipped") in hint

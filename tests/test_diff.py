@@ -77,10 +77,10 @@ def test_diff_fleet_human_markdown_json(tmp_path):
     code, out, _ = run(tmp_path, "diff", *names)
     assert code == 1
     assert "5 nodes, 2 distinct stacks" in out
-    assert out.index("outlier") < out.index("reference (4 node(s))")
+    assert out.index("outlier") < out.index("reference (4 nodes)")
     assert "node2.json" in out and "differs in: driver" in out
     code, md, _ = run(tmp_path, "diff", *names, "--format", "markdown")
-    assert "### Outlier (1 nodes): differs in driver" in md and "| driver | version | 25.0.rc1.1 | 25.2.0 |" in md
+    assert "### Outlier (1 node): differs in driver" in md and "| driver | version | 25.0.rc1.1 | 25.2.0 |" in md
     code, out, _ = run(tmp_path, "diff", *names, "--format", "json")
     data = json.loads(out)
     assert data["nodes"] == 5 and data["stacks"] == 2

@@ -199,7 +199,7 @@ def test_describe_quotes_both_ends_of_a_long_output():
     text = done.describe()
     quoted = [line.strip() for line in text.splitlines()]
     assert quoted[3:5] == ["line 0", "line 1"] and quoted[-3] == "line 999"  # head, tail, then stderr
-    assert f"... {1000 - 2 * proc.QUOTED_LINES} more line(s) not shown ..." in quoted
+    assert f"... {1000 - 2 * proc.QUOTED_LINES} more lines not shown ..." in quoted
     assert len(text) < 5000  # the 100 kB line is cut too
 
 

@@ -205,6 +205,29 @@ def test_the_store_lock_serialises_commits(tmp_path: Path) -> None:
     assert order == ["first in", "first out", "second in"]
 
 
+def test_a_wait_for_the_lock_is_told_once_and_an_uncontended_one_not_at_all(tmp_path: Path) -> None:
+    st = Store(tmp_path / "store")
+    told: list[str] = []
+    with st.lock("x", on_wait=lambda: told.append("free")):
+        pass
+    assert told == []
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with st.lock("x"):
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(10)
+    threading.Timer(0.3, release.set).start()
+    with st.lock("x", on_wait=lambda: told.append("waiting")):
+        assert release.is_set()  # it did wait for the holder
+    thread.join()
+    assert told == ["waiting"]
+
+
 def test_find_by_prefix(tmp_path: Path) -> None:
     st = Store(tmp_path / "store")
     add_entry(st, "add_custom", "abcdef01" + "0" * 56)

@@ -12,6 +12,7 @@ from typing import Callable, Optional
 
 from ascenv.cache.entry import FOREIGN, KINDS, RECENT, CacheEntry, CacheReport, CannRecord, VendorRecord, display_path
 from ascenv.errors import UsageError
+from ascenv.words import counted
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
@@ -42,11 +43,6 @@ def format_age(seconds: Optional[float]) -> str:
         if seconds >= span:
             return f"{int(seconds // span)}{unit}"
     return f"{max(int(seconds), 0)}s"
-
-
-def counted(n: int, noun: str, plural: Optional[str] = None) -> str:
-    """``1 file``, ``2 files``, ``1,204 entries`` (``plural`` when not noun + s)."""
-    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
 
 
 def kept_reasons(entry: CacheEntry, now: Optional[float]) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from ascenv.checks import check, finding
 from ascenv.checks._facts import has_npu_hardware
 from ascenv.model import Finding, Severity, Snapshot
+from ascenv.words import counted
 
 # The nodes every NPU process opens besides its /dev/davinciN (README of
 # github:Ascend/cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9; Ascend Docker Runtime
@@ -62,4 +63,4 @@ def device_nodes(snap: Snapshot, matrix: object) -> Iterator[Finding]:
             fix="sudo usermod -aG HwHiAiUser $USER  (then log in again); in a container: --group-add HwHiAiUser's gid",
         )
     if chips and not missing and not denied:
-        yield finding("ASC-DEV-NODES", Severity.OK, f"{len(chips)} NPU device node(s) accessible")
+        yield finding("ASC-DEV-NODES", Severity.OK, f"{counted(len(chips), 'NPU device node')} accessible")

@@ -11,6 +11,7 @@ from ascenv.checks._unreadable import unreadable_files, unreadable_finding
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.pci import npu_functions
 from ascenv.versions import ProductLine
+from ascenv.words import counted
 
 
 @check(
@@ -36,7 +37,7 @@ def driver_loaded(snap: Snapshot, matrix: object) -> Iterator[Finding]:
                 "ASC-DRIVER-LOADED",
                 Severity.ERROR,
                 "Ascend card present but no driver installed",
-                found=f"{len(cards)} Ascend PCI function(s), no driver version.info",
+                found=f"{counted(len(cards), 'Ascend PCI function')}, no driver version.info",
                 expected="/usr/local/Ascend/driver/version.info",
                 fix="install the Ascend-hdk driver and firmware .run packages for this card (driver first)",
             )

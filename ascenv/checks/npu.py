@@ -8,6 +8,7 @@ from ascenv.checks import check, finding
 from ascenv.checks._facts import has_npu_hardware
 from ascenv.model import Finding, Severity, Snapshot, processes_note
 from ascenv.proc import last_line
+from ascenv.words import counted
 
 
 @check(
@@ -29,7 +30,10 @@ def npu_smi(snap: Snapshot, matrix: object) -> Iterator[Finding]:
     if snap.npu.chips:
         if not errors:
             yield finding(
-                "ASC-NPU-SMI", Severity.OK, f"npu-smi lists {len(snap.npu.chips)} chip(s)", evidence=(snap.npu.source,)
+                "ASC-NPU-SMI",
+                Severity.OK,
+                f"npu-smi lists {counted(len(snap.npu.chips), 'chip')}",
+                evidence=(snap.npu.source,),
             )
         else:  # the table came; some sub-queries (-m, -t board) did not: one note, not one per NPU
             commands = sorted({e.source for e in errors if e.source})

@@ -78,6 +78,7 @@ def check_output_path(ctx: Context, value: Optional[str]) -> None:
         writable(Path(ctx.cwd, value), shown_path(value), hint=OUTPUT_HINT)
 
 
+FILE_NAME_PLACEHOLDER = "FILE"  # in the hint for an -o that names a directory
 OUTPUT_HINT = "-o takes a file path in a writable directory, or - for standard output"
 
 
@@ -95,7 +96,9 @@ def writable(path: Path, what: str, *, hint: str, directory: bool = False) -> No
     if info is not None and not stat.S_ISDIR(info.st_mode) and not stat.S_ISREG(info.st_mode):
         return
     if info is not None and stat.S_ISDIR(info.st_mode) and not directory:
-        raise _unwritable(what, errno.EISDIR, hint)
+        # as cp and tar users expect to be told: a directory needs a file name inside it
+        named = f"{what.rstrip('/')}/{FILE_NAME_PLACEHOLDER}"
+        raise _unwritable(what, errno.EISDIR, f"{what} is a directory: name a file inside it: -o {named}")
     existing = path if directory and info is not None else path.parent
     if not directory and not os.path.lexists(existing):
         raise _unwritable(what, errno.ENOENT, hint, f"{shown_path(str(existing))} does not exist")
@@ -205,8 +208,15 @@ def image_host(ctx: Context) -> images.Host:
     from ascenv.containers import images
 
     home = ctx.environ.get("HOME") or os.path.expanduser("~")
+    if not ctx.environ.get("ASCENV_CACHE_DIR") and not ctx.environ.get("XDG_CACHE_HOME") and not os.path.isdir(home):
+        raise errors.UsageError(
+            f"the home directory {home} does not exist, and images are bootstrapped into ascenv's cache under it",
+            hint="set ASCENV_CACHE_DIR (or XDG_CACHE_HOME) to a writable directory, or HOME to an existing one",
+        )
     cache = ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)
-    return images.Host(environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message)
+    return images.Host(
+        environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message, on_status=ctx.out.status
+    )
 
 
 def shapes_option(value: Optional[str], example: str) -> Optional[tuple[str, ...]]:

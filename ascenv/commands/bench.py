@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_format_option(cmp, ("human", "json", "junit"))
 
     base = sub.add_parser("baseline", help="baseline set RUN: accept a run as its operator's baseline")
-    base.add_argument("verb", choices=["set"], help="set")
+    base.add_argument("verb", choices=["set"], metavar="ACTION", help="set: accept RUN as the baseline")
     base.add_argument("run", metavar="RUN", help="run id (or its first 6+ characters) or latest")
     base.add_argument("--op", metavar="OP", help="the operator, when RUN is latest")
     common.add_store_option(base)

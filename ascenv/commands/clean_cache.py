@@ -23,12 +23,13 @@ from typing import Optional
 from ascenv import errors, paths
 from ascenv.cache.entry import KINDS, EntryOwner
 from ascenv.cache.machine import MachineFacts, gather_machine_facts, gathered_in_background, other_homes
-from ascenv.cache.plan import Filters, counted, make_plan, matches, parse_age, recent_cutoff
+from ascenv.cache.plan import Filters, make_plan, matches, parse_age, recent_cutoff
 from ascenv.cache.result import DELETE, DRY_RUN, LS, CleanCache
 from ascenv.cache.roots import ascenv_state_dir
 from ascenv.cache.survey import survey
 from ascenv.commands import _common as common
 from ascenv.signals import termination_as_interrupt
+from ascenv.words import counted
 
 NAME = "clean-cache"
 ORDER = 80

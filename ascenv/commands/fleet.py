@@ -20,7 +20,7 @@ HELP = "audit every node of an Ansible inventory against a cluster lock or the m
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="fleet_command", metavar="SUBCOMMAND", required=True)
+    sub = parser.add_subparsers(dest="fleet_command", metavar="ACTION", required=True)
     audit = sub.add_parser("audit", help="snapshot every node and name the drifted, unreachable and failed ones")
     _common_options(audit)
     audit.add_argument("--lock", metavar="CLUSTER.lock", help="judge every node against this lock (ascenv lock)")

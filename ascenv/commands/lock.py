@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         locked, warnings = lockfile.read_lock(os.path.join(ctx.cwd, args.check), args.check)
         machine = machine_lock(args, ctx)
         result = lockfile.check_lock(locked, machine, source=args.check, strict=args.strict, warnings=warnings)
-        render.render_check(ctx.out, result, args.format)
+        render.render_check(ctx.out, result, args.format, accept=_accept_command(args))
         return result.exit_code
     common.check_output_option(ctx, args.output, args.format, "lock")
     machine = machine_lock(args, ctx)
@@ -65,6 +65,22 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         common.summary_output(ctx, args.output), common.output_name(args.output), machine, args.format
     )
     return errors.EXIT_OK
+
+
+def _accept_command(args: argparse.Namespace) -> str:
+    """``ascenv lock`` with the same machine options as this check, writing over the lock."""
+    import shlex
+
+    given = [
+        (option, value)
+        for option, value in (
+            ("--from", args.from_file),
+            ("--root", None if args.root == "/" else args.root),
+            ("--python", args.python),
+        )
+        if value
+    ]
+    return shlex.join(["ascenv", "lock", *(w for pair in given for w in pair), "-o", args.check])
 
 
 def machine_lock(args: argparse.Namespace, ctx: common.Context) -> Lock:

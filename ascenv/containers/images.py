@@ -3,11 +3,14 @@ verify), build, and pin. Nothing here prints or reads the environment; the comma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional
@@ -111,6 +114,9 @@ class Host:
     is_root: bool = field(default_factory=lambda: os.geteuid() == 0)
     # Told each step of a bootstrap or pull: mmdebstrap alone runs for minutes with no output.
     on_event: Callable[[str], None] = lambda _: None
+    # Told, about once a second, how a long step is going ("1:23 elapsed, 180 MB written"): a
+    # status line on a terminal, nothing in a pipe (the command decides; the end is an event).
+    on_status: Callable[[str], None] = lambda _: None
 
 
 def build(
@@ -219,9 +225,10 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
                 f"bootstrapping {recipe.name}: mmdebstrap {boot.suite}/{boot.variant} for {arch}, "
                 f"{len(boot.packages)} packages from {source.uri} (minutes when the .deb cache is cold)"
             )
-            bootstrap.run_mmdebstrap(
-                boot, source, rootfs, images_dir / recipe.name / "debs", arch, host.environ, host.run
-            )
+            with elapsed(host, f"bootstrapping {recipe.name}", rootfs):
+                bootstrap.run_mmdebstrap(
+                    boot, source, rootfs, images_dir / recipe.name / "debs", arch, host.environ, host.run
+                )
             if save is None:
                 return _write_and_load(rootfs, work / "image.tar", recipe, arch, engine, host)
             # the saved archive appears whole, and only once the engine took it
@@ -230,6 +237,49 @@ def bootstrap_image(recipe: Recipe, engine: Engine, host: Host, save: Optional[P
             return replace(archive, path=save)
         finally:
             remove_tree(work)
+
+
+@contextlib.contextmanager
+def elapsed(host: Host, label: str, growing: Path, every: float = 1.0) -> Iterator[None]:
+    """Tell ``host.on_status`` every ``every`` seconds how long ``label`` has run and how much
+    it has written under ``growing``; tell ``host.on_event`` how long it took when it ends."""
+    start = time.monotonic()
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(every):
+            host.on_status(
+                f"{label}: {_clock(time.monotonic() - start)} elapsed, {_size(_tree_bytes(growing))} written"
+            )
+
+    ticker = threading.Thread(target=tick, name="ascenv-elapsed", daemon=True)
+    ticker.start()
+    try:
+        yield
+    finally:
+        done.set()
+        ticker.join()
+    host.on_event(f"{label}: done in {_clock(time.monotonic() - start)}")
+
+
+def _clock(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}:{rest:02d}"
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:,.0f} MB" if count >= 1e6 else f"{count / 1e3:,.0f} kB"
+
+
+def _tree_bytes(top: Path) -> int:
+    """Bytes of the regular files under ``top`` (a tree being written: entries vanish mid-walk)."""
+    total = 0
+    for directory, _, names in os.walk(top):
+        for name in names:
+            with contextlib.suppress(OSError):
+                info = os.lstat(os.path.join(directory, name))
+                total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return total
 
 
 def _write_and_load(

@@ -91,6 +91,10 @@ class Output:
         color: Optional[bool] = None,
     ) -> None:
         self.format = format
+        # -q/-qq as pip counts them: -q hides informational messages and progress, -qq warnings
+        # too; errors are always said. -v: ``detail`` lines (the commands ascenv runs) are shown.
+        self.quiet = 0
+        self.verbose = 0
         self.stdout: IO[str] = GuardedStdout(stdout if stdout is not None else sys.stdout)  # type: ignore[assignment]
         self.stderr: IO[str] = QuietStderr(stderr if stderr is not None else sys.stderr)  # type: ignore[assignment]
         if interactive is None:
@@ -119,6 +123,9 @@ class Output:
                 highlight=False,
                 soft_wrap=True,
                 no_color=self._no_color,
+                # no-color.org: "prevent the addition of ANSI color"; users who set NO_COLOR
+                # expect plain text, so bold and dim go too (rich keeps them under no_color)
+                color_system=None if self._color is False else "auto",
                 width=None if _is_terminal(file) else PIPE_WIDTH,
             )
             console.push_render_hook(_show_controls_hook())
@@ -168,13 +175,38 @@ class Output:
         self.stdout.write(text if text.endswith("\n") else text + "\n")
 
     # messages to stderr ---------------------------------------------------------------------------
+    def status(self, text: str) -> None:
+        """A one-line status that the next status or message replaces (``\r`` and erase line),
+        on a terminal only: in a pipe or a log it would be hundreds of lines."""
+        if not self.interactive or self.format == "json" or self.quiet > 0:
+            return
+        width = max(20, self.err_console.width - 1)
+        self.stderr.write("\r\x1b[2K" + safe(text)[:width])
+        self.stderr.flush()
+        self._status_shown = True
+
+    def _clear_status(self) -> None:
+        if getattr(self, "_status_shown", False):
+            self.stderr.write("\r\x1b[2K")
+            self._status_shown = False
+
     def message(self, text: str) -> None:
-        self.err_console.print(_escape(text))
+        self._clear_status()
+        if self.quiet < 1:
+            self.err_console.print(_escape(text))
+
+    def detail(self, text: str) -> None:
+        """A line only ``--verbose`` shows (dim, on stderr)."""
+        if self.verbose > 0 and self.quiet < 1:
+            self.err_console.print(f"[dim]{_escape(text)}[/]")
 
     def warn(self, text: str) -> None:
-        self.err_console.print(f"[yellow]warning:[/] {_escape(text)}")
+        self._clear_status()
+        if self.quiet < 2:
+            self.err_console.print(f"[yellow]warning:[/] {_escape(text)}")
 
     def error(self, text: str, hint: Optional[str] = None) -> None:
+        self._clear_status()
         self.err_console.print(f"[bold red]error:[/] {_escape(text)}")
         if hint:
             self.err_console.print(f"[cyan]hint:[/] {_escape(hint)}")
@@ -190,7 +222,7 @@ class Output:
     @contextlib.contextmanager
     def progress(self, description: str, total: Optional[float] = None) -> Iterator[Progress]:
         """A progress bar on stderr when interactive; silent otherwise."""
-        if not self.interactive or self.format == "json":
+        if not self.interactive or self.format == "json" or self.quiet > 0:
             yield Progress(None, None)
             return
         from rich.progress import Progress as RichProgress

@@ -15,6 +15,7 @@ from ascenv.bench.records import Run, record_json
 from ascenv.bench.stats import Change, Comparison, ShapeChange
 from ascenv.bench.store import StoredRun
 from ascenv.output import Output, printable, safe
+from ascenv.words import counted
 
 _COLOURS = {"faster": "green", "slower": "red", "same": "default", "inconclusive": "yellow"}
 
@@ -49,11 +50,12 @@ def imported(out: Output, run: Run, path: Path, fmt: str) -> None:
         )
     out.console.print(table)
     out.console.print(
-        f"run [bold]{safe(run.id)}[/] ({safe(run.tool)}, {len(run.records)} records from {len(run.files)} file(s)) "
+        f"run [bold]{safe(run.id)}[/] ({safe(run.tool)}, {counted(len(run.records), 'record')}"
+        f" from {counted(len(run.files), 'file')}) "
         f"stored in {safe(str(path))}"
     )
     if run.skipped_rows:
-        out.message(f"{run.skipped_rows} row(s) without a duration were skipped")
+        out.message(f"{counted(run.skipped_rows, 'row')} without a duration were skipped")
     if run.fingerprint.downclocked:
         out.warn("the chip ran below its rated clock: this run cannot become a baseline")
 
@@ -155,13 +157,17 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
         peered = sum(s.against_peer for s in result.shapes)
         if peered:
             out.message(
-                f"{peered} shape(s) judged as duration / the peer workload timed beside each launch "
+                f"{counted(peered, 'shape')} judged as duration / the peer workload timed beside each launch "
                 "(the change and interval are of that ratio; the bars are the durations)"
             )
         if result.only_a or result.only_b:
-            out.message(f"{len(result.only_a)} record(s) only in A, {len(result.only_b)} only in B: not compared")
+            out.message(
+                f"{counted(len(result.only_a), 'record')} only in A, {len(result.only_b)} only in B: not compared"
+            )
         if result.regressions:
-            out.console.print(f"[red]{len(result.regressions)} shape(s) slower by more than {result.threshold:.0%}[/]")
+            out.console.print(
+                f"[red]{counted(len(result.regressions), 'shape')} slower by more than {result.threshold:.0%}[/]"
+            )
     for d in result.differences:
         text = f"the runs' stacks differ: {d}"
         if allow_env_change:
@@ -268,9 +274,11 @@ def history(out: Output, result: History, fmt: str) -> None:
         )
     out.console.print(table)
     if result.runs < result.total:
-        out.console.print(f"the newest {result.runs} of {result.total} run(s) of {safe(result.op)} (all: --limit 0).")
+        out.console.print(
+            f"the newest {result.runs} of {counted(result.total, 'run')} of {safe(result.op)} (all: --limit 0)."
+        )
     else:
-        out.console.print(f"{result.total} run(s) of {safe(result.op)}.")
+        out.console.print(f"{counted(result.total, 'run')} of {safe(result.op)}.")
 
 
 def _tiling(values: dict[str, Any]) -> str:

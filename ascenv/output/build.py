@@ -42,6 +42,8 @@ def json_payload(outcome: Outcome) -> dict:
         "verified": outcome.verified,
         "replaced": list(outcome.replaced),
         "seconds": round(outcome.seconds, 3),
+        "build_seconds": [round(t, 3) for t in outcome.build_seconds],
+        "matched_stored": outcome.matched_stored,
         "path": str(outcome.entry.path),
         "outputs": serde.to_data(list(m.outputs)),
     }
@@ -65,10 +67,15 @@ def render(out: Output, outcome: Outcome, fmt: str = "human") -> None:
             f"{safe(m.key[:12])}; an identical build finished first and is kept"
         )
     else:
-        verified = ", built twice: [green]byte-identical[/]" if outcome.verified else ""
+        times = outcome.build_seconds or (m.timings.build_seconds,)
+        verified = ""
+        if outcome.verified and len(times) == 2:
+            verified = f", built again from a copy in {times[1]:.1f} s: [green]byte-identical[/]"
+        elif outcome.verified:
+            verified = ", built twice: [green]byte-identical[/]"
+        stored = ", and the same bytes as the stored build" if outcome.matched_stored else ""
         head = (
-            f"[green]built[/] {safe(m.op)} ({safe(m.target)}) "
-            f"{safe(m.key[:12])} in {m.timings.build_seconds:.1f} s{verified}"
+            f"[green]built[/] {safe(m.op)} ({safe(m.target)}) {safe(m.key[:12])} in {times[0]:.1f} s{verified}{stored}"
         )
     out.console.print(head)
     if outcome.replaced:

@@ -7,9 +7,10 @@ import time
 from typing import Optional
 
 from ascenv.cache.entry import RECENT, CacheEntry, display_path
-from ascenv.cache.plan import counted, format_age, kept_reasons
+from ascenv.cache.plan import format_age, kept_reasons
 from ascenv.cache.result import LS, CleanCache
 from ascenv.output import Output, safe
+from ascenv.words import counted
 
 
 def size(n: int) -> str:

@@ -6,6 +6,7 @@ from ascenv.diff import Group
 from ascenv.lockfile import Change
 from ascenv.output import Output, safe
 from ascenv.output.lock import changes_table
+from ascenv.words import counted
 
 SHOWN_NODES = 8  # node names listed per group before "… and N more"
 
@@ -21,24 +22,26 @@ def pair_human(out: Output, a: str, b: str, changes: tuple[Change, ...]) -> None
         return
     out.console.print(changes_table(changes, safe(a), safe(b), severity=False))
     layers = sorted({c.layer for c in changes}, key=[c.layer for c in changes].index)
-    out.console.print(f"{len(changes)} difference(s) in {safe(', '.join(layers))}")
+    out.console.print(f"{counted(len(changes), 'difference')} in {safe(', '.join(layers))}")
 
 
 def fleet_human(out: Output, total: int, groups: tuple[Group, ...]) -> None:
     c = out.console
     if len(groups) == 1:
-        c.print(f"[green]all {total} nodes have the identical stack[/] (input-hash {safe(groups[0].input_hash)})")
+        c.print(
+            f"[green]all {counted(total, 'node')} have the identical stack[/] (input-hash {safe(groups[0].input_hash)})"
+        )
         return
     reference = groups[-1]
     c.print(
-        f"{total} nodes, {len(groups)} distinct stacks;"
-        f" reference: the {len(reference.nodes)} node(s) sharing the most common one"
+        f"{counted(total, 'node')}, {counted(len(groups), 'distinct stack')};"
+        f" reference: the {counted(len(reference.nodes), 'node')} sharing the most common one"
     )
     for group in groups[:-1]:
-        c.print(f"\n[bold red]outlier[/] ({len(group.nodes)} node(s)): {safe(_names(group.nodes))}")
+        c.print(f"\n[bold red]outlier[/] ({counted(len(group.nodes), 'node')}): {safe(_names(group.nodes))}")
         c.print(f"  differs in: [bold]{safe(', '.join(group.layers))}[/]")
         c.print(changes_table(group.changes, "reference", "these nodes", severity=False))
-    c.print(f"\n[green]reference[/] ({len(reference.nodes)} node(s)): {safe(_names(reference.nodes))}")
+    c.print(f"\n[green]reference[/] ({counted(len(reference.nodes), 'node')}): {safe(_names(reference.nodes))}")
 
 
 def _md_cell(text: str) -> str:
@@ -59,13 +62,13 @@ def pair_markdown(a: str, b: str, changes: tuple[Change, ...]) -> str:
 
 
 def fleet_markdown(total: int, groups: tuple[Group, ...]) -> str:
-    lines = [f"## ascenv diff: {total} nodes, {len(groups)} distinct stack(s)", ""]
+    lines = [f"## ascenv diff: {counted(total, 'node')}, {counted(len(groups), 'distinct stack')}", ""]
     for group in groups:
         if group.reference:
-            lines += [f"### Reference ({len(group.nodes)} nodes)", "", _md_cell(_names(group.nodes)), ""]
+            lines += [f"### Reference ({counted(len(group.nodes), 'node')})", "", _md_cell(_names(group.nodes)), ""]
             continue
         lines += [
-            f"### Outlier ({len(group.nodes)} nodes): differs in {', '.join(group.layers)}",
+            f"### Outlier ({counted(len(group.nodes), 'node')}): differs in {', '.join(group.layers)}",
             "",
             _md_cell(_names(group.nodes)),
             "",

@@ -9,6 +9,7 @@ from ascenv.checks.summary import Diagnosis, summary
 from ascenv.errors import UsageError
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.output import Output, safe, shown_text
+from ascenv.words import counted
 
 _MARK = {
     Severity.ERROR: "[bold red]✗[/]",
@@ -38,8 +39,8 @@ def _headline(snap: Snapshot) -> str:
 def _count_line(findings: list[Finding]) -> str:
     counts = {s: sum(1 for f in findings if f.severity is s) for s in Severity}
     return (
-        f"{counts[Severity.ERROR]} error(s), {counts[Severity.WARN]} warning(s),"
-        f" {counts[Severity.INFO]} note(s), {counts[Severity.OK]} ok"
+        f"{counted(counts[Severity.ERROR], 'error')}, {counted(counts[Severity.WARN], 'warning')},"
+        f" {counted(counts[Severity.INFO], 'note')}, {counts[Severity.OK]} ok"
     )
 
 

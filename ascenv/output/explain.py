@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 from ascenv.explain import Explanation
 from ascenv.output import Output
 from ascenv.output.triage import explain_code
@@ -26,6 +28,7 @@ def render(out: Output, result: Explanation, fmt: str = "human") -> None:
                     for e in result.checks
                 ],
                 "compat_data_as_of": result.compat_data_as_of,
+                "error_codes": list(result.error_codes),
             }
         )
         return
@@ -37,3 +40,6 @@ def render(out: Output, result: Explanation, fmt: str = "human") -> None:
         dated = f"Compatibility data (compat/*.toml) as of {e.compat_data_as_of}.\n" if e.compat_data_as_of else ""
         note = f"{result.asked_as} was renamed {c.id}; the old ID still works here.\n\n" if result.asked_as else ""
         out.text(f"{note}{c.id}  ({c.layer}) {c.title}\n\n{c.explain}\n{dated}")
+    if result.error_codes:
+        out.text(f"\nError codes triage knows ({len(result.error_codes)}; `ascenv explain CODE` says what each means):")
+        out.text(textwrap.fill(" ".join(result.error_codes), width=88, break_on_hyphens=False))

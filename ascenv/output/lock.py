@@ -8,6 +8,7 @@ from ascenv import serde
 from ascenv.lockfile import Change, Lock, LockCheck, lock_data
 from ascenv.model import Severity
 from ascenv.output import Output, safe
+from ascenv.words import counted
 
 STYLE = {Severity.ERROR: "bold red", Severity.WARN: "yellow", Severity.INFO: "cyan", Severity.OK: "green"}
 
@@ -19,11 +20,11 @@ def stack_summary(lock: Lock) -> str:
         " ".join(x for x in (p.arch, p.compute_unit) if x) or "unknown platform",
         f"driver {lock.npu.driver or '-'}",
         f"firmware {lock.npu.firmware or '-'}",
-        f"{len(lock.npu.chips)} chips",
+        counted(len(lock.npu.chips), "chip"),
         f"CANN {active.version if active else '-'} ({len(lock.cann)} installed)",
-        f"Python {lock.python.version or '-'} ({len(lock.python.packages)} packages)",
-        f"{len(lock.vendors)} vendors",
-        f"{len(lock.images)} images",
+        f"Python {lock.python.version or '-'} ({counted(len(lock.python.packages), 'package')})",
+        counted(len(lock.vendors), "vendor"),
+        counted(len(lock.images), "image"),
     ]
     return ", ".join(parts)
 
@@ -54,7 +55,9 @@ def refuse_format(fmt: str, *, checking: bool) -> None:
         raise UsageError("--format junit reports a check", hint="use it with lock --check")
 
 
-def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
+def render_check(out: Output, result: LockCheck, fmt: str = "human", accept: str = "") -> None:
+    """``accept``: the command that rewrites the lock from what was checked (its machine options
+    kept: ``--python``, ``--root``, ``--from``)."""
     for warning in result.warnings:
         out.warn(warning)
     if fmt == "junit":
@@ -83,10 +86,12 @@ def render_check(out: Output, result: LockCheck, fmt: str = "human") -> None:
     warns = len(changes) - errors
     verdict = "[bold red]drift[/]" if errors else "[yellow]in sync, with warnings[/]"
     out.console.print(
-        f"{verdict}: {errors} error(s), {warns} warning(s) against {safe(path)} (written {safe(lock.created or '?')})"
+        f"{verdict}: {counted(errors, 'error')}, {counted(warns, 'warning')}"
+        f" against {safe(path)} (written {safe(lock.created or '?')})"
     )
     if errors:
-        out.message("update the machine to match the lock, or accept the change with `ascenv lock -o " + path + "`")
+        accept = accept or f"ascenv lock -o {path}"
+        out.message(f"update the machine to match the lock, or accept the change with `{accept}`")
 
 
 def junit_cases(result: LockCheck) -> list:

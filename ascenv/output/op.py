@@ -69,6 +69,10 @@ def render_op_check(out: Output, result: OpCheck, fmt: str = "human") -> None:
         return
     console = out.console
     unit = result.compute_unit or "no --soc"
+    if not result.vendors and not result.findings:  # nothing to list: say where it looked, not only a header
+        for note in result.notes:
+            out.message(note)
+        return
     console.print(f"[bold]custom operators[/] for {safe(result.arch)}, {safe(unit)}, in CANN's search order")
     for v in result.vendors:
         state = (

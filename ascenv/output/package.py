@@ -11,6 +11,7 @@ from ascenv.package.contents import Member
 from ascenv.package.inspection import Inspection
 from ascenv.package.normalize import Normalized
 from ascenv.vendor_layout import VendorLayout
+from ascenv.words import counted
 
 TABLE_ROWS = 2000  # files shown as a table; more as plain lines
 SHOWN_DANGERS = 50  # unsafe members named in the human warning
@@ -75,7 +76,9 @@ def render_inspection(out: Output, found: Inspection, fmt: str = "human") -> Non
     _files(out, [m for m in found.members if m.kind != "dir" or m.dangers])
     dangerous = found.dangerous
     if dangerous:
-        console.print(f"[yellow]warning[/]: {len(dangerous)} member(s) unsafe to extract (not counted in any vendor):")
+        console.print(
+            f"[yellow]warning[/]: {counted(len(dangerous), 'member')} unsafe to extract (not counted in any vendor):"
+        )
         for m in dangerous[:SHOWN_DANGERS]:
             console.print(f"  {safe(m.path)}: {safe(', '.join(m.dangers))}")
         if len(dangerous) > SHOWN_DANGERS:

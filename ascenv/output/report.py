@@ -10,6 +10,7 @@ from ascenv.model import Snapshot
 from ascenv.output import Output, doctor, safe, shown_text
 from ascenv.redact import describe_redactions
 from ascenv.report.bundle import Page
+from ascenv.words import counted
 
 # Packages maintainers ask for in Ascend issues (the vllm-ascend and ms-swift issue templates: torch,
 # torch-npu, vllm, vllm_ascend, ms_swift), in this order, when present.
@@ -170,9 +171,12 @@ def written(out: Output, path: str, result: dict, fmt: str = "human") -> None:
     c = out.console
     summary = result["summary"]
     size = result["size"]
-    c.print(f"[bold]ascenv report[/]  wrote {safe(path)} ({len(result['members'])} files, {size / 1024:.1f} KiB)")
     c.print(
-        f"  {summary['error']} error(s), {summary['warn']} warning(s) found by doctor; sha256 {result['sha256'][:16]}…"
+        f"[bold]ascenv report[/]  wrote {safe(path)} ({counted(len(result['members']), 'file')}, {size / 1024:.1f} KiB)"
+    )
+    c.print(
+        f"  {counted(summary['error'], 'error')}, {counted(summary['warn'], 'warning')} found by doctor;"
+        f" sha256 {result['sha256'][:16]}…"
     )
     if not result["redacted"]:
         c.print("  [yellow]not redacted[/] (--no-redact): host names, user names, IPs and serials are in it as read")

@@ -11,6 +11,7 @@ from ascenv.output import Output, safe
 from ascenv.output.build import size
 from ascenv.store import GcResult, Stray
 from ascenv.store_listing import CheckedEntry, Listing, Shown
+from ascenv.words import counted
 
 
 def entry_data(build: CheckedEntry) -> dict:
@@ -168,4 +169,4 @@ def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
     render_strays(out, result.left_alone)
     for problem in result.problems:
         out.warn(f"not removed: {problem}")
-    out.console.print(f"{len(result.removed)} build(s) removed, {size(result.freed)} freed.")
+    out.console.print(f"{counted(len(result.removed), 'build')} removed, {size(result.freed)} freed.")

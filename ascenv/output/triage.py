@@ -10,7 +10,7 @@ from ascenv import serde
 from ascenv.output import Output, safe
 from ascenv.triage import Cause, LineGroup, TriageResult
 from ascenv.triage.signatures import Signature
-from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE
+from ascenv.triage.verdict import CONFIRMED, FROM_SNAPSHOT, NOT_CHECKABLE
 
 _VERDICT = {True: "confirmed", False: "ruled out", None: "not checkable"}
 _MARK = {True: "[bold red]✗[/]", False: "[green]✓[/]", None: "[yellow]?[/]"}
@@ -147,8 +147,18 @@ def human(out: Output, result: TriageResult, name: str) -> None:
 
 def _no_signature_human(out: Output, result: TriageResult) -> None:
     con = out.console
+    if result.lines == 0:
+        con.print("\nthe log is empty: nothing to triage")
+        con.print(
+            "  [cyan]hint:[/] pass the file that holds the error, or the command's stderr too:"
+            " `CMD 2>&1 | ascenv triage -`"
+        )
+        return
     con.print("\nno known error signature in this log; the doctor's errors on this machine:")
-    if not result.doctor_errors:
+    machine = result.machine
+    if not result.doctor_errors and machine is not None and not machine.ascend:
+        con.print(f"  none, but {safe(machine.label)} has no Ascend stack to judge: {FROM_SNAPSHOT}")
+    elif not result.doctor_errors:
         con.print("  none: the doctor finds nothing wrong with the stack")
     for f in result.doctor_errors:
         con.print(f"  [bold red]✗[/] {safe(f.title)}  [dim]{f.id}[/]")

@@ -25,6 +25,7 @@ from ascenv import vendor_layout as layout
 from ascenv.checks import finding, load_checks
 from ascenv.checks._facts import accepted, describe_ranges, effective_version, opp_abi_ranges
 from ascenv.model import UNLISTED, Finding, Severity, Snapshot, Vendor
+from ascenv.words import counted
 
 if TYPE_CHECKING:
     from ascenv.probe.fs import Root
@@ -181,9 +182,25 @@ def check_ops(
         ),
     ]
     notes = []
-    if compute_unit is None:
+    if not vendors:
+        notes.append(_nothing_found(opp_path, environ.get("ASCEND_CUSTOM_OPP_PATH")))
+    elif compute_unit is None:
         notes.append("no --soc given: the per-compute-unit parts (ops-info, kernels) were not judged")
     return OpCheck(arch, compute_unit, judged.vendors, judged.ops, tuple(findings), tuple(notes))
+
+
+def _nothing_found(opp_path: Optional[str], custom: Optional[str]) -> str:
+    """Where no vendor was found, so "nothing to check" is not mistaken for "all is well"."""
+    where = (
+        f"looked in {opp_path}/vendors"
+        if opp_path
+        else "no opp directory to look in (ASCEND_OPP_PATH unset, no CANN at the default path)"
+    )
+    custom_said = f"ASCEND_CUSTOM_OPP_PATH={custom}" if custom else "ASCEND_CUSTOM_OPP_PATH unset"
+    return (
+        f"no custom operator vendor found: {where}; {custom_said};"
+        " install one with `ascenv install OP`, or source CANN's set_env.sh first"
+    )
 
 
 def read_problems(vendors: Iterable[Vendor], shown: int = 3) -> list[Finding]:
@@ -197,7 +214,7 @@ def read_problems(vendors: Iterable[Vendor], shown: int = 3) -> list[Finding]:
             finding(
                 "ASC-VENDOR-READ",
                 Severity.WARN,
-                f"vendor {vendor.name}: {len(vendor.problems)} file(s) not read as CANN writes them",
+                f"vendor {vendor.name}: {counted(len(vendor.problems), 'file')} not read as CANN writes them",
                 found="; ".join(vendor.problems[:shown]) + (f" (and {more} more)" if more > 0 else ""),
                 expected="the JSON files the operator project's build writes",
                 evidence=(vendor.path,),

@@ -262,7 +262,7 @@ def test_compare_draws_a_and_b_bars_in_proportion_with_the_verdict(tmp_path: Pat
     faster = next(v for k, v in bars.items() if k[0] == "FlashAttentionScoreGrad")
     assert slower[2] == "slower" and slower[0] < slower[1]  # B, 30 % slower, has the longer bar
     assert faster[2] == "faster" and faster[0] > faster[1]
-    assert "1 shape(s) slower by more than 5%" in out
+    assert "1 shape slower by more than 5%" in out
 
 
 def test_compare_chart_refusals(tmp_path: Path) -> None:

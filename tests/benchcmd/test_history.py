@@ -112,7 +112,7 @@ def test_history_cli_lists_the_newest_runs_and_says_the_total(tmp_path: Path) ->
     short = json.loads(out)
     assert (short["runs"], short["total"]) == (2, 4) and short["history"] == doc["history"][:2]
     code, out, _ = run_cli([*base, "--limit", "2"], ENV)
-    assert code == 0 and "newest 2 of 4 run(s)" in out
+    assert code == 0 and "newest 2 of 4 runs" in out
     code, _, err = run_cli([*base, "--limit", "-1"], ENV)
     assert code == 2 and "--limit" in err
 

@@ -144,7 +144,7 @@ def test_c2_store_gc_with_an_immutable_output_says_so_and_exits_1(tmp_path: Path
         code, out, err = done.returncode, done.stdout, done.stderr
         assert code == errors.EXIT_FINDINGS, err
         assert "not removed: add_custom/" in err and "Operation not permitted" in err
-        assert "0 build(s) removed" in out and new.path.is_dir() and not old.path.exists()  # out of sight
+        assert "0 builds removed" in out and new.path.is_dir() and not old.path.exists()  # out of sight
         leftovers = list((st.root / ".tmp").iterdir())
         assert [p.name.startswith("trash.") for p in leftovers] == [True]
     # the next gc sweeps what is left, now that it can go (its process is gone)

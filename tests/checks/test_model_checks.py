@@ -238,7 +238,7 @@ def test_npu_smi_without_a_whole_process_table_says_processes_are_unknown():
     cut = parse_info("".join(lines[: header - 1]))  # the chips, then the capture stops
     found = {(f.severity, f.title, f.found) for f in findings_of(a2_host(npu=cut), "ASC-NPU-SMI")}
     assert found == {
-        (model.Severity.OK, "npu-smi lists 2 chip(s)", ""),
+        (model.Severity.OK, "npu-smi lists 2 chips", ""),
         (
             model.Severity.INFO,
             "processes on the NPUs unknown",

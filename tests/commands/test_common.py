@@ -57,11 +57,15 @@ def test_a_store_below_a_file_is_exit_2(tmp_path: Path) -> None:
     assert f"Not a directory ({tmp_path / '.ascenv'} is a file)" in err and "--store" in err
 
 
-@pytest.mark.parametrize("value", [".", "sub"])
-def test_an_output_that_is_a_directory_is_refused(tmp_path: Path, value: str) -> None:
+@pytest.mark.parametrize(("command", "value"), [("lock", "."), ("lock", "sub"), ("report", "sub/"), ("report", "sub")])
+def test_an_output_that_is_a_directory_is_refused_with_a_file_inside_it_suggested(
+    tmp_path: Path, command: str, value: str
+) -> None:
     (tmp_path / "sub").mkdir()
-    code, _, err = run_cli(["lock", "--from", "missing.json", "-o", value], {}, tmp_path)
-    assert code == errors.EXIT_USAGE and f"cannot write {value}: Is a directory" in err
+    code, _, err = run_cli([command, "--from", "missing.json", "-o", value], {}, tmp_path)
+    said = " ".join(err.split())
+    assert code == errors.EXIT_USAGE and f"cannot write {value}: Is a directory" in said
+    assert f"name a file inside it: -o {value.rstrip('/')}/FILE" in said
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root passes every permission check")

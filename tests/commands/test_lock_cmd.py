@@ -115,7 +115,7 @@ def test_drift_human_table(tmp_path, locked):
     save(tmp_path, "now.json", replace(snap, driver=replace(snap.driver, version="25.2.0")))
     code, out, err = ascenv(tmp_path, "lock", "--check", "--from", "now.json")
     assert code == 1
-    assert "25.0.rc1.1" in out and "25.2.0" in out and "drift: 1 error(s), 0 warning(s)" in out
+    assert "25.0.rc1.1" in out and "25.2.0" in out and "drift: 1 error, 0 warnings" in out
 
 
 def test_a3_lock_checked_on_x86_310p_is_another_platform(tmp_path):
@@ -285,3 +285,46 @@ def test_unknown_key_in_a_hashed_table_without_an_edit_is_in_sync_by_comparison(
     code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json")
     assert code == 0 and "in sync with minor.lock (compared layer by layer)" in out
     assert "ignored unknown key npu.sockets" in err and "input-hash not verified" in err
+
+
+@pytest.mark.parametrize(
+    ("options", "accept"),
+    [
+        (("--from", "now.json"), "ascenv lock --from now.json -o ascenv.lock"),
+        (
+            ("--from", "now.json", "--python", "/opt/venv/bin/python"),
+            "ascenv lock --from now.json --python /opt/venv/bin/python -o ascenv.lock",
+        ),
+        (("--from", "now.json", "--check", "site a.lock"), "ascenv lock --from now.json -o 'site a.lock'"),
+    ],
+)
+def test_the_accept_hint_keeps_the_machine_options_given(tmp_path, locked, options, accept):
+    if "site a.lock" in options:
+        (tmp_path / "site a.lock").write_text((tmp_path / "ascenv.lock").read_text())
+    snap = a2()
+    save(tmp_path, "now.json", replace(snap, driver=replace(snap.driver, version="25.2.0")))
+    argv = ["lock", *options] if "--check" in options else ["lock", "--check", *options]
+    code, _, err = ascenv(tmp_path, *argv)
+    assert code == 1 and f"accept the change with `{accept}`" in " ".join(err.split())
+
+
+@pytest.mark.parametrize("make", ["snapshot", "other-json", "garbage"])
+def test_a_snapshot_given_as_the_lock_is_named_as_one(tmp_path, make):
+    if make == "snapshot":
+        save(tmp_path, "snap.json", a2())
+    elif make == "other-json":
+        (tmp_path / "snap.json").write_text('{"nodes": 3}')
+    else:
+        (tmp_path / "snap.json").write_text("{{{ not anything")
+    code, _, err = ascenv(tmp_path, "lock", "--check", "snap.json", "--from", "snap.json")
+    said = " ".join(err.split())
+    assert code == errors.EXIT_USAGE
+    if make == "snapshot":
+        assert (
+            "snap.json is a snapshot (JSON), not a lock" in said
+            and "ascenv lock --from snap.json -o ascenv.lock" in said
+        )
+    elif make == "other-json":
+        assert "is JSON, not a lock" in said
+    else:
+        assert "not a readable lock" in said

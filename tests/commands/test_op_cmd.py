@@ -79,3 +79,23 @@ def test_op_check_reports_a_kernel_cache_older_than_the_vendor(tmp_path: Path) -
     assert tree_hash(root / "home") == before
     code, _, _ = ascenv(tmp_path, "explain", "ASC-VENDOR-STALE-CACHE")
     assert code == 0
+
+
+def test_no_vendor_at_all_says_where_it_looked_not_only_a_header(tmp_path: Path) -> None:
+    (tmp_path / "opp" / "vendors").mkdir(parents=True)
+    for environ, where in (
+        (
+            {"ASCEND_OPP_PATH": str(tmp_path / "opp")},
+            f"looked in {tmp_path / 'opp'}/vendors; ASCEND_CUSTOM_OPP_PATH unset",
+        ),
+        ({"ASCEND_OPP_PATH": str(tmp_path / "no-opp-here")}, f"looked in {tmp_path / 'no-opp-here'}/vendors"),
+        ({}, "no opp directory to look in"),
+    ):
+        code, out, err = ascenv(tmp_path, "op", "check", "--root", str(tmp_path / "opp"), environ=environ)
+        said = " ".join(err.split())
+        assert code == 0 and out == "", out
+        assert "no custom operator vendor found" in said and where in said
+        code, out, _ = ascenv(
+            tmp_path, "op", "check", "--root", str(tmp_path / "opp"), "--format", "json", environ=environ
+        )
+        assert any("no custom operator vendor found" in n for n in json.loads(out)["notes"])

@@ -261,7 +261,7 @@ def test_dangerous_members_are_warned_about_and_typed(tmp_path: Path, header: by
     }
     assert doc["dangerous_members"] == 4 and doc["vendors"] == []
     code, out, err = ascenv(tmp_path, "package", "inspect", str(package))
-    assert code == 0 and "warning: 4 member(s) unsafe to extract" in out
+    assert code == 0 and "warning: 4 members unsafe to extract" in out
     assert "packages/dev: character device" in out and "hard link to /etc/passwd, outside the package" in out
 
 

@@ -93,7 +93,7 @@ def test_only_reachable_matching_nodes_exit_0_and_one_drift_exits_1(fleet, tmp_p
         fleet.controller_env,
     )
     assert code == errors.EXIT_FINDINGS, stdout + stderr
-    assert "outlier (1 node(s)): a2-oldcann" in stdout
+    assert "outlier (1 node): a2-oldcann" in stdout
     assert "drift       a2-oldcann in" in stdout
 
 

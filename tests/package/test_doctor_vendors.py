@@ -123,7 +123,7 @@ def test_one_malformed_file_keeps_every_vendor_in_the_snapshot_doctor_and_lock(t
         assert read == []  # a well-formed file: its odd key is data, shown escaped
     else:
         assert [(f.severity.value, f.title) for f in read] == [
-            ("warn", "vendor evil: 1 file(s) not read as CANN writes them")
+            ("warn", "vendor evil: 1 file not read as CANN writes them")
         ]
         assert "kernel/config/ascend910b/add.json" in (read[0].found or "")
     saved = snapshot_io.snapshot_from_json(json.loads(snapshot_io.dumps_snapshot(snap)), "saved.json")
@@ -150,7 +150,7 @@ def test_a_vendor_whose_tree_cannot_be_read_is_still_listed(tmp_path: Path, monk
     assert (evil.name, evil.layout_read, customize.layout_read) == ("evil", False, True)
     assert evil.problems == ("its tree could not be read: TypeError: a bug in one reader",)
     read = [f for f in run_checks(snap, shipped_matrix()) if f.id == "ASC-VENDOR-READ"]
-    assert [f.title for f in read] == ["vendor evil: 1 file(s) not read as CANN writes them"]
+    assert [f.title for f in read] == ["vendor evil: 1 file not read as CANN writes them"]
 
 
 def test_a_failed_vendors_probe_is_shown_by_doctor() -> None:
@@ -202,6 +202,6 @@ def test_op_check_says_a_vendor_was_not_read_rather_than_missing(
     code, out, err = ascenv(tmp_path, *argv, environ={"ASCEND_OPP_PATH": OPP})
     assert code == 0, err
     assert "evil" in out and "(not read: see ASC-VENDOR-READ)" in out and "(missing)" not in out
-    assert "warn ASC-VENDOR-READ: vendor evil: 1 file(s) not read as CANN writes them" in out
+    assert "warn ASC-VENDOR-READ: vendor evil: 1 file not read as CANN writes them" in out
     code, out, _ = ascenv(tmp_path, *argv, "--format", "json", environ={"ASCEND_OPP_PATH": OPP})
     assert [(v["name"], v["exists"]) for v in json.loads(out)["vendors"]] == [("evil", True), ("customize", True)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -170,7 +171,7 @@ def test_explain_check_ids_unchanged():
     code, out, _ = run_cli(["explain", "ASC-NPU-SMI"], {})
     assert code == 0 and out.startswith("ASC-NPU-SMI  (npu)")
     code, _, err = run_cli(["explain", "EZ4242"], {})
-    assert code == 2 and "no check named EZ4242" in err
+    assert code == 2 and "EZ4242 is not an error code triage's table knows" in err
 
 
 def test_both_faults_of_the_container_confirmed_in_order(tmp_path):
@@ -210,3 +211,28 @@ def test_stdin_terminal_is_a_usage_error(monkeypatch):
     monkeypatch.setattr(sys, "stdin", Terminal)
     code, _, err = run_cli(["triage", "--from", "x.json"], {})
     assert code == 2 and "no log given" in err
+
+
+@pytest.mark.parametrize("content", [""])
+def test_an_empty_log_is_called_empty_not_a_healthy_stack(tmp_path, content):
+    log = tmp_path / "empty.log"
+    log.write_text(content)
+    code, out, _ = triage_root("nonroot-home", tmp_path, str(log))
+    said = " ".join(out.split())
+    assert code == 0 and "the log is empty: nothing to triage" in said and "2>&1" in said
+    assert "nothing wrong" not in said
+
+
+def test_no_signature_on_a_machine_without_a_stack_says_there_is_nothing_to_judge(tmp_path):
+    log = tmp_path / "ok.log"
+    log.write_text("INFO plugin loaded\nall good\n")
+    empty = tmp_path / "empty-root"
+    empty.mkdir()
+    bare = tmp_path / "bare-root"
+    (bare / "usr" / "local" / "Ascend").mkdir(parents=True)  # the directory, nothing installed in it
+    for argv in (["--root", str(empty)], ["--root", str(bare)]):
+        code, out, err = run_cli(["triage", str(log), *argv], {"PATH": os.environ.get("PATH", "")}, tmp_path)
+        said = " ".join(out.split())
+        assert code == 0, err
+        assert "has no Ascend stack to judge" in said and "--from SNAPSHOT" in said, said
+        assert "nothing wrong" not in said
