@@ -515,8 +515,55 @@ def atlas350_cann910(m: _Machine) -> FixtureHost:
     return m.host(sourced_environ(m.bin, install), "/root")
 
 
+def nnal(m: _Machine, version: str, base: str = "/usr/local/Ascend") -> str:
+    """NNAL/ATB ``version`` as its run package installs it: ``nnal/atb/<version>/`` with both C++
+    ABI builds and ``latest -> <version>``; version.info in the recorded format (corpus
+    version_files/*nnal*: indented ``Ascend-cann-atb : <v>`` and ``Ascend-cann-atb Version :
+    <v>.B<build>``, constructed build number). Returns the ATB_HOME_PATH of the C++11 build, the
+    one the 9.x images select (github:Ascend/cann-container-image@c5a67b3a Dockerfiles)."""
+    atb = f"{base}/nnal/atb"
+    m.write(
+        f"{atb}/{version}/version.info",
+        f"    Ascend-cann-atb : {version}\n    Ascend-cann-atb Version : {version}.B100\n    Platform : aarch64\n",
+    )
+    for variant in ("cxx_abi_0", "cxx_abi_1"):
+        m.mkdir(f"{atb}/{version}/atb/{variant}/lib")
+    m.link(f"{atb}/latest", version)
+    return f"{atb}/latest/atb/cxx_abi_1"
+
+
+def vllm_ascend_v0_23_0(m: _Machine) -> FixtureHost:
+    """The vllm-ascend v0.23.0 release image (Dockerfile FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12:
+    compat/sources/vllm-ascend-v0.23.0-Dockerfile.txt) on a 2 x 910B4-1 host: CANN 9.1.0 in the 8.5
+    layout with Ascend-cann-910b-ops, NNAL 9.1.0, and the Python stack of its release row (vllm 0.23.0,
+    torch 2.10.0, torch_npu 2.10.0.post4, triton-ascend 3.2.2: compat/sources/vllm-ascend-versioning_policy.md).
+    Constructed from those sources; the host's driver (mounted in) is that of vllm-ascend#5606, whose
+    npu-smi capture this host prints."""
+    m.write("/.dockerenv", "")
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.2\n")
+    install = _cann_85_layout(m, "9.1.0")
+    m.write(f"{install}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-910b-ops\nversion=9.1.0\n")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
+    _soc_configs(m, install, "aarch64", _A2_SOCS)
+    atb_home = nnal(m, "9.1.0")
+    m.devices(2, (("0000:0E:00.0", "0xd802", None), ("0000:0F:00.0", "0xd802", None)))
+    m.npu_smi({"info": _5606}, npu_ids=(0, 1))
+    environ = sourced_environ(m.bin, install)
+    environ["ATB_HOME_PATH"] = atb_home
+    packages = {
+        "vllm_ascend": "0.23.0",
+        "vllm": "0.23.0",
+        "torch": "2.10.0+cpu",  # the x86_64 wheel index's build (see _vllm_ascend_image)
+        "torch_npu": "2.10.0.post4",
+        "triton_ascend": "3.2.2",
+    }
+    environ["PYTHONPATH"] = _site_packages(m, packages) + ":" + environ.get("PYTHONPATH", "")
+    return m.host(environ, "/root")
+
+
 # Hosts built on demand only (not in HOST_NAMES, whose hosts every probe test walks).
 _MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
+    "vllm-ascend-v0.23.0": vllm_ascend_v0_23_0,
     "atlas350-cann910": atlas350_cann910,
     "a3-cann900": a3_cann900,
 }

@@ -43,6 +43,7 @@ def test_shipped_toml_is_what_the_saved_sources_regenerate() -> None:
     assert update.report == [] and update.conflicts == []
     assert update.cann_toml == (SHIPPED / "cann.toml").read_text(encoding="utf-8")
     assert update.torch_npu_toml == (SHIPPED / "torch_npu.toml").read_text(encoding="utf-8")
+    assert update.stacks_toml == (SHIPPED / "stacks.toml").read_text(encoding="utf-8")
     assert tool.main(["--check"]) == 0
 
 
@@ -54,6 +55,8 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
             (
                 "https://",
                 "github:Ascend/pytorch@",
+                "github:vllm-project/vllm-ascend@",
+                "github:Ascend/cann-container-image@",
                 "METADATA and WHEEL of torch-npu wheels",
                 "ascend-deployer 26.0.0 wheel",
             )

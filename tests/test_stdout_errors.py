@@ -225,7 +225,7 @@ def test_a_lock_may_go_to_a_terminal(saved: dict):
     stdout = _Stdout(tty=True)
     code, err = _run(["lock", "--from", "snap.json", "-o", "-"], saved["environ"], saved["cwd"], stdout)
     assert code == 0, err
-    assert b'lock-version = "1.0"' in stdout.bytes()
+    assert b'lock-version = "1.1"' in stdout.bytes()
 
 
 @pytest.mark.parametrize("command", [["lock", "--from", "snap.json"], ["report", "--from", "snap.json"]])

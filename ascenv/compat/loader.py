@@ -4,6 +4,7 @@ key path: ``compat/torch_npu.toml: releases[12].cann: expected string``), parse 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,8 +17,11 @@ from ascenv.compat.model import (
     CannRelease,
     CompatWindow,
     CompilerVersion,
+    GlibcFloor,
     HdkKind,
     HdkRule,
+    ImageStack,
+    MindieRow,
     OpsPackage,
     PciCard,
     PciDevice,
@@ -27,6 +31,8 @@ from ascenv.compat.model import (
     Status,
     TorchNpuRelease,
     TorchPin,
+    TritonAscendRow,
+    VllmAscendRow,
 )
 from ascenv.compat.queries import Matrix
 from ascenv.errors import DataFileError, InvalidVersion
@@ -39,7 +45,7 @@ from ascenv.versions import (
 )
 
 SCHEMA = 1
-FILES = ("cann.toml", "torch_npu.toml", "hardware.toml")
+FILES = ("cann.toml", "torch_npu.toml", "hardware.toml", "stacks.toml")
 
 
 def load(directory: Optional[Path] = None) -> Matrix:
@@ -51,6 +57,7 @@ def load(directory: Optional[Path] = None) -> Matrix:
     cann = read_table(directory, "cann.toml")
     torch_npu = read_table(directory, "torch_npu.toml")
     hardware = read_table(directory, "hardware.toml")
+    stacks = read_table(directory, "stacks.toml")
     matrix = Matrix(
         cann_releases=cann.rows("releases", _cann_release),
         hdk_rules=cann.rows("hdk", _hdk_rule),
@@ -62,9 +69,14 @@ def load(directory: Optional[Path] = None) -> Matrix:
         socs=hardware.rows("socs", _soc),
         pci_devices=hardware.rows("pci_devices", _pci_device),
         pci_cards=hardware.rows("pci_cards", _pci_card),
-        as_of=min(reader.date("as_of") for reader in (cann, torch_npu, hardware)),
+        as_of=min(reader.date("as_of") for reader in (cann, torch_npu, hardware, stacks)),
+        vllm_ascend=stacks.rows("vllm_ascend", _vllm_ascend),
+        triton_ascend=stacks.rows("triton_ascend", _triton_ascend),
+        glibc_floors=stacks.rows("glibc_floor", _glibc_floor),
+        mindie=stacks.rows("mindie", _mindie),
+        images=stacks.rows("images", _image),
     )
-    for reader in (cann, torch_npu, hardware):
+    for reader in (cann, torch_npu, hardware, stacks):
         reader.done()
     _check_references(matrix, directory.name)
     return matrix
@@ -335,6 +347,65 @@ def _window(row: TableReader) -> CompatWindow:
         torch_npu=tuple(
             row.parsed(f"torch_npu[{i}]", lambda t=t: python_version(t)) for i, t in enumerate(row.strings("torch_npu"))
         ),
+    )
+
+
+def _package_version(row: TableReader, key: str, required: bool = True) -> Optional[Version]:
+    text = row.string(key, required)
+    return None if text is None else row.parsed(key, lambda: python_version(text))
+
+
+def _vllm_ascend(row: TableReader) -> VllmAscendRow:
+    return VllmAscendRow(
+        version=row.python_version("version"),
+        text=row.string("version"),
+        vllm=tuple(
+            row.parsed(f"vllm[{i}]", lambda t=t: python_version(t)) for i, t in enumerate(row.strings("vllm", True))
+        ),
+        python=row.string("python"),
+        cann=row.version("cann", ProductLine.CANN),
+        torch=row.python_version("torch"),
+        torch_npu=row.python_version("torch_npu"),
+        triton_ascend=_package_version(row, "triton_ascend", required=False),
+        provenance=row.provenance(),
+    )
+
+
+def _triton_ascend(row: TableReader) -> TritonAscendRow:
+    canns = tuple(
+        row.parsed(f"cann[{i}]", lambda t=t: AscendVersion.parse(t, line=ProductLine.CANN))
+        for i, t in enumerate(row.strings("cann", True))
+    )
+    return TritonAscendRow(version=row.python_version("version"), cann=canns, provenance=row.provenance())
+
+
+def _glibc_floor(row: TableReader) -> GlibcFloor:
+    glibc = row.string("glibc")
+    if not re.fullmatch(r"\d+\.\d+", glibc):
+        raise row.fail("glibc", f"expected a glibc version like 2.27, found {glibc!r}")
+    return GlibcFloor(row.string("package"), row.python_version("version"), glibc, row.provenance())
+
+
+def _mindie(row: TableReader) -> MindieRow:
+    return MindieRow(
+        version=row.version("version", ProductLine.CANN),
+        text=row.string("version"),
+        cann=row.version("cann", ProductLine.CANN),
+        pta=row.string("pta"),
+        provenance=row.provenance(),
+    )
+
+
+def _image(row: TableReader) -> ImageStack:
+    return ImageStack(
+        cann=row.version("cann", ProductLine.CANN),
+        chip=row.string("chip"),
+        python=row.strings("python", True),
+        vllm_ascend=_package_version(row, "vllm_ascend", required=False),
+        vllm=_package_version(row, "vllm", required=False),
+        nnal=row.version("nnal", ProductLine.CANN, required=False),
+        ops_package=row.string("ops_package", required=False),
+        provenance=row.provenance(),
     )
 
 

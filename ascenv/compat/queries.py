@@ -16,8 +16,11 @@ from ascenv.compat.model import (
     CompilerVersion,
     DriverFit,
     DriverVerdict,
+    GlibcFloor,
     HdkKind,
     HdkRule,
+    ImageStack,
+    MindieRow,
     OpsPackage,
     PciCard,
     PciDevice,
@@ -28,6 +31,8 @@ from ascenv.compat.model import (
     TorchNpuFit,
     TorchNpuFitGrade,
     TorchNpuRelease,
+    TritonAscendRow,
+    VllmAscendRow,
 )
 from ascenv.versions import (
     AscendVersion,
@@ -53,6 +58,12 @@ class Matrix:
     pci_cards: tuple[PciCard, ...]
     as_of: str = ""  # the day the rows were last compared with their sources (the oldest file's)
     ops_packages: tuple[OpsPackage, ...] = ()
+    # the layer above torch_npu (stacks.toml)
+    vllm_ascend: tuple[VllmAscendRow, ...] = ()
+    triton_ascend: tuple[TritonAscendRow, ...] = ()
+    glibc_floors: tuple[GlibcFloor, ...] = ()
+    mindie: tuple[MindieRow, ...] = ()
+    images: tuple[ImageStack, ...] = ()
 
     # CANN ------------------------------------------------------------------------------------
 

@@ -311,3 +311,16 @@ def test_from_names_the_file_as_given(tmp_path, command):
     assert code == 2 and "error: bad.json: host.arch: expected string, found integer 7" in err
     code, _, err = run_cli([*command, "--from", "ascenv.lock"], {"SOURCE_DATE_EPOCH": "0"}, tmp_path)
     assert code == 2 and "ascenv.lock is not a JSON snapshot" in err and "looks like a lock" in err
+
+
+def test_the_newest_vllm_ascend_release_image_passes_with_its_layer_documented(tmp_path):
+    # vllm-ascend v0.23.0 (Dockerfile FROM cann:9.1.0-910b, its matrix row: vllm 0.23.0, torch_npu
+    # 2.10.0.post4, triton-ascend 3.2.2) with NNAL 9.1.0: exit 0, no error (issue #22 item 5)
+    code, report = doctor_json("vllm-ascend-v0.23.0", tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    found = {(f["id"], f["severity"]): f for f in report["findings"]}
+    assert found[("ASC-STACK-VLLM", "ok")]["title"] == "vllm-ascend 0.23.0 with CANN 9.1.0: documented"
+    assert found[("ASC-STACK-NNAL", "ok")]["title"] == "NNAL 9.1.0 with CANN 9.1.0: one release"
+    # triton-ascend 3.2.2 is newer than the installation guide's table: info, not a warning
+    assert found[("ASC-STACK-TRITON", "info")]["title"] == "triton-ascend 3.2.2 is not in the data"
+    assert {p["name"]: p["version"] for p in report["snapshot"]["stack"]}["triton-ascend"] == "3.2.2"
