@@ -35,7 +35,8 @@ HELP_ONLY = {"build", "fleet", "image"}
 def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("stdout")
     host = build_host("a2-cann800", tmp / "hosts")
-    environ = {**os.environ, **host.environ, "PYTHONPATH": str(REPO)}
+    # XDG_DATA_HOME: `compat update --remove` acts on a data directory of this test, none there
+    environ = {**os.environ, **host.environ, "PYTHONPATH": str(REPO), "XDG_DATA_HOME": str(tmp / "data")}
     code, _, err = run_cli(["snapshot", "--root", str(host.root), "-o", str(tmp / "snap.json")], host.environ, tmp)
     assert code == 0, err
     code, _, err = run_cli(["lock", "--from", "snap.json", "-o", "good.lock"], host.environ, tmp)
@@ -60,6 +61,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "install": ["install", "--rollback", "customize", "--install-path", "opp"],
         "op": ["op", "check", "--root", root],
         "clean-cache": ["clean-cache", "ls"],
+        "compat": ["compat", "update", "--remove"],
         **{name: [name, "--help"] for name in HELP_ONLY},
     }
     return {"cwd": tmp, "environ": environ, "argv": argv}

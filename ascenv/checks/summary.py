@@ -21,11 +21,24 @@ class Diagnosis:
     snapshot: Snapshot
     findings: tuple[Finding, ...]
     exit_code: int
+    data_as_of: str = ""  # the compatibility data's day ("" without the data)
+    overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
 
 
 def diagnose(snapshot: Snapshot, matrix: Any, *, strict: bool = False) -> Diagnosis:
     findings = tuple(run_checks(snapshot, matrix))
-    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict))
+    as_of, overlay = getattr(matrix, "as_of", ""), getattr(matrix, "overlay", ())
+    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict), as_of, tuple(overlay))
+
+
+def data_line(diagnosis: Diagnosis) -> str:
+    """``data as of 2026-12-01`` and, when the user refreshed it, the files read instead."""
+    if not diagnosis.data_as_of:
+        return ""
+    line = f"compatibility data as of {diagnosis.data_as_of}"
+    if diagnosis.overlay:
+        line += f" (overlay: {', '.join(diagnosis.overlay)}; `ascenv compat update --remove` restores the shipped data)"
+    return line
 
 
 def exit_code(findings: Sequence[Finding], *, strict: bool) -> int:

@@ -205,3 +205,14 @@ def image_host(ctx: Context) -> images.Host:
     home = ctx.environ.get("HOME") or os.path.expanduser("~")
     cache = ascenv_cache_dir(ctx.environ, home=home, cwd=ctx.cwd)
     return images.Host(environ=ctx.environ, cache=Path(cache), run=ctx.run, on_event=ctx.out.message)
+
+
+def compat_overlay(ctx: Context) -> Path:
+    """Where `ascenv compat update` keeps the user's newer data files: ``$XDG_DATA_HOME/ascenv/compat``,
+    else ``~/.local/share/ascenv/compat`` (XDG Base Directory Specification 0.8: a relative
+    XDG_DATA_HOME is invalid and ignored)."""
+    data_home = ctx.environ.get("XDG_DATA_HOME", "")
+    if not data_home.startswith("/"):
+        home = ctx.environ.get("HOME") or os.path.expanduser("~")
+        data_home = os.path.join(home, ".local", "share")
+    return Path(data_home, "ascenv", "compat")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Callable, Optional, TypeVar
 
 from ascenv.checks import load_checks
@@ -31,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
     # target Python (start-up time); errors surface here as before.
-    matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
+    overlay = common.compat_overlay(ctx)
+    matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir, overlay))[1])
     if args.from_file:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
@@ -51,13 +53,14 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     return diagnosis.exit_code
 
 
-def load_matrix(cache_dir: Optional[str] = None) -> object:
-    """The compat matrix when the data ships with this ascenv (checks without it skip)."""
+def load_matrix(cache_dir: Optional[str] = None, overlay: Optional[Path] = None) -> object:
+    """The compat matrix when the data ships with this ascenv (checks without it skip), with the
+    user's newer files (`ascenv compat update`) in place of the shipped ones."""
     try:
         from ascenv import compat
     except ImportError:
         return None
-    return compat.load_cached(cache_dir)
+    return compat.load_cached(cache_dir, overlay=overlay)
 
 
 def _in_background(work: Callable[[], T]) -> Callable[[], T]:

@@ -48,16 +48,24 @@ SCHEMA = 1
 FILES = ("cann.toml", "torch_npu.toml", "hardware.toml", "stacks.toml")
 
 
-def load(directory: Optional[Path] = None) -> Matrix:
-    """Load and validate ``compat/*.toml`` (default: the shipped copy)."""
+def load(directory: Optional[Path] = None, overlay: Optional[Path] = None) -> Matrix:
+    """Load and validate ``compat/*.toml`` (default: the shipped copy); a file ``overlay`` (a
+    user's data directory, ``ascenv.compat.overlay``) holds replaces the one of ``directory``."""
     directory = Path(directory) if directory is not None else paths.data_dir("compat")
     unexpected = sorted(p.name for p in directory.glob("*.toml") if p.name not in FILES)
     if unexpected:
         raise DataFileError(f"{directory.name}/{unexpected[0]}: unknown data file; expected only {', '.join(FILES)}")
-    cann = read_table(directory, "cann.toml")
-    torch_npu = read_table(directory, "torch_npu.toml")
-    hardware = read_table(directory, "hardware.toml")
-    stacks = read_table(directory, "stacks.toml")
+    replaced = tuple(n for n in FILES if overlay is not None and (Path(overlay) / n).is_file())
+
+    def table(name: str) -> TableReader:
+        if name in replaced:
+            return read_table(Path(overlay or ""), name, label=str(Path(overlay or "", name)))
+        return read_table(directory, name)
+
+    cann = table("cann.toml")
+    torch_npu = table("torch_npu.toml")
+    hardware = table("hardware.toml")
+    stacks = table("stacks.toml")
     matrix = Matrix(
         cann_releases=cann.rows("releases", _cann_release),
         hdk_rules=cann.rows("hdk", _hdk_rule),
@@ -75,6 +83,7 @@ def load(directory: Optional[Path] = None) -> Matrix:
         glibc_floors=stacks.rows("glibc_floor", _glibc_floor),
         mindie=stacks.rows("mindie", _mindie),
         images=stacks.rows("images", _image),
+        overlay=tuple(str(Path(overlay or "", n)) for n in replaced),
     )
     for reader in (cann, torch_npu, hardware, stacks):
         reader.done()
@@ -82,14 +91,14 @@ def load(directory: Optional[Path] = None) -> Matrix:
     return matrix
 
 
-def read_table(directory: Path, name: str) -> TableReader:
+def read_table(directory: Path, name: str, label: Optional[str] = None) -> TableReader:
     # imported here: a cached matrix (load_cached) needs no TOML parser at start-up
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.9/3.10 hosts only
         import tomli as tomllib
 
-    label = f"{directory.name}/{name}"
+    label = label or f"{directory.name}/{name}"
     try:
         with open(directory / name, "rb") as handle:
             data = tomllib.load(handle)

@@ -64,6 +64,7 @@ class Matrix:
     glibc_floors: tuple[GlibcFloor, ...] = ()
     mindie: tuple[MindieRow, ...] = ()
     images: tuple[ImageStack, ...] = ()
+    overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
 
     # CANN ------------------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ascenv.checks import LAYERS
-from ascenv.checks.summary import Diagnosis, summary
+from ascenv.checks.summary import Diagnosis, data_line, summary
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.output import Output, safe
 
@@ -40,9 +40,11 @@ def _count_line(findings: list[Finding]) -> str:
     )
 
 
-def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
+def human(out: Output, snap: Snapshot, findings: list[Finding], data: str = "") -> None:
     c = out.console
     c.print(f"[bold]ascenv doctor[/]  {safe(_headline(snap))}")
+    if data:
+        c.print(f"[dim]{safe(data)}[/]")
     for layer in LAYERS:
         group = [f for f in findings if f.layer == layer]
         if not group:
@@ -62,12 +64,13 @@ def human(out: Output, snap: Snapshot, findings: list[Finding]) -> None:
     c.print(f"\n{_count_line(findings)}  (ascenv explain <ID> tells why a check matters)")
 
 
-def markdown(snap: Snapshot, findings: list[Finding]) -> str:
+def markdown(snap: Snapshot, findings: list[Finding], data: str = "") -> str:
     lines = [
         "### ascenv doctor",
         "",
         f"`{_headline(snap)}`",
         "",
+        *([data, ""] if data else []),
         "| | layer | finding | found | fix |",
         "|---|---|---|---|---|",
     ]
@@ -82,9 +85,9 @@ def render(out: Output, diagnosis: Diagnosis, fmt: str = "human") -> None:
     if fmt == "json":
         out.json(json_payload(diagnosis))
     elif fmt == "markdown":
-        out.text(markdown(diagnosis.snapshot, list(diagnosis.findings)))
+        out.text(markdown(diagnosis.snapshot, list(diagnosis.findings), data_line(diagnosis)))
     else:
-        human(out, diagnosis.snapshot, list(diagnosis.findings))
+        human(out, diagnosis.snapshot, list(diagnosis.findings), data_line(diagnosis))
 
 
 def json_payload(diagnosis: Diagnosis) -> dict:
@@ -94,6 +97,7 @@ def json_payload(diagnosis: Diagnosis) -> dict:
     return {
         "exit_code": diagnosis.exit_code,
         "summary": summary(diagnosis.findings),
+        "data": {"as_of": diagnosis.data_as_of or None, "overlay": list(diagnosis.overlay)},
         "findings": [serde.to_data(f) for f in diagnosis.findings],
         "snapshot": snapshot_to_json(diagnosis.snapshot),
     }
