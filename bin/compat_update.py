@@ -746,6 +746,9 @@ class ImageStack:
     vllm: Optional[str] = None
     nnal: Optional[str] = None
     ops_package: Optional[str] = None
+    torch_npu: Optional[str] = None
+    triton_ascend: Optional[str] = None
+    sglang: Optional[str] = None  # the branch or tag the image installs sglang from
 
 
 _CANN_TAG = re.compile(
@@ -766,12 +769,32 @@ def parse_image_tags(text: str) -> list[ImageStack]:
     return [s for s in (parse_image_tag(line) for line in text.splitlines() if not line.startswith("#")) if s]
 
 
+def _build_args(text: str) -> dict[str, str]:
+    """``ARG NAME=value`` defaults (the first definition; quotes dropped)."""
+    found: dict[str, str] = {}
+    for name, value in re.findall(r"^ARG\s+(\w+)=(\S*)", text, re.MULTILINE):
+        found.setdefault(name, value.strip('"'))
+    return found
+
+
+def _substitute(text: str, args: dict[str, str]) -> str:
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), text)
+
+
+def _wheel_version(text: str, project: str) -> Optional[str]:
+    """The version in the first ``<project>-<version>-cp…whl`` file name (``%2B`` is ``+``)."""
+    match = re.search(rf"\b{project}-([\w.%+]+?)-cp\d", text)
+    return match.group(1).replace("%2B", "+") if match else None
+
+
 def parse_dockerfile(text: str) -> ImageStack:
-    """What an official Dockerfile builds on and installs: vllm-ascend's ``FROM
-    quay.io/ascend/cann:<tag>`` and ``ARG VLLM_TAG=``; cann-container-image's
-    ``Ascend-cann-<chip>-ops_<v>`` and ``Ascend-cann-nnal_<v>`` run packages (its own tag is in
-    the saved copy's source line)."""
-    base = re.search(r"^FROM\s+quay\.io/ascend/cann:(\S+)", text, re.MULTILINE)
+    """What an official Dockerfile builds on and installs: ``FROM quay.io/ascend/cann:<tag>``
+    (its ``$ARG`` parts filled from the ``ARG`` defaults, as sglang's NPU Dockerfiles write it),
+    vllm-ascend's ``ARG VLLM_TAG=``; the torch_npu and triton_ascend wheels it installs (sglang);
+    cann-container-image's ``Ascend-cann-<chip>-ops_<v>`` and ``Ascend-cann-nnal_<v>`` run
+    packages (its own tag is in the saved copy's source line)."""
+    args = _build_args(text)
+    base = re.search(r"^FROM\s+quay\.io/ascend/cann:(\S+)", _substitute(text, args), re.MULTILINE)
     source = re.search(r"cann-container-image@\w+:cann/(\S+)/Dockerfile", text)
     stack = parse_image_tag(base.group(1) if base else source.group(1) if source else "")
     if stack is None:
@@ -789,6 +812,9 @@ def parse_dockerfile(text: str) -> ImageStack:
         vllm=_plain(vllm.group(1)) if vllm else None,
         nnal=canonical(nnal.group(1), line=ProductLine.CANN) if nnal else None,
         ops_package=ops.group(1) if ops else None,
+        torch_npu=_wheel_version(text, "torch_npu"),
+        triton_ascend=_wheel_version(text, "triton_ascend"),
+        sglang=args.get("SGLANG_TAG") if "sgl-project/sglang" in text else None,
     )
 
 
@@ -875,6 +901,9 @@ def _image_row(stack: ImageStack, sources: list[str]) -> list[str]:
         ("vllm", stack.vllm),
         ("nnal", stack.nnal),
         ("ops_package", stack.ops_package),
+        ("torch_npu", stack.torch_npu),
+        ("triton_ascend", stack.triton_ascend),
+        ("sglang", stack.sglang),
     ]
     return _toml_row("images", values, sources)
 

@@ -57,6 +57,7 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
                 "github:Ascend/pytorch@",
                 "github:vllm-project/vllm-ascend@",
                 "github:Ascend/cann-container-image@",
+                "github:sgl-project/sglang@",
                 "METADATA and WHEEL of torch-npu wheels",
                 "ascend-deployer 26.0.0 wheel",
             )
@@ -469,3 +470,17 @@ def test_stack_rows_carry_their_sources_and_a_new_copy_is_reported(data: Path) -
     policy.write_text(text.replace(row, new + row, 1))
     update = tool.regenerate(data)
     assert any(line.startswith('add      stacks [[vllm_ascend]] version = "0.24.0"') for line in update.report)
+
+
+def test_sglang_npu_dockerfile_fills_its_args_and_names_its_wheels():
+    parsed = tool.parse_dockerfile(_saved("sglang-npu-950.Dockerfile.txt").text)
+    assert (parsed.cann, parsed.chip, parsed.python, parsed.os) == ("9.1.0", "950", "3.12", "ubuntu22.04")
+    assert (parsed.torch_npu, parsed.triton_ascend, parsed.sglang) == ("2.10.0.post4", "3.2.2", "main")
+
+
+def test_a_dockerfile_wheel_url_with_a_local_label():
+    wheel = "x/triton_ascend-3.2.0%2Bgitb0ea0850-cp311-cp311-linux_aarch64.whl"
+    text = f'FROM quay.io/ascend/cann:8.2.rc1-a3-ubuntu22.04-py3.11\nARG U="{wheel}"\n'
+    assert tool.parse_dockerfile(text).triton_ascend == "3.2.0+gitb0ea0850"
+    with pytest.raises(SystemExit, match="no 'FROM quay.io/ascend/cann"):
+        tool.parse_dockerfile("FROM ubuntu:22.04\n")

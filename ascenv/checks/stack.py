@@ -170,7 +170,8 @@ Triton-Ascend compiles kernels with the compiler of the installed CANN; its inst
 lists, per release, the CANN versions to choose from ("请选择如下版本之一"): 3.2.1 with 9.0.0,
 3.2.0 with 8.5.0, 3.2.0rc4 with 8.3.RC2/8.3.RC1. A CANN older than every one listed for the
 release is an error (its compiler lacks what the release emits, e.g. bishengir "Cannot find
-option named ..."); a newer or in-between one that is not listed is not documented: info. Its
+option named ..."); a newer or in-between one that is not listed is not documented: info, unless
+an official image (sglang's NPU Dockerfiles) installs that triton-ascend on that CANN. Its
 wheels are manylinux (glibc 2.27+, release note): a glibc older than the wheel's manylinux tag
 (PEP 600: manylinux_X_Y needs glibc X.Y) cannot load it.
 """,
@@ -186,6 +187,15 @@ def triton_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     row = next((r for r in matrix.triton_ascend if installed is not None and r.version == installed), None)
     cann_text, cann = _cann(snap)
     if cann is None:
+        return
+    image = next((i for i in matrix.images if i.triton_ascend == installed and _same_release(cann, i.cann)), None)
+    if image is not None and (row is None or not any(_same_release(cann, c) for c in row.cann)):
+        yield finding(
+            "ASC-STACK-TRITON",
+            Severity.OK,
+            f"triton-ascend {part.version} with CANN {cann_text}: known-good (an official image installs both)",
+            source=_source(image.provenance),
+        )
         return
     if row is None:
         known = sorted(matrix.triton_ascend, key=lambda r: r.version, reverse=True)

@@ -415,6 +415,9 @@ def _image(row: TableReader) -> ImageStack:
         nnal=row.version("nnal", ProductLine.CANN, required=False),
         ops_package=row.string("ops_package", required=False),
         provenance=row.provenance(),
+        torch_npu=_package_version(row, "torch_npu", required=False),
+        triton_ascend=_package_version(row, "triton_ascend", required=False),
+        sglang=row.string("sglang", required=False),
     )
 
 

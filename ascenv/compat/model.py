@@ -303,6 +303,9 @@ class ImageStack:
     nnal: Optional[AscendVersion]
     ops_package: Optional[str]
     provenance: Provenance
+    torch_npu: Optional[Version] = None
+    triton_ascend: Optional[Version] = None
+    sglang: Optional[str] = None  # the branch or tag an sglang image installs
 
 
 # --- query results -------------------------------------------------------------------------------

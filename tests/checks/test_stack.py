@@ -141,3 +141,13 @@ def test_without_the_layer_nothing_is_said():
     snap = host("9.1.0")
     for check_id in ("ASC-STACK-VLLM", "ASC-STACK-TRITON", "ASC-STACK-NNAL", "ASC-STACK-MINDIE"):
         assert findings_of(snap, check_id, shipped_matrix()) == []
+
+
+def test_an_official_image_pairing_is_known_good_where_no_table_lists_it():
+    # sglang's npu-950.Dockerfile: triton-ascend 3.2.2 wheels on the CANN 9.1.0 image
+    assert graded(host("9.1.0", _dist("triton-ascend", "3.2.2")), "ASC-STACK-TRITON") == [
+        ("ok", "triton-ascend 3.2.2 with CANN 9.1.0: known-good (an official image installs both)")
+    ]
+    assert graded(host("9.0.0", _dist("triton-ascend", "3.2.2")), "ASC-STACK-TRITON")[0][0] == "info"
+    # a git build of 3.2.0 in an image is not the release 3.2.0: the table still decides
+    assert graded(host("8.2.RC1", _dist("triton-ascend", "3.2.0")), "ASC-STACK-TRITON")[0][0] == "error"

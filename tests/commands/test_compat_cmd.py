@@ -54,12 +54,13 @@ def test_an_update_is_read_by_doctor_and_named_and_remove_restores_the_shipped_d
     assert f"installed stacks.toml in {overlay}" in out and (overlay / "stacks.toml").read_bytes() == new.read_bytes()
     code, data, triton = doctor(tmp_path, env)
     assert code == 0 and data == {"as_of": "2026-12-01", "overlay": [str(overlay / "stacks.toml")]}
-    assert triton == [("ok", "triton-ascend 3.2.2 with CANN 9.1.0: documented")]  # the overlay's row
+    assert triton == [("ok", "triton-ascend 3.2.2 with CANN 9.1.0: documented")]  # the overlay's table row
     code, out, err = run_cli(["compat", "update", "--remove"], env)
     assert code == 0 and "removed stacks.toml" in out and not overlay.exists()
     code, data, triton = doctor(tmp_path / "again", env)
     assert data == {"as_of": "2026-12-01", "overlay": []}
-    assert triton == [("info", "triton-ascend 3.2.2 is not in the data")]  # the shipped data again
+    # the shipped data again: no table row, an official image's pairing
+    assert triton == [("ok", "triton-ascend 3.2.2 with CANN 9.1.0: known-good (an official image installs both)")]
 
 
 def test_the_human_doctor_report_says_data_as_of_with_the_overlay(tmp_path):
@@ -81,7 +82,7 @@ def test_the_human_doctor_report_says_data_as_of_with_the_overlay(tmp_path):
             "stacks.toml",
             "triton_ascend[3].cann: missing",
         ),
-        ('\n[[images]]\ncann = "nine"\nchip = "a3"\n', "stacks.toml", "images[110].cann"),
+        ('\n[[images]]\ncann = "nine"\nchip = "a3"\n', "stacks.toml", "].cann: not a cann version"),
         ("\nschema = [", "stacks.toml", "not valid TOML"),
         ("", "stack.toml", "not an ascenv data file"),
     ],

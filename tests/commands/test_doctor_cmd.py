@@ -321,6 +321,9 @@ def test_the_newest_vllm_ascend_release_image_passes_with_its_layer_documented(t
     found = {(f["id"], f["severity"]): f for f in report["findings"]}
     assert found[("ASC-STACK-VLLM", "ok")]["title"] == "vllm-ascend 0.23.0 with CANN 9.1.0: documented"
     assert found[("ASC-STACK-NNAL", "ok")]["title"] == "NNAL 9.1.0 with CANN 9.1.0: one release"
-    # triton-ascend 3.2.2 is newer than the installation guide's table: info, not a warning
-    assert found[("ASC-STACK-TRITON", "info")]["title"] == "triton-ascend 3.2.2 is not in the data"
+    # triton-ascend 3.2.2 is newer than the installation guide's table; sglang's 950 image installs
+    # it on CANN 9.1.0: known-good
+    triton = found[("ASC-STACK-TRITON", "ok")]
+    assert triton["title"] == "triton-ascend 3.2.2 with CANN 9.1.0: known-good (an official image installs both)"
+    assert "sgl-project/sglang" in triton["source"]
     assert {p["name"]: p["version"] for p in report["snapshot"]["stack"]}["triton-ascend"] == "3.2.2"
