@@ -327,3 +327,46 @@ def test_the_newest_vllm_ascend_release_image_passes_with_its_layer_documented(t
     assert triton["title"] == "triton-ascend 3.2.2 with CANN 9.1.0: known-good (an official image installs both)"
     assert "sgl-project/sglang" in triton["source"]
     assert {p["name"]: p["version"] for p in report["snapshot"]["stack"]}["triton-ascend"] == "3.2.2"
+
+
+@pytest.mark.parametrize(
+    ("name", "stack"),
+    [
+        ("vllm-ascend-v0.23.0-a3", {"vllm-ascend": "0.23.0", "triton-ascend": "3.2.2", "nnal-atb": "9.1.0"}),
+        ("sglang-npu-950", {"sglang": "0.5.10", "triton-ascend": "3.2.2", "nnal-atb": "9.1.0"}),
+    ],
+)
+def test_the_newest_official_images_for_a3_and_the_950_pass(tmp_path, name, stack):
+    # vllm-ascend v0.23.0's Dockerfile.a3 and sglang's npu-950.Dockerfile, both FROM the CANN 9.1.0
+    # images: exit 0, no error, the layer above torch_npu recorded and judged ok
+    code, report = doctor_json(name, tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    recorded = {p["name"]: p["version"] for p in report["snapshot"]["stack"]}
+    assert {k: recorded.get(k) for k in stack} == stack
+    stack_findings = {(f["id"], f["severity"]) for f in report["findings"] if f["layer"] == "stack"}
+    assert {s for _, s in stack_findings} == {"ok"} and ("ASC-STACK-NNAL", "ok") in stack_findings
+
+
+def test_the_recorded_mindie_image_passes_and_its_release_is_a_note(tmp_path):
+    # mindie:2.1.RC1-800I-A2 as captured (corpus note): MindIE's table starts at 2.1.RC2, so 2.1.RC1
+    # is not documented either way: a note, exit 0
+    code, report = doctor_json("mindie-2.1.RC1", tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    found = {(f["id"], f["severity"]): f for f in report["findings"]}
+    assert found[("ASC-STACK-MINDIE", "info")]["title"] == "MindIE 2.1.RC1 is not in the data"
+    assert found[("ASC-STACK-NNAL", "ok")]["title"] == "NNAL 8.2.RC1 with CANN 8.2.RC1: one release"
+    parts = {p["name"]: p for p in report["snapshot"]["stack"]}
+    assert parts["mindie"]["build"] == "2.1.RC1.B152" and parts["nnal-atb"]["abi_selected"] == "cxx_abi_0"
+
+
+@pytest.mark.parametrize(("mindie", "severity"), [("2.3.0", "error"), ("2.1.RC2", "error"), ("2.2.RC1", "error")])
+def test_a_mindie_of_another_cann_release_is_an_error_with_its_table(tmp_path, mindie, severity):
+    host = build_host("mindie-2.1.RC1", tmp_path)
+    info = host.root / "usr/local/Ascend/mindie/2.1.RC1/version.info"
+    info.write_text(info.read_text().replace("MindIE 2.1.RC1.B152", f"MindIE {mindie}.B1"))
+    code, out, err = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], host.environ
+    )
+    (finding,) = [f for f in json.loads(out)["findings"] if f["id"] == "ASC-STACK-MINDIE"]
+    assert finding["severity"] == severity and code == 1
+    assert finding["source"] == "https://gitcode.com/Ascend/release-management/blob/master/MindIE/26.0.0/release.md"
