@@ -631,6 +631,12 @@ VLLM_ASCEND_MATRIX = "vllm-ascend-versioning_policy.md"
 TRITON_CANN = "triton-ascend-installation_guide.zh.txt"
 TRITON_GLIBC = "triton-ascend-release_note.en.md"
 CANN_IMAGE_TAGS = "cann-container-image-tags.txt"
+TRITON_PRODUCTS = "triton-ascend-quick_start.en.txt"
+TRITON_NO_SUPPORT = "triton-ascend-issue-1002.md"
+# Product series as the publishers name them -> compute units (compat/hardware.toml): Atlas A2 is
+# the 910B family, A3 the 910_93 one, Atlas 350 the 950 (CANN 9.x install guides' ops packages).
+PRODUCT_UNITS = {"A2": "ascend910b", "A3": "ascend910_93", "950": "ascend950", "350": "ascend950"}
+SOC_UNITS = (("310P", "ascend310p"), ("310B", "ascend310b"), ("910B", "ascend910b"), ("950", "ascend950"))
 MINDIE_TABLE = "mindie-26.0.0-release.md"
 
 
@@ -818,6 +824,23 @@ def parse_dockerfile(text: str) -> ImageStack:
     )
 
 
+def parse_supported_products(text: str) -> tuple[str, ...]:
+    """``Supported Ascend products: Atlas A2/A3 series`` -> the compute units of those series."""
+    match = re.search(r"Supported Ascend products:\s*Atlas\s+([\w/]+)\s+series", text)
+    if match is None:
+        raise SystemExit("quick start: no 'Supported Ascend products: Atlas ... series' line")
+    return tuple(PRODUCT_UNITS[name] for name in match.group(1).split("/"))
+
+
+def parse_no_support(text: str) -> tuple[str, ...]:
+    """``no plans to support Ascend 310P3`` (a maintainer's answer) -> the compute units ruled out."""
+    found = re.findall(r"no plans to support Ascend\s*(\w+)", text)
+    units = tuple(unit for soc in found for prefix, unit in SOC_UNITS if soc.upper().startswith(prefix))
+    if not units:
+        raise SystemExit("maintainer's answer: no 'no plans to support Ascend <SoC>'")
+    return units
+
+
 def parse_mindie_rows(text: str) -> list[tuple[str, str, str]]:
     """(MindIE, CANN, PTA) rows of the MindIE release table (see parse_mindie)."""
     rows = []
@@ -869,6 +892,15 @@ def stacks_toml(saved: dict[str, Saved]) -> str:
     guide = saved[TRITON_CANN]
     for version, canns in parse_triton_cann(guide.text):
         out += _toml_row("triton_ascend", [("version", version), ("cann", list(canns))], [guide.citation])
+    products, refused = saved[TRITON_PRODUCTS], saved[TRITON_NO_SUPPORT]
+    supported = [("package", "triton-ascend"), ("kind", "supported")]
+    out += _toml_row(
+        "products", [*supported, ("compute_units", list(parse_supported_products(products.text)))], [products.citation]
+    )
+    refusal = [("package", "triton-ascend"), ("kind", "unsupported")]
+    out += _toml_row(
+        "products", [*refusal, ("compute_units", list(parse_no_support(refused.text)))], [refused.citation]
+    )
     note = saved[TRITON_GLIBC]
     for version, glibc in parse_triton_glibc(note.text):
         out += _toml_row(

@@ -484,3 +484,15 @@ def test_a_dockerfile_wheel_url_with_a_local_label():
     assert tool.parse_dockerfile(text).triton_ascend == "3.2.0+gitb0ea0850"
     with pytest.raises(SystemExit, match="no 'FROM quay.io/ascend/cann"):
         tool.parse_dockerfile("FROM ubuntu:22.04\n")
+
+
+def test_the_supported_products_and_a_maintainers_refusal():
+    assert tool.parse_supported_products(_saved(tool.TRITON_PRODUCTS).text) == ("ascend910b", "ascend910_93")
+    assert tool.parse_supported_products("Supported Ascend products: Atlas A2/A3/950 series") == (
+        "ascend910b",
+        "ascend910_93",
+        "ascend950",
+    )
+    assert tool.parse_no_support(_saved(tool.TRITON_NO_SUPPORT).text) == ("ascend310p",)
+    with pytest.raises(SystemExit):
+        tool.parse_no_support("we will support it soon")

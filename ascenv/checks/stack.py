@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any, Optional
 
 from ascenv.checks import check, finding
-from ascenv.checks._facts import active_install, parse
+from ascenv.checks._facts import active_install, device_units, parse
 from ascenv.compat import source_url
 from ascenv.errors import InvalidVersion
 from ascenv.model import Finding, Severity, Snapshot, StackPart
@@ -173,7 +173,9 @@ release is an error (its compiler lacks what the release emits, e.g. bishengir "
 option named ..."); a newer or in-between one that is not listed is not documented: info, unless
 an official image (sglang's NPU Dockerfiles) installs that triton-ascend on that CANN. Its
 wheels are manylinux (glibc 2.27+, release note): a glibc older than the wheel's manylinux tag
-(PEP 600: manylinux_X_Y needs glibc X.Y) cannot load it.
+(PEP 600: manylinux_X_Y needs glibc X.Y) cannot load it. It supports Atlas A2/A3 (quick start); on
+a 310P, bishengir-compile fails with "Cannot find option named 'Ascend310P3'" (vllm-ascend#7423)
+and its maintainers have "no plans to support Ascend 310P3" (triton-ascend#1002): an error.
 """,
 )
 def triton_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -183,6 +185,7 @@ def triton_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     yield from _glibc(snap, part, matrix)
     if matrix is None:
         return
+    yield from _products(snap, part, matrix)
     installed = _version(part.version)
     row = next((r for r in matrix.triton_ascend if installed is not None and r.version == installed), None)
     cann_text, cann = _cann(snap)
@@ -244,6 +247,46 @@ def triton_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             source=source,
             data_as_of=matrix.as_of,
         )
+
+
+# The chip part of a quay.io/ascend/cann tag -> its compute unit (the ops package each tag's
+# Dockerfile installs: Ascend-cann-910b-ops, -A3-ops, -310p-ops, -950-ops).
+_IMAGE_CHIP_UNITS = {"910b": "ascend910b", "a3": "ascend910_93", "310p": "ascend310p", "950": "ascend950"}
+
+
+def _products(snap: Snapshot, part: StackPart, matrix: Any) -> Iterator[Finding]:
+    """A chip family the publisher rules out (a maintainer's "no plans to support", after reported
+    bishengir failures) is an error; one it neither lists nor rules out is a note."""
+    rows = [p for p in matrix.products if p.package == part.name]
+    supported = {u for p in rows if p.kind == "supported" for u in p.compute_units}
+    # an official image that installs it for a chip (sglang's npu-950.Dockerfile) is known-good there
+    supported |= {_IMAGE_CHIP_UNITS.get(i.chip, i.chip) for i in matrix.images if i.triton_ascend is not None}
+    for unit in device_units(snap, matrix):
+        refusal = next((p for p in rows if p.kind == "unsupported" and unit in p.compute_units), None)
+        if refusal is not None:
+            yield finding(
+                "ASC-STACK-TRITON",
+                Severity.ERROR,
+                f"triton-ascend does not compile for {unit}",
+                found=f"triton-ascend {part.version} on {unit} NPUs",
+                expected=f"an NPU of {', '.join(sorted(supported)) or 'a supported family'}",
+                evidence=(part.path,),
+                fix="run the model without Triton kernels on this NPU (its framework's non-Triton path), "
+                "or on an Atlas A2/A3",
+                source=_source(refusal.provenance),
+                data_as_of=matrix.as_of,
+            )
+        elif rows and unit not in supported:
+            yield finding(
+                "ASC-STACK-TRITON",
+                Severity.INFO,
+                f"triton-ascend on {unit}: not documented",
+                found=f"triton-ascend {part.version} on {unit} NPUs",
+                expected=f"the families it lists: {', '.join(sorted(supported))}",
+                evidence=(part.path,),
+                source=_source(next(p for p in rows if p.kind == "supported").provenance) if supported else "",
+                data_as_of=matrix.as_of,
+            )
 
 
 def _older_release(matrix: Any, cann: AscendVersion) -> str:

@@ -25,6 +25,7 @@ from ascenv.compat.model import (
     OpsPackage,
     PciCard,
     PciDevice,
+    ProductSupport,
     Provenance,
     PypiListing,
     Soc,
@@ -83,6 +84,7 @@ def load(directory: Optional[Path] = None, overlay: Optional[Path] = None) -> Ma
         glibc_floors=stacks.rows("glibc_floor", _glibc_floor),
         mindie=stacks.rows("mindie", _mindie),
         images=stacks.rows("images", _image),
+        products=stacks.rows("products", _products),
         overlay=tuple(str(Path(overlay or "", n)) for n in replaced),
     )
     for reader in (cann, torch_npu, hardware, stacks):
@@ -395,6 +397,13 @@ def _glibc_floor(row: TableReader) -> GlibcFloor:
     return GlibcFloor(row.string("package"), row.python_version("version"), glibc, row.provenance())
 
 
+def _products(row: TableReader) -> ProductSupport:
+    kind = row.string("kind")
+    if kind not in ("supported", "unsupported"):
+        raise row.fail("kind", f"expected supported or unsupported, found {kind!r}")
+    return ProductSupport(row.string("package"), kind, row.strings("compute_units", True), row.provenance())
+
+
 def _mindie(row: TableReader) -> MindieRow:
     return MindieRow(
         version=row.version("version", ProductLine.CANN),
@@ -487,18 +496,19 @@ def _check_references(matrix: Matrix, folder: str) -> None:
     torch_npu version PyPI lists has a row."""
     units = {s.compute_unit for s in matrix.socs}
     named = [
-        (f"releases[{i}].{key}", unit)
+        (f"cann.toml: releases[{i}].{key}", unit)
         for i, release in enumerate(matrix.cann_releases)
         for key in ("chips", "packages", "packages_inferred")
         for unit in getattr(release, key)
     ]
-    named += [(f"ops_packages[{i}].compute_unit", p.compute_unit) for i, p in enumerate(matrix.ops_packages)]
+    named += [(f"cann.toml: ops_packages[{i}].compute_unit", p.compute_unit) for i, p in enumerate(matrix.ops_packages)]
+    named += [
+        (f"stacks.toml: products[{i}].compute_units", u) for i, p in enumerate(matrix.products) for u in p.compute_units
+    ]
     for where, unit in named:
         if unit not in units:
             expected = ", ".join(sorted(units))
-            raise DataFileError(
-                f"{folder}/cann.toml: {where}: unknown compute unit {unit!r}; expected one of {expected}"
-            )
+            raise DataFileError(f"{folder}/{where}: unknown compute unit {unit!r}; expected one of {expected}")
     rows = {r.version for r in matrix.torch_npu_releases}
     for i, text in enumerate(matrix.pypi.versions):
         if python_version(text) not in rows:

@@ -283,6 +283,16 @@ class GlibcFloor:
 
 
 @dataclass(frozen=True)
+class ProductSupport:
+    """The SoC families a package's publisher says it supports, or rules out."""
+
+    package: str  # PEP 503 name
+    kind: str  # supported | unsupported
+    compute_units: tuple[str, ...]
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
 class MindieRow:
     version: AscendVersion  # ProductLine.CANN spelling: 2.2.RC1, 3.0.0
     text: str

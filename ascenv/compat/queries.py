@@ -25,6 +25,7 @@ from ascenv.compat.model import (
     PciCard,
     PciDevice,
     PciMatch,
+    ProductSupport,
     PypiListing,
     Soc,
     Status,
@@ -65,6 +66,7 @@ class Matrix:
     mindie: tuple[MindieRow, ...] = ()
     images: tuple[ImageStack, ...] = ()
     overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
+    products: tuple[ProductSupport, ...] = ()
 
     # CANN ------------------------------------------------------------------------------------
 

@@ -4,6 +4,8 @@ documented is info."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from ascenv import model
@@ -151,3 +153,26 @@ def test_an_official_image_pairing_is_known_good_where_no_table_lists_it():
     assert graded(host("9.0.0", _dist("triton-ascend", "3.2.2")), "ASC-STACK-TRITON")[0][0] == "info"
     # a git build of 3.2.0 in an image is not the release 3.2.0: the table still decides
     assert graded(host("8.2.RC1", _dist("triton-ascend", "3.2.0")), "ASC-STACK-TRITON")[0][0] == "error"
+
+
+def _on(chip: str, snap):
+    chips = tuple(dataclasses.replace(c, name=chip) for c in snap.npu.chips)
+    return model.Snapshot(**{**snap.__dict__, "npu": dataclasses.replace(snap.npu, chips=chips)})
+
+
+@pytest.mark.parametrize(
+    ("chip", "expected"),
+    [
+        ("310P3", ("error", "triton-ascend does not compile for ascend310p")),  # ruled out, reported failures
+        ("310B4", ("info", "triton-ascend on ascend310b: not documented")),  # neither listed nor ruled out
+        ("910B4-1", None),  # Atlas A2: listed
+    ],
+)
+def test_triton_ascend_on_a_chip_family_its_publisher_rules_out(chip, expected):
+    snap = _on(chip, host("8.5.0", _dist("triton-ascend", "3.2.0")))
+    found = [(f.severity.value, f.title) for f in findings_of(snap, "ASC-STACK-TRITON", shipped_matrix())]
+    products = [f for f in found if "compile for" in f[1] or " on ascend" in f[1]]
+    assert products == ([expected] if expected else [])
+    if expected and expected[0] == "error":
+        (error,) = [f for f in findings_of(snap, "ASC-STACK-TRITON", shipped_matrix()) if f.severity.value == "error"]
+        assert error.source == "https://github.com/triton-lang/triton-ascend/issues/1002"

@@ -370,3 +370,23 @@ def test_a_mindie_of_another_cann_release_is_an_error_with_its_table(tmp_path, m
     (finding,) = [f for f in json.loads(out)["findings"] if f["id"] == "ASC-STACK-MINDIE"]
     assert finding["severity"] == severity and code == 1
     assert finding["source"] == "https://gitcode.com/Ascend/release-management/blob/master/MindIE/26.0.0/release.md"
+
+
+def test_triton_ascend_on_the_300i_duo_is_an_error_naming_the_maintainers_answer(tmp_path):
+    # vllm-ascend#7423: bishengir-compile "Cannot find option named 'Ascend310P3'" on a 310P3;
+    # triton-ascend#1002: no plans to support it (issue #22 item 5)
+    host = build_host("310p-duo", tmp_path)
+    environ = dict(host.environ, HOME="/root")
+    environ["PYTHONPATH"] = fake_site(tmp_path, {"triton_ascend": "3.2.0rc4"}) + ":" + environ["PYTHONPATH"]
+    code, out, err = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], environ
+    )
+    errors = {f["title"]: f for f in json.loads(out)["findings"] if f["id"] == "ASC-STACK-TRITON"}
+    refused = errors["triton-ascend does not compile for ascend310p"]
+    assert code == 1 and refused["severity"] == "error"
+    assert refused["source"] == "https://github.com/triton-lang/triton-ascend/issues/1002"
+    # its CANN 8.1.RC1 is older than every CANN the installation guide lists for 3.2.0rc4: also an error
+    assert (
+        errors["triton-ascend 3.2.0rc4 needs a newer CANN than 8.1.RC1"]["expected"]
+        == "CANN 8.3.RC2 or 8.3.RC1 or 8.5.0.alpha1"
+    )
