@@ -422,6 +422,8 @@ class StackPart:
     abi_variants: tuple[str, ...] = ()  # ATB: the C++ ABI builds installed (cxx_abi_0, cxx_abi_1)
     abi_selected: Optional[str] = None  # ATB: the build ATB_HOME_PATH (nnal/atb/set_env.sh) selects
     wheel_tags: tuple[str, ...] = ()  # a wheel's tags (manylinux_2_27_aarch64: its glibc floor)
+    compiler: Optional[str] = None  # triton-ascend: the bishengir-compile it would run
+    compiler_from: Optional[str] = None  # bundled, PATH, TRITON_NPU_COMPILER_PATH; None: not looked for
 
 
 # --- the snapshot ------------------------------------------------------------------------------

@@ -183,6 +183,7 @@ def triton_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     if part is None:
         return
     yield from _glibc(snap, part, matrix)
+    yield from _compiler(snap, part)
     if matrix is None:
         return
     yield from _products(snap, part, matrix)
@@ -247,6 +248,30 @@ def triton_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
             source=source,
             data_as_of=matrix.as_of,
         )
+
+
+_COMPILER_SOURCE = (
+    "https://github.com/triton-lang/triton-ascend/blob/13267ceebff5142d856c114e89a4ba41d09ae788/"
+    "third_party/ascend/backend/utils.py"
+)
+
+
+def _compiler(snap: Snapshot, part: StackPart) -> Iterator[Finding]:
+    """No bishengir-compile where triton-ascend looks for one: its first kernel compile raises
+    "Couldn't find executable bishengir-compile or TRITON_NPU_COMPILER_PATH"."""
+    if part.compiler_from != "not found":  # found, or a snapshot written before it was looked for
+        return
+    cann = active_install(snap)
+    yield finding(
+        "ASC-STACK-TRITON",
+        Severity.ERROR,
+        f"triton-ascend {part.version} finds no bishengir-compile",
+        found="no bishengir-compile beside its backend, on PATH, or under TRITON_NPU_COMPILER_PATH",
+        expected="CANN's bishengir-compile on PATH (its set_env.sh), or one bundled with triton-ascend",
+        evidence=(part.path,),
+        fix=f"source {cann.set_env}" if cann is not None and cann.set_env else "source <CANN>/set_env.sh",
+        source=_COMPILER_SOURCE,
+    )
 
 
 # The chip part of a quay.io/ascend/cann tag -> its compute unit (the ops package each tag's

@@ -29,15 +29,48 @@ _BUILD = re.compile(r"^(.*?)\.(B\d+)$", re.IGNORECASE)  # 8.2.RC1.B150 -> 8.2.RC
 
 
 def probe_stack(
-    root: Root, environ: Mapping[str, str], python: PythonInfo, home: Optional[str] = None
+    root: Root, environ: Mapping[str, str], python: PythonInfo, home: Optional[str] = None, live: Optional[bool] = None
 ) -> tuple[StackPart, ...]:
-    """Every part found, NNAL/ATB and MindIE first, then the Python distributions."""
+    """Every part found, NNAL/ATB and MindIE first, then the Python distributions. ``live``
+    (default: the root is this machine's /): a compiler looked for and not found is "not found";
+    under ``--root`` the Python judged is this shell's, whose files the root does not hold, so
+    an absent compiler is left unjudged (None)."""
+    live = root.is_host if live is None else live
     bases = list(DEFAULT_BASES) + ([posixpath.join(home, "Ascend")] if home else [])
     parts: list[StackPart] = []
     for base in dict.fromkeys(bases):
         parts += _atb(root, base, environ.get("ATB_HOME_PATH"))
         parts += _mindie(root, base)
-    return tuple(parts) + python_parts(python)
+    return tuple(parts) + tuple(
+        _with_compiler(root, environ, p, live) if p.name == "triton-ascend" else p for p in python_parts(python)
+    )
+
+
+# How triton-ascend finds its compiler (github:triton-lang/triton-ascend@13267ceebff5142d856c114e89a4ba41d09ae788:
+# third_party/ascend/backend/utils.py _get_npucompiler_path): the bishengir-compile bundled beside
+# its backend, else bishengir-compile on PATH, else $TRITON_NPU_COMPILER_PATH/npuc, else an
+# EnvironmentError at the first kernel compile. The backend directory of the installed wheel is
+# <site>/triton/backends/ascend (triton installs third-party backends under triton/backends/).
+NOT_FOUND = "not found"
+
+
+def _with_compiler(root: Root, environ: Mapping[str, str], part: StackPart, live: bool) -> StackPart:
+    import dataclasses
+
+    site = posixpath.dirname(part.path)
+    bundled = posixpath.join(site, "triton", "backends", "ascend", "bishengir", "bin", "bishengir-compile")
+    found: tuple[Optional[str], str] = (bundled, "bundled") if root.is_file(bundled) else (None, NOT_FOUND)
+    if found[0] is None:
+        for entry in environ.get("PATH", "").split(":"):
+            candidate = posixpath.join(entry or ".", "bishengir-compile")
+            if entry.startswith("/") and root.is_file(candidate):
+                found = (candidate, "PATH")
+                break
+    if found[0] is None and environ.get("TRITON_NPU_COMPILER_PATH"):
+        found = (posixpath.join(environ["TRITON_NPU_COMPILER_PATH"], "npuc"), "TRITON_NPU_COMPILER_PATH")
+    if found[0] is None and not live:
+        return part
+    return dataclasses.replace(part, compiler=found[0], compiler_from=found[1])
 
 
 def python_parts(python: PythonInfo) -> tuple[StackPart, ...]:

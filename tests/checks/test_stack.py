@@ -176,3 +176,15 @@ def test_triton_ascend_on_a_chip_family_its_publisher_rules_out(chip, expected):
     if expected and expected[0] == "error":
         (error,) = [f for f in findings_of(snap, "ASC-STACK-TRITON", shipped_matrix()) if f.severity.value == "error"]
         assert error.source == "https://github.com/triton-lang/triton-ascend/issues/1002"
+
+
+def test_a_triton_ascend_without_a_compiler_is_an_error_with_the_set_env_fix():
+    snap = host("9.0.0", _dist("triton-ascend", "3.2.1"))
+    (triton,) = [p for p in snap.stack if p.name == "triton-ascend"]
+    lost = model.Snapshot(**{**snap.__dict__, "stack": (dataclasses.replace(triton, compiler_from="not found"),)})
+    errors = [f for f in findings_of(lost, "ASC-STACK-TRITON", shipped_matrix()) if f.severity.value == "error"]
+    assert [f.title for f in errors] == ["triton-ascend 3.2.1 finds no bishengir-compile"]
+    assert errors[0].fix.startswith("source ") and "triton-ascend" in errors[0].source
+    found = dataclasses.replace(triton, compiler="/c/bishengir-compile", compiler_from="PATH")
+    ok = model.Snapshot(**{**snap.__dict__, "stack": (found,)})
+    assert [f for f in findings_of(ok, "ASC-STACK-TRITON", shipped_matrix()) if f.severity.value == "error"] == []

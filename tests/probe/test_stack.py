@@ -83,3 +83,44 @@ def test_a_user_install_under_home_and_the_first_distribution_on_the_path(tmp_pa
         ("vllm-ascend", "0.22.1rc1"),
         ("sglang", "0.5.0"),
     ]
+
+
+# --- triton-ascend's compiler, found as its backend finds it ------------------------------------------
+
+
+def _triton(site: str) -> PythonInfo:
+    return PythonInfo(distributions=(Distribution("triton_ascend", "3.2.2", site),))
+
+
+@pytest.mark.parametrize(
+    ("place", "environ", "found"),
+    [
+        # the wheel's own copy wins over PATH (github:triton-lang/triton-ascend _get_npucompiler_path)
+        (
+            "/py/site/triton/backends/ascend/bishengir/bin/bishengir-compile",
+            {"PATH": "/cann/tools/bishengir/bin"},
+            "bundled",
+        ),
+        (
+            "/cann/tools/bishengir/bin/bishengir-compile",
+            {"PATH": "relative:/usr/bin:/cann/tools/bishengir/bin"},
+            "PATH",
+        ),
+        (None, {"PATH": "/usr/bin", "TRITON_NPU_COMPILER_PATH": "/opt/npuc"}, "TRITON_NPU_COMPILER_PATH"),
+        (None, {"PATH": "/usr/bin"}, "not found"),
+    ],
+)
+def test_triton_ascends_compiler_in_the_order_its_backend_looks(tmp_path, place, environ, found):
+    m = _Machine(tmp_path, "triton")
+    m.write("/cann/tools/bishengir/bin/.keep", "")
+    if place:
+        m.write(place, "")
+    (part,) = probe_stack(Root(m.root), environ, _triton("/py/site"), live=True)
+    assert part.compiler_from == found
+    assert part.compiler == (place if place else "/opt/npuc/npuc" if found == "TRITON_NPU_COMPILER_PATH" else None)
+
+
+def test_under_root_an_absent_compiler_is_left_unjudged(tmp_path):
+    m = _Machine(tmp_path, "image")
+    (part,) = probe_stack(Root(m.root), {"PATH": "/usr/bin"}, _triton("/py/site"))  # not the live /
+    assert (part.compiler, part.compiler_from) == (None, None)
