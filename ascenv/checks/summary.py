@@ -23,12 +23,14 @@ class Diagnosis:
     exit_code: int
     data_as_of: str = ""  # the compatibility data's day ("" without the data)
     overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
+    overlay_ignored: tuple[str, ...] = ()  # the user's data files older than the shipped ones
 
 
 def diagnose(snapshot: Snapshot, matrix: Any, *, strict: bool = False) -> Diagnosis:
     findings = tuple(run_checks(snapshot, matrix))
-    as_of, overlay = getattr(matrix, "as_of", ""), getattr(matrix, "overlay", ())
-    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict), as_of, tuple(overlay))
+    as_of, overlay = getattr(matrix, "as_of", ""), tuple(getattr(matrix, "overlay", ()))
+    ignored = tuple(getattr(matrix, "overlay_ignored", ()))
+    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict), as_of, overlay, ignored)
 
 
 def data_line(diagnosis: Diagnosis) -> str:
@@ -38,6 +40,8 @@ def data_line(diagnosis: Diagnosis) -> str:
     line = f"compatibility data as of {diagnosis.data_as_of}"
     if diagnosis.overlay:
         line += f" (overlay: {', '.join(diagnosis.overlay)}; `ascenv compat update --remove` restores the shipped data)"
+    if diagnosis.overlay_ignored:
+        line += f" (ignored, older than the shipped data: {', '.join(diagnosis.overlay_ignored)})"
     return line
 
 

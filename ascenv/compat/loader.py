@@ -56,12 +56,23 @@ def load(directory: Optional[Path] = None, overlay: Optional[Path] = None) -> Ma
     unexpected = sorted(p.name for p in directory.glob("*.toml") if p.name not in FILES)
     if unexpected:
         raise DataFileError(f"{directory.name}/{unexpected[0]}: unknown data file; expected only {', '.join(FILES)}")
-    replaced = tuple(n for n in FILES if overlay is not None and (Path(overlay) / n).is_file())
+    offered = tuple(n for n in FILES if overlay is not None and (Path(overlay) / n).is_file())
+    used: list[str] = []
+    ignored: list[str] = []
 
     def table(name: str) -> TableReader:
-        if name in replaced:
-            return read_table(Path(overlay or ""), name, label=str(Path(overlay or "", name)))
-        return read_table(directory, name)
+        shipped = read_table(directory, name)
+        if name not in offered:
+            return shipped
+        path = str(Path(overlay or "", name))
+        mine = read_table(Path(overlay or ""), name, label=path)
+        # a newer ascenv ships newer data than the overlay a user made for the old one: the
+        # shipped file is read, the overlay's is named as ignored (never silently shadowing it)
+        if mine.date("as_of") < shipped.date("as_of"):
+            ignored.append(path)
+            return shipped
+        used.append(path)
+        return mine
 
     cann = table("cann.toml")
     torch_npu = table("torch_npu.toml")
@@ -85,7 +96,8 @@ def load(directory: Optional[Path] = None, overlay: Optional[Path] = None) -> Ma
         mindie=stacks.rows("mindie", _mindie),
         images=stacks.rows("images", _image),
         products=stacks.rows("products", _products),
-        overlay=tuple(str(Path(overlay or "", n)) for n in replaced),
+        overlay=tuple(used),
+        overlay_ignored=tuple(ignored),
     )
     for reader in (cann, torch_npu, hardware, stacks):
         reader.done()

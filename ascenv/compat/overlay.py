@@ -29,6 +29,7 @@ class Installed:
     added: tuple[str, ...]  # names this call wrote
     as_of: str  # of the data as it now loads (the oldest file's day)
     shipped_as_of: str
+    older: tuple[str, ...] = ()  # names given older than the shipped file: doctor will not read them
 
 
 @dataclass(frozen=True)
@@ -70,14 +71,14 @@ def install(shipped: Path, overlay: Path, new: Sequence[tuple[str, bytes]]) -> I
                 shutil.copyfile((overlay if name in files_in(overlay) else shipped) / name, staged / name)
         try:
             matrix = load(staged)
+            older = tuple(n for n in FILES if n in by_name and _day(staged, n) < _day(shipped, n))
         except DataFileError as exc:
             raise InputError(_as_given(exc.message, by_name), hint=exc.hint or _HINT) from None
     overlay.mkdir(parents=True, exist_ok=True)
     for name, (_, data) in by_name.items():
         fsutil.write_atomic(overlay / name, data, mode=0o644)
-    return Installed(
-        str(overlay), files_in(overlay), tuple(n for n in FILES if n in by_name), matrix.as_of, _as_of(shipped)
-    )
+    added = tuple(n for n in FILES if n in by_name)
+    return Installed(str(overlay), files_in(overlay), added, matrix.as_of, _as_of(shipped), older)
 
 
 _HINT = "fix the file (or regenerate it with bin/compat_update.py) and run `ascenv compat update` again"
@@ -88,6 +89,12 @@ def _as_given(message: str, by_name: dict[str, tuple[str, bytes]]) -> str:
     for name, (shown, _) in by_name.items():
         message = message.replace(f"compat/{name}", shown)
     return message
+
+
+def _day(directory: Path, name: str) -> str:
+    from ascenv.compat.loader import read_table
+
+    return read_table(directory, name).date("as_of")
 
 
 def _as_of(directory: Path) -> str:

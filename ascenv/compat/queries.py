@@ -66,6 +66,7 @@ class Matrix:
     mindie: tuple[MindieRow, ...] = ()
     images: tuple[ImageStack, ...] = ()
     overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
+    overlay_ignored: tuple[str, ...] = ()  # the user's files older than the shipped ones: not read
     products: tuple[ProductSupport, ...] = ()
 
     # CANN ------------------------------------------------------------------------------------

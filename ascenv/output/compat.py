@@ -14,8 +14,8 @@ def installed(out: Output, result: Installed, fmt: str = "human") -> None:
     c = out.console
     c.print(f"installed {safe(', '.join(result.added))} in {safe(result.overlay)}")
     c.print(f"compatibility data as of {safe(result.as_of)} (shipped: {safe(result.shipped_as_of)})")
-    if result.as_of < result.shipped_as_of:
-        c.print("[yellow]![/] the overlay is older than the shipped data: `ascenv compat update --remove` drops it")
+    for name in result.older:
+        c.print(f"[yellow]![/] {safe(name)} is older than the shipped one: doctor reads the shipped file instead")
     c.print(f"doctor now reads {safe(', '.join(result.files))} from the overlay")
 
 

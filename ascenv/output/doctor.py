@@ -97,7 +97,11 @@ def json_payload(diagnosis: Diagnosis) -> dict:
     return {
         "exit_code": diagnosis.exit_code,
         "summary": summary(diagnosis.findings),
-        "data": {"as_of": diagnosis.data_as_of or None, "overlay": list(diagnosis.overlay)},
+        "data": {
+            "as_of": diagnosis.data_as_of or None,
+            "overlay": list(diagnosis.overlay),
+            "overlay_ignored": list(diagnosis.overlay_ignored),
+        },
         "findings": [serde.to_data(f) for f in diagnosis.findings],
         "snapshot": snapshot_to_json(diagnosis.snapshot),
     }

@@ -53,12 +53,16 @@ def test_an_update_is_read_by_doctor_and_named_and_remove_restores_the_shipped_d
     assert code == 0, err
     assert f"installed stacks.toml in {overlay}" in out and (overlay / "stacks.toml").read_bytes() == new.read_bytes()
     code, data, triton = doctor(tmp_path, env)
-    assert code == 0 and data == {"as_of": "2026-12-01", "overlay": [str(overlay / "stacks.toml")]}
+    assert code == 0 and data == {
+        "as_of": "2026-12-01",
+        "overlay": [str(overlay / "stacks.toml")],
+        "overlay_ignored": [],
+    }
     assert triton == [("ok", "triton-ascend 3.2.2 with CANN 9.1.0: documented")]  # the overlay's table row
     code, out, err = run_cli(["compat", "update", "--remove"], env)
     assert code == 0 and "removed stacks.toml" in out and not overlay.exists()
     code, data, triton = doctor(tmp_path / "again", env)
-    assert data == {"as_of": "2026-12-01", "overlay": []}
+    assert data == {"as_of": "2026-12-01", "overlay": [], "overlay_ignored": []}
     # the shipped data again: no table row, an official image's pairing
     assert triton == [("ok", "triton-ascend 3.2.2 with CANN 9.1.0: known-good (an official image installs both)")]
 
@@ -123,3 +127,19 @@ def test_usage_errors(tmp_path, argv, message):
 def test_remove_without_an_overlay_says_the_shipped_data_is_in_use(tmp_path):
     code, out, err = run_cli(["compat", "update", "--remove"], environ(tmp_path))
     assert code == 0 and "no overlay" in out
+
+
+def test_an_overlay_older_than_the_shipped_data_is_ignored_and_named(tmp_path):
+    # after an upgrade of ascenv the shipped file is newer than the user's: it is read, and the
+    # overlay's file is named as ignored instead of silently shadowing the newer data
+    env = environ(tmp_path)
+    text = (SHIPPED / "stacks.toml").read_text(encoding="utf-8").replace('as_of = "2026-12-01"', 'as_of = "2026-11-01"')
+    old = tmp_path / "old" / "stacks.toml"
+    old.parent.mkdir()
+    old.write_text(text + NEW_ROW, encoding="utf-8")
+    code, out, err = run_cli(["compat", "update", str(old)], env)
+    assert code == 0 and "stacks.toml is older than the shipped one" in out
+    code, data, triton = doctor(tmp_path, env)
+    ignored = str(tmp_path / "data" / "ascenv" / "compat" / "stacks.toml")
+    assert data == {"as_of": "2026-12-01", "overlay": [], "overlay_ignored": [ignored]}
+    assert triton[0][1].endswith("known-good (an official image installs both)")  # the shipped rows
