@@ -59,8 +59,8 @@ vllm-ascend publishes, per release, the vLLM, Python, CANN, torch/torch_npu and 
 is built and tested with (docs/source/community/versioning_policy.md, "Release compatibility
 matrix"), and pins torch-npu and triton-ascend exactly in its requirements: "use the vLLM and vLLM
 Ascend versions from the same release row". A vllm, torch_npu or triton-ascend other than the
-row's is an error; a CANN other than the row's "Stable CANN" and the CANN of the release's
-official images is not documented either way: info.
+row's, or a Python outside its range, is an error; a CANN other than the row's "Stable CANN"
+and the CANN of the release's official images is not documented either way: info.
 """,
 )
 def vllm_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -149,6 +149,11 @@ def _row_problems(snap: Snapshot, row: Any) -> list[tuple[str, str, str]]:
                 f"pip install torch=={row.torch} torch-npu=={row.torch_npu}",
             )
         )
+    python = _python_outside(snap.python.version, row.python)
+    if python is not None:
+        problems.append(
+            (f"Python {python}", f"Python {row.python}", f"use a Python {row.python} (a venv or the release image)")
+        )
     triton = _version(packages.get("triton-ascend"))
     if triton is not None and row.triton_ascend is not None and triton != row.triton_ascend:
         problems.append(
@@ -159,6 +164,17 @@ def _row_problems(snap: Snapshot, row: Any) -> list[tuple[str, str, str]]:
             )
         )
     return problems
+
+
+def _python_outside(version: Optional[str], spec: str) -> Optional[str]:
+    """``version`` when the row's Python range (``>=3.10,<3.13``) does not hold it, else None."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    release = _version(version)
+    try:
+        return version if release is not None and release not in SpecifierSet(spec) else None
+    except InvalidSpecifier:
+        return None
 
 
 @check(

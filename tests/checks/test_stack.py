@@ -188,3 +188,11 @@ def test_a_triton_ascend_without_a_compiler_is_an_error_with_the_set_env_fix():
     found = dataclasses.replace(triton, compiler="/c/bishengir-compile", compiler_from="PATH")
     ok = model.Snapshot(**{**snap.__dict__, "stack": (found,)})
     assert [f for f in findings_of(ok, "ASC-STACK-TRITON", shipped_matrix()) if f.severity.value == "error"] == []
+
+
+@pytest.mark.parametrize(("python", "error"), [("3.12.4", False), ("3.13.0", True), ("3.9.18", True)])
+def test_vllm_ascend_on_a_python_outside_its_rows_range(python, error):
+    snap = host("9.1.0", _dist("vllm-ascend", "0.23.0"))  # row: >= 3.10, < 3.13
+    snap = model.Snapshot(**{**snap.__dict__, "python": dataclasses.replace(snap.python, version=python)})
+    errors = [f.fix for f in findings_of(snap, "ASC-STACK-VLLM", shipped_matrix()) if f.severity.value == "error"]
+    assert errors == (["use a Python >=3.10,<3.13 (a venv or the release image)"] if error else [])
