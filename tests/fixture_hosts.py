@@ -385,14 +385,21 @@ def container_no_devices(m: _Machine) -> FixtureHost:
     return m.host(sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest"), "/root")
 
 
-def two_canns_dangling_latest(m: _Machine) -> FixtureHost:
-    _a2_driver_firmware(m)
+def _toolkit_821(m: _Machine) -> str:
+    """The captured toolkit 8.2.RC1 of the 800I A2 note (its version.info, install.info and
+    opp_kernel version.info) with its kernels for ascend910b; returns the install path."""
     new = "/usr/local/Ascend/ascend-toolkit/8.2.RC1"
     m.copy(f"{new}/toolkit/version.info", _800IA2, 2)
     m.copy(f"{new}/aarch64-linux/ascend_toolkit_install.info", _800IA2, 3)
     m.copy(f"{new}/opp_kernel/version.info", _800IA2, 4)
     m.mkdir(f"{new}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
     _soc_configs(m, new, "aarch64", _A2_SOCS)
+    return new
+
+
+def two_canns_dangling_latest(m: _Machine) -> FixtureHost:
+    _a2_driver_firmware(m)
+    _toolkit_821(m)
     old = "/usr/local/Ascend/ascend-toolkit/8.1.RC1"  # no kernels package installed for this one
     m.copy(
         f"{old}/aarch64-linux/ascend_toolkit_install.info",
@@ -583,12 +590,7 @@ def mindie_2_1_rc1(m: _Machine) -> FixtureHost:
     unchanged in 8.2) and ATB_HOME_PATH set as the image's nnal/atb/set_env.sh does."""
     m.write("/.dockerenv", "")
     _a2_driver_firmware(m)
-    install = "/usr/local/Ascend/ascend-toolkit/8.2.RC1"
-    m.copy(f"{install}/toolkit/version.info", _800IA2, 2)
-    m.copy(f"{install}/aarch64-linux/ascend_toolkit_install.info", _800IA2, 3)
-    m.copy(f"{install}/opp_kernel/version.info", _800IA2, 4)
-    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
-    _soc_configs(m, install, "aarch64", _A2_SOCS)
+    _toolkit_821(m)
     m.link("/usr/local/Ascend/ascend-toolkit/latest", "8.2.RC1")
     m.copy("/usr/local/Ascend/ascend-toolkit/set_env.sh", _SET_ENV_800)
     m.copy("/usr/local/Ascend/nnal/atb/8.2.RC1/version.info", _800IA2, 5)
