@@ -29,10 +29,22 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.9/3.10 only
     import tomli as tomllib
 
-LOCK_VERSION = "1.0"  # MAJOR.MINOR: a reader refuses another major, warns on a newer minor
+LOCK_VERSION = "1.1"  # 1.1 added [[stack]]; MAJOR.MINOR: a reader refuses another major, warns on a newer minor
 HASH_ALGORITHM = "ascenv-lock-hash/1"  # the prefix hashed with the stack; see input_hash()
 GENERATOR = "ascenv"
-LAYERS = ("platform", "driver", "firmware", "chips", "cann", "kernels", "python", "packages", "vendors", "images")
+LAYERS = (
+    "platform",
+    "driver",
+    "firmware",
+    "chips",
+    "cann",
+    "kernels",
+    "python",
+    "packages",
+    "vendors",
+    "stack",
+    "images",
+)
 
 
 # --- the model ---------------------------------------------------------------------------------
@@ -97,6 +109,18 @@ class LockedVendor:
 
 
 @dataclass(frozen=True)
+class LockedPart:
+    """A part of the layer above torch_npu (``model.StackPart``): NNAL/ATB, MindIE, triton-ascend,
+    vllm-ascend, vllm, sglang."""
+
+    name: str
+    version: Optional[str] = None
+    path: str = ""
+    build: Optional[str] = None
+    abi: Optional[str] = None  # ATB: the C++ ABI build selected, else the ones installed
+
+
+@dataclass(frozen=True)
 class LockedImage:
     name: str
     ref: Optional[str] = None  # the human tag
@@ -117,9 +141,13 @@ class Lock:
     python: Python = Python()
     vendors: tuple[LockedVendor, ...] = ()
     images: tuple[LockedImage, ...] = ()
+    stack: tuple[LockedPart, ...] = ()  # lock 1.1
 
 
-STACK_FIELDS = ("platform", "npu", "cann", "python", "vendors", "images")  # what the hash covers
+STACK_FIELDS = ("platform", "npu", "cann", "python", "vendors", "images", "stack")  # what the hash covers
+# Tables a minor version added: hashed only when not empty, so a lock of an older minor (which
+# has none) keeps its hash and a machine without the layer hashes as before.
+ADDED_FIELDS = ("stack",)
 
 
 # --- snapshot -> lock ----------------------------------------------------------------------------
@@ -184,6 +212,16 @@ def lock_from_snapshot(
         for v in sorted(snap.vendors, key=lambda v: (v.priority, v.name))
         if v.exists
     )
+    stack = tuple(
+        LockedPart(
+            name=p.name,
+            version=p.version,
+            path=p.path,
+            build=p.build,
+            abi=p.abi_selected or (",".join(p.abi_variants) or None),
+        )
+        for p in sorted(snap.stack, key=lambda p: (p.name, p.path))
+    )
     lock = Lock(
         generator_version=generator_version,
         created=snap.created,
@@ -194,6 +232,7 @@ def lock_from_snapshot(
         python=python,
         vendors=vendors,
         images=tuple(sorted(images, key=lambda i: i.name)),
+        stack=stack,
     )
     return replace(lock, input_hash=input_hash(lock))
 
@@ -247,7 +286,11 @@ def input_hash(lock: Lock) -> str:
 
     Covers only what is installed (STACK_FIELDS), not when or by which ascenv it was written.
     Pinned by a golden test: changing it is a breaking change (bump LOCK_VERSION's major)."""
-    tables = sorted((serde.kebab(name), getattr(lock, name)) for name in STACK_FIELDS)
+    tables = sorted(
+        (serde.kebab(name), getattr(lock, name))
+        for name in STACK_FIELDS
+        if name not in ADDED_FIELDS or getattr(lock, name)
+    )
     text = "{" + ",".join(f'"{key}":{_table_json(value)}' for key, value in tables) + "}"
     return "sha256:" + hashlib.sha256(f"{HASH_ALGORITHM}\n{text}".encode()).hexdigest()
 
@@ -459,6 +502,11 @@ def flatten(lock: Lock) -> dict[tuple[str, str], str]:
         flat[("vendors", f"{v.name}: compute units")] = ", ".join(v.compute_units) or "none"
         flat[("vendors", f"{v.name}: manifest-digest")] = v.manifest_digest
     flat[("vendors", "load order")] = ", ".join(v.name for v in lock.vendors) or None
+    for part in lock.stack:
+        where = part.name if sum(1 for p in lock.stack if p.name == part.name) == 1 else f"{part.name} {part.path}"
+        flat[("stack", where)] = part.version or "?"
+        flat[("stack", f"{where}: build")] = part.build
+        flat[("stack", f"{where}: abi")] = part.abi
     for image in lock.images:
         flat[("images", image.name)] = image.digest or image.ref
     return {k: v for k, v in flat.items() if v is not None}

@@ -405,6 +405,27 @@ class AbiInfo:
     problems: tuple[str, ...] = ()  # files that could not be read as ELF, and why
 
 
+# --- the layer above torch_npu (ascenv.probe.stack) -------------------------------------------
+
+
+@dataclass(frozen=True)
+class StackPart:
+    """A part of the stack above torch_npu, read from its files and never imported: NNAL/ATB and
+    MindIE from their install's ``version.info``, triton-ascend, vllm-ascend, vllm and sglang from
+    their dist-info."""
+
+    name: str  # nnal-atb, mindie, triton-ascend, vllm-ascend, vllm, sglang
+    version: Optional[str]  # as written: 8.2.RC1, 2.1.RC1, 3.2.1, 0.23.0
+    path: str  # the install directory, or the dist-info directory
+    source: str  # the file the version was read from
+    build: Optional[str] = None  # the build the file names: 8.2.RC1.B150, 2.1.RC1.B152
+    abi_variants: tuple[str, ...] = ()  # ATB: the C++ ABI builds installed (cxx_abi_0, cxx_abi_1)
+    abi_selected: Optional[str] = None  # ATB: the build ATB_HOME_PATH (nnal/atb/set_env.sh) selects
+    wheel_tags: tuple[str, ...] = ()  # a wheel's tags (manylinux_2_27_aarch64: its glibc floor)
+    compiler: Optional[str] = None  # triton-ascend: the bishengir-compile it would run
+    compiler_from: Optional[str] = None  # bundled, PATH, TRITON_NPU_COMPILER_PATH; None: not looked for
+
+
 # --- the snapshot ------------------------------------------------------------------------------
 
 
@@ -427,6 +448,7 @@ class Snapshot:
     vendor_config: VendorConfig = VendorConfig()
     errors: tuple[ProbeError, ...] = ()
     abi: AbiInfo = AbiInfo()
+    stack: tuple[StackPart, ...] = ()  # empty in snapshots written before the stack was probed
 
 
 # --- findings ----------------------------------------------------------------------------------

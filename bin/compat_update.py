@@ -625,6 +625,321 @@ def _new_row(change: Change) -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- the layer above torch_npu: compat/stacks.toml ---------------------------------------------
+
+VLLM_ASCEND_MATRIX = "vllm-ascend-versioning_policy.md"
+TRITON_CANN = "triton-ascend-installation_guide.zh.txt"
+TRITON_GLIBC = "triton-ascend-release_note.en.md"
+CANN_IMAGE_TAGS = "cann-container-image-tags.txt"
+TRITON_PRODUCTS = "triton-ascend-quick_start.en.txt"
+TRITON_NO_SUPPORT = "triton-ascend-issue-1002.md"
+# Product series as the publishers name them -> compute units (compat/hardware.toml): Atlas A2 is
+# the 910B family, A3 the 910_93 one, Atlas 350 the 950 (CANN 9.x install guides' ops packages).
+PRODUCT_UNITS = {"A2": "ascend910b", "A3": "ascend910_93", "950": "ascend950", "350": "ascend950"}
+SOC_UNITS = (("310P", "ascend310p"), ("310B", "ascend310b"), ("910B", "ascend910b"), ("950", "ascend950"))
+MINDIE_TABLE = "mindie-26.0.0-release.md"
+
+
+@dataclass(frozen=True)
+class VllmAscendRow:
+    version: str  # 0.23.0 (the leading v dropped)
+    vllm: tuple[str, ...]  # v0.10.1/v0.10.1.1: either
+    python: str  # ">=3.10,<3.13"
+    cann: str
+    torch: str
+    torch_npu: str
+    triton_ascend: Optional[str]
+
+
+def _plain(version: str) -> str:
+    return version.strip().lstrip("v")
+
+
+def parse_vllm_ascend_matrix(text: str) -> list[VllmAscendRow]:
+    """The "Release compatibility matrix" of vllm-ascend's versioning policy: a markdown table
+    ``| vLLM Ascend | vLLM | Python | Stable CANN | PyTorch/torch_npu | Triton Ascend | …``;
+    "N/A" (or an empty cell) names no triton-ascend. The ``main`` table of template fields is
+    skipped: it names no release."""
+    rows = []
+    for header, body in _md_tables(text):
+        if header[:2] != ["vLLM Ascend", "vLLM"]:
+            continue
+        cann = _column(header, lambda h: "CANN" in h)
+        torch = _column(header, lambda h: "torch_npu" in h)
+        triton = _column(header, lambda h: "Triton" in h)
+        python = _column(header, lambda h: h == "Python")
+        if cann is None or torch is None or python is None:
+            raise SystemExit(f"vllm-ascend matrix header {header!r}: no CANN, PyTorch/torch_npu or Python column")
+        for cells in body:
+            if not cells[0].startswith("v"):
+                continue  # main, or a template
+            pair = [c.strip() for c in cells[torch].split("/")]
+            if len(pair) != 2:
+                raise SystemExit(f"vllm-ascend matrix row {cells!r}: expected 'torch / torch_npu'")
+            triton_cell = cells[triton].strip() if triton is not None else ""
+            rows.append(
+                VllmAscendRow(
+                    version=_plain(cells[0]),
+                    vllm=tuple(_plain(v) for v in cells[1].split("/")),
+                    python=cells[python].replace(" ", ""),
+                    cann=canonical(cells[cann], line=ProductLine.CANN),
+                    torch=pair[0],
+                    torch_npu=pair[1],
+                    triton_ascend=None if triton_cell in ("", "N/A") else triton_cell,
+                )
+            )
+    if not rows:
+        raise SystemExit("vllm-ascend matrix: no '| vLLM Ascend | vLLM | …' table")
+    return rows
+
+
+def parse_triton_cann(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The CANN versions of each Triton-Ascend release, from the installation guide's tables as
+    served as text: a header line ``Triton-Ascend版本 CANN…版本 CANN发布日期``, then rows
+    ``3.2.0 CANN 8.5.0 2026/01/16``; a row's further CANN versions follow one per line
+    (``CANN 8.3.RC1``), its dates after them. Both editions' tables are merged (union)."""
+    found: dict[str, list[str]] = {}
+    current: Optional[str] = None
+    in_table = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("#") or not line:
+            continue
+        if line.startswith("Triton-Ascend版本"):
+            in_table, current = True, None
+            continue
+        row = re.fullmatch(r"(\d+\.\d+\.\d+\w*)\s+CANN\s+(\S+)(?:\s+\d{4}/\d{2}/\d{2})?", line)
+        more = re.fullmatch(r"CANN\s+(\S+)", line)
+        if in_table and row:
+            current = row.group(1)
+            found.setdefault(current, []).append(canonical(row.group(2), line=ProductLine.CANN))
+        elif in_table and more and current:
+            found[current].append(canonical(more.group(1), line=ProductLine.CANN))
+        elif in_table and re.fullmatch(r"\d{4}/\d{2}/\d{2}", line):
+            continue
+        else:
+            in_table, current = False, None
+    if not found:
+        raise SystemExit("Triton-Ascend installation guide: no 'Triton-Ascend版本 CANN…' table")
+    return [(version, tuple(dict.fromkeys(canns))) for version, canns in found.items()]
+
+
+def parse_triton_glibc(text: str) -> list[tuple[str, str]]:
+    """(release, glibc floor) from the release note's matrix: ``| 3.2.0 | … | glibc 2.27+, … |``."""
+    floors = []
+    for header, body in _md_tables(text):
+        column = _column(header, lambda h: "Manylinux" in h)
+        if not header or not header[0].startswith("Triton-Ascend") or column is None:
+            continue
+        for cells in body:
+            match = re.search(r"glibc\s+(\d+\.\d+)\+", cells[column])
+            if match:
+                floors.append((cells[0].strip(), match.group(1)))
+    if not floors:
+        raise SystemExit("Triton-Ascend release note: no 'Manylinux Version' glibc floor")
+    return floors
+
+
+@dataclass(frozen=True)
+class ImageStack:
+    """A known-good stack: what an official image's Dockerfile (or tag) installs together."""
+
+    cann: str
+    chip: str  # the image's chip tag: 910b, a3, 310p, 950
+    python: str
+    os: str = ""
+    vllm_ascend: Optional[str] = None
+    vllm: Optional[str] = None
+    nnal: Optional[str] = None
+    ops_package: Optional[str] = None
+    torch_npu: Optional[str] = None
+    triton_ascend: Optional[str] = None
+    sglang: Optional[str] = None  # the branch or tag the image installs sglang from
+
+
+_CANN_TAG = re.compile(
+    r"(?P<cann>\d+\.\d+\.[\w.-]+?)-(?P<chip>910b|a3|310p|950|910)-(?P<os>[a-z]+[\d.]*)-py(?P<py>\d+\.\d+)"
+)
+
+
+def parse_image_tag(tag: str) -> Optional[ImageStack]:
+    """``9.1.0-beta.3-950-ubuntu22.04-py3.12[-devel]`` (quay.io/ascend/cann tags)."""
+    match = _CANN_TAG.match(tag.strip())
+    if match is None:
+        return None
+    return ImageStack(canonical(match["cann"], line=ProductLine.CANN), match["chip"], match["py"], match["os"])
+
+
+def parse_image_tags(text: str) -> list[ImageStack]:
+    """One tag per line; the header and any line that is not a CANN image tag are skipped."""
+    return [s for s in (parse_image_tag(line) for line in text.splitlines() if not line.startswith("#")) if s]
+
+
+def _build_args(text: str) -> dict[str, str]:
+    """``ARG NAME=value`` defaults (the first definition; quotes dropped)."""
+    found: dict[str, str] = {}
+    for name, value in re.findall(r"^ARG\s+(\w+)=(\S*)", text, re.MULTILINE):
+        found.setdefault(name, value.strip('"'))
+    return found
+
+
+def _substitute(text: str, args: dict[str, str]) -> str:
+    return re.sub(r"\$\{?(\w+)\}?", lambda m: args.get(m.group(1), m.group(0)), text)
+
+
+def _wheel_version(text: str, project: str) -> Optional[str]:
+    """The version in the first ``<project>-<version>-cp…whl`` file name (``%2B`` is ``+``)."""
+    match = re.search(rf"\b{project}-([\w.%+]+?)-cp\d", text)
+    return match.group(1).replace("%2B", "+") if match else None
+
+
+def parse_dockerfile(text: str) -> ImageStack:
+    """What an official Dockerfile builds on and installs: ``FROM quay.io/ascend/cann:<tag>``
+    (its ``$ARG`` parts filled from the ``ARG`` defaults, as sglang's NPU Dockerfiles write it),
+    vllm-ascend's ``ARG VLLM_TAG=``; the torch_npu and triton_ascend wheels it installs (sglang);
+    cann-container-image's ``Ascend-cann-<chip>-ops_<v>`` and ``Ascend-cann-nnal_<v>`` run
+    packages (its own tag is in the saved copy's source line)."""
+    args = _build_args(text)
+    base = re.search(r"^FROM\s+quay\.io/ascend/cann:(\S+)", _substitute(text, args), re.MULTILINE)
+    source = re.search(r"cann-container-image@\w+:cann/(\S+)/Dockerfile", text)
+    stack = parse_image_tag(base.group(1) if base else source.group(1) if source else "")
+    if stack is None:
+        raise SystemExit("Dockerfile: no 'FROM quay.io/ascend/cann:<tag>' and no cann/<tag>/Dockerfile source")
+    vllm = re.search(r"^ARG VLLM_TAG=(\S+)", text, re.MULTILINE)
+    tag = re.search(r"vllm-ascend@\w+:\S+ \(tag (v[\w.]+),", text)
+    nnal = re.search(r"Ascend-cann-nnal_([\w.-]+?)_linux", text)
+    ops = re.search(r"(Ascend-cann-[\w]+-ops)_[\w.-]+?_linux", text)
+    return ImageStack(
+        stack.cann,
+        stack.chip,
+        stack.python,
+        stack.os,
+        vllm_ascend=_plain(tag.group(1)) if tag else None,
+        vllm=_plain(vllm.group(1)) if vllm else None,
+        nnal=canonical(nnal.group(1), line=ProductLine.CANN) if nnal else None,
+        ops_package=ops.group(1) if ops else None,
+        torch_npu=_wheel_version(text, "torch_npu"),
+        triton_ascend=_wheel_version(text, "triton_ascend"),
+        sglang=args.get("SGLANG_TAG") if "sgl-project/sglang" in text else None,
+    )
+
+
+def parse_supported_products(text: str) -> tuple[str, ...]:
+    """``Supported Ascend products: Atlas A2/A3 series`` -> the compute units of those series."""
+    match = re.search(r"Supported Ascend products:\s*Atlas\s+([\w/]+)\s+series", text)
+    if match is None:
+        raise SystemExit("quick start: no 'Supported Ascend products: Atlas ... series' line")
+    return tuple(PRODUCT_UNITS[name] for name in match.group(1).split("/"))
+
+
+def parse_no_support(text: str) -> tuple[str, ...]:
+    """``no plans to support Ascend 310P3`` (a maintainer's answer) -> the compute units ruled out."""
+    found = re.findall(r"no plans to support Ascend\s*(\w+)", text)
+    units = tuple(unit for soc in found for prefix, unit in SOC_UNITS if soc.upper().startswith(prefix))
+    if not units:
+        raise SystemExit("maintainer's answer: no 'no plans to support Ascend <SoC>'")
+    return units
+
+
+def parse_mindie_rows(text: str) -> list[tuple[str, str, str]]:
+    """(MindIE, CANN, PTA) rows of the MindIE release table (see parse_mindie)."""
+    rows = []
+    for header, body in _md_tables(text):
+        cann, pta = _column(header, lambda h: h == "CANN"), _column(header, lambda h: "PyTorch" in h)
+        if header[0] == "MindIE" and cann is not None and pta is not None:
+            rows += [(cells[0], canonical(cells[cann], line=ProductLine.CANN), cells[pta]) for cells in body]
+    return rows
+
+
+STACKS_HEADER = """# The layer above torch_npu: vllm-ascend, triton-ascend, NNAL/ATB, MindIE and the official images
+# that install them together. Generated by bin/compat_update.py from compat/sources/ (every row
+# names its saved copy); do not edit by hand. Read by ascenv.compat.
+#
+# Precedence: a published table row (vllm-ascend's release matrix, Triton-Ascend's CANN tables,
+# MindIE's version table) states a pairing; an official Dockerfile or image tag adds the stack it
+# was built from as known-good. Nothing here says "incompatible" for a pair a row does not name:
+# that pair is not documented.
+schema = 1
+# The day these rows were last compared with their sources.
+as_of = "{as_of}"
+"""
+
+
+def _toml_row(table: str, values: list[tuple[str, Any]], sources: list[str]) -> list[str]:
+    out = ["", f"[[{table}]]"]
+    out += [f"{key} = {json.dumps(value, ensure_ascii=False)}" for key, value in values if value not in (None, [], "")]
+    out.append('status = "documented"')
+    out += ["source = [", *(f"  {json.dumps(s, ensure_ascii=False)}," for s in dict.fromkeys(sources)), "]"]
+    return out
+
+
+def stacks_toml(saved: dict[str, Saved]) -> str:
+    """compat/stacks.toml as the saved sources make it (the whole file is generated)."""
+    as_of = max(s.retrieved for s in saved.values())
+    out = [STACKS_HEADER.format(as_of=as_of).rstrip("\n")]
+    matrix = saved[VLLM_ASCEND_MATRIX]
+    for row in parse_vllm_ascend_matrix(matrix.text):
+        values = [
+            ("version", row.version),
+            ("vllm", list(row.vllm)),
+            ("python", row.python),
+            ("cann", row.cann),
+            ("torch", row.torch),
+            ("torch_npu", row.torch_npu),
+            ("triton_ascend", row.triton_ascend),
+        ]
+        out += _toml_row("vllm_ascend", values, [matrix.citation])
+    guide = saved[TRITON_CANN]
+    for version, canns in parse_triton_cann(guide.text):
+        out += _toml_row("triton_ascend", [("version", version), ("cann", list(canns))], [guide.citation])
+    products, refused = saved[TRITON_PRODUCTS], saved[TRITON_NO_SUPPORT]
+    supported = [("package", "triton-ascend"), ("kind", "supported")]
+    out += _toml_row(
+        "products", [*supported, ("compute_units", list(parse_supported_products(products.text)))], [products.citation]
+    )
+    refusal = [("package", "triton-ascend"), ("kind", "unsupported")]
+    out += _toml_row(
+        "products", [*refusal, ("compute_units", list(parse_no_support(refused.text)))], [refused.citation]
+    )
+    note = saved[TRITON_GLIBC]
+    for version, glibc in parse_triton_glibc(note.text):
+        out += _toml_row(
+            "glibc_floor", [("package", "triton-ascend"), ("version", version), ("glibc", glibc)], [note.citation]
+        )
+    mindie = saved[MINDIE_TABLE]
+    for version, cann, pta in parse_mindie_rows(mindie.text):
+        out += _toml_row("mindie", [("version", version), ("cann", cann), ("pta", pta)], [mindie.citation])
+    images: dict[ImageStack, list[str]] = {}
+    for name in sorted(saved):
+        if "Dockerfile" in name:
+            images.setdefault(parse_dockerfile(saved[name].text), []).append(saved[name].citation)
+    for stack, sources in images.items():
+        out += _image_row(stack, sources)
+    tags = saved[CANN_IMAGE_TAGS]
+    grouped: dict[tuple[str, str], list[str]] = {}
+    for stack in parse_image_tags(tags.text):
+        grouped.setdefault((stack.cann, stack.chip), []).append(stack.python)
+    for (cann, chip), pythons in grouped.items():
+        out += _toml_row("images", [("cann", cann), ("chip", chip), ("python", sorted(set(pythons)))], [tags.citation])
+    return "\n".join(out) + "\n"
+
+
+def _image_row(stack: ImageStack, sources: list[str]) -> list[str]:
+    values = [
+        ("cann", stack.cann),
+        ("chip", stack.chip),
+        ("python", [stack.python]),
+        ("vllm_ascend", stack.vllm_ascend),
+        ("vllm", stack.vllm),
+        ("nnal", stack.nnal),
+        ("ops_package", stack.ops_package),
+        ("torch_npu", stack.torch_npu),
+        ("triton_ascend", stack.triton_ascend),
+        ("sglang", stack.sglang),
+    ]
+    return _toml_row("images", values, sources)
+
+
 # --- the whole run -------------------------------------------------------------------------------
 
 
@@ -634,6 +949,7 @@ class Update:
     torch_npu_toml: str
     report: list[str]
     conflicts: list[str]
+    stacks_toml: str = ""
 
 
 def load_sources(folder: Path = SOURCES) -> dict[str, Saved]:
@@ -684,7 +1000,27 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
     )
     report += [f"conflict {c}" for c in conflicts + window_conflicts]
     contradicted = conflicts + window_conflicts + [c.detail for c in changes if c.action == "conflict"]
-    return Update(new_cann, new_torch, report, contradicted)
+    new_stacks = stacks_toml(saved)
+    stacks_path = data / "stacks.toml"
+    old_stacks = stacks_path.read_text(encoding="utf-8") if stacks_path.exists() else ""
+    report += _block_report_tables(old_stacks, new_stacks)
+    return Update(new_cann, new_torch, report, contradicted, new_stacks)
+
+
+def _block_report_tables(old: str, new: str) -> list[str]:
+    """What the regenerated stacks.toml adds or drops, one line per row."""
+
+    def rows(text: str) -> set[str]:
+        chunks = re.split(r"^\[\[", text, flags=re.MULTILINE)[1:]
+        return {
+            " ".join(line for line in chunk.splitlines() if not line.startswith(("  ", "]", "source")))
+            for chunk in chunks
+        }
+
+    before, after = rows(old), rows(new)
+    return [f"add      stacks [[{r}" for r in sorted(after - before)] + [
+        f"remove   stacks [[{r}" for r in sorted(before - after)
+    ]
 
 
 def _block_report(old: str, new: str, begin: str, end: str, table: str, keys: tuple[str, ...]) -> list[str]:
@@ -716,6 +1052,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.write:
         (DATA / "cann.toml").write_text(update.cann_toml, encoding="utf-8")
         (DATA / "torch_npu.toml").write_text(update.torch_npu_toml, encoding="utf-8")
+        (DATA / "stacks.toml").write_text(update.stacks_toml, encoding="utf-8")
     if not update.report:
         print("compat/*.toml agrees with every saved source")
     return 1 if args.check and update.report else 0

@@ -385,14 +385,21 @@ def container_no_devices(m: _Machine) -> FixtureHost:
     return m.host(sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest"), "/root")
 
 
-def two_canns_dangling_latest(m: _Machine) -> FixtureHost:
-    _a2_driver_firmware(m)
+def _toolkit_821(m: _Machine) -> str:
+    """The captured toolkit 8.2.RC1 of the 800I A2 note (its version.info, install.info and
+    opp_kernel version.info) with its kernels for ascend910b; returns the install path."""
     new = "/usr/local/Ascend/ascend-toolkit/8.2.RC1"
     m.copy(f"{new}/toolkit/version.info", _800IA2, 2)
     m.copy(f"{new}/aarch64-linux/ascend_toolkit_install.info", _800IA2, 3)
     m.copy(f"{new}/opp_kernel/version.info", _800IA2, 4)
     m.mkdir(f"{new}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
     _soc_configs(m, new, "aarch64", _A2_SOCS)
+    return new
+
+
+def two_canns_dangling_latest(m: _Machine) -> FixtureHost:
+    _a2_driver_firmware(m)
+    _toolkit_821(m)
     old = "/usr/local/Ascend/ascend-toolkit/8.1.RC1"  # no kernels package installed for this one
     m.copy(
         f"{old}/aarch64-linux/ascend_toolkit_install.info",
@@ -515,8 +522,114 @@ def atlas350_cann910(m: _Machine) -> FixtureHost:
     return m.host(sourced_environ(m.bin, install), "/root")
 
 
+def nnal(m: _Machine, version: str, base: str = "/usr/local/Ascend") -> str:
+    """NNAL/ATB ``version`` as its run package installs it: ``nnal/atb/<version>/`` with both C++
+    ABI builds and ``latest -> <version>``; version.info in the recorded format (corpus
+    version_files/*nnal*: indented ``Ascend-cann-atb : <v>`` and ``Ascend-cann-atb Version :
+    <v>.B<build>``, constructed build number). Returns the ATB_HOME_PATH of the C++11 build, the
+    one the 9.x images select (github:Ascend/cann-container-image@c5a67b3a Dockerfiles)."""
+    atb = f"{base}/nnal/atb"
+    m.write(
+        f"{atb}/{version}/version.info",
+        f"    Ascend-cann-atb : {version}\n    Ascend-cann-atb Version : {version}.B100\n    Platform : aarch64\n",
+    )
+    for variant in ("cxx_abi_0", "cxx_abi_1"):
+        m.mkdir(f"{atb}/{version}/atb/{variant}/lib")
+    m.link(f"{atb}/latest", version)
+    return f"{atb}/latest/atb/cxx_abi_1"
+
+
+def vllm_ascend_v0_23_0(m: _Machine) -> FixtureHost:
+    """The vllm-ascend v0.23.0 release image (Dockerfile FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12:
+    compat/sources/vllm-ascend-v0.23.0-Dockerfile.txt) on a 2 x 910B4-1 host: CANN 9.1.0 in the 8.5
+    layout with Ascend-cann-910b-ops, NNAL 9.1.0, and the Python stack of its release row (vllm 0.23.0,
+    torch 2.10.0, torch_npu 2.10.0.post4, triton-ascend 3.2.2: compat/sources/vllm-ascend-versioning_policy.md).
+    Constructed from those sources; the host's driver (mounted in) is that of vllm-ascend#5606, whose
+    npu-smi capture this host prints."""
+    m.write("/.dockerenv", "")
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.2\n")
+    install = _cann_85_layout(m, "9.1.0")
+    m.write(f"{install}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-910b-ops\nversion=9.1.0\n")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend910b")
+    _soc_configs(m, install, "aarch64", _A2_SOCS)
+    atb_home = nnal(m, "9.1.0")
+    m.devices(2, (("0000:0E:00.0", "0xd802", None), ("0000:0F:00.0", "0xd802", None)))
+    m.npu_smi({"info": _5606}, npu_ids=(0, 1))
+    environ = sourced_environ(m.bin, install)
+    environ["ATB_HOME_PATH"] = atb_home
+    environ["PYTHONPATH"] = _site_packages(m, _V0_23_0) + ":" + environ.get("PYTHONPATH", "")
+    return m.host(environ, "/root")
+
+
+# the Python stack of vllm-ascend v0.23.0's release row (compat/sources/vllm-ascend-versioning_policy.md)
+_V0_23_0 = {
+    "vllm_ascend": "0.23.0",
+    "vllm": "0.23.0",
+    "torch": "2.10.0+cpu",  # the x86_64 wheel index's build (see _vllm_ascend_image)
+    "torch_npu": "2.10.0.post4",
+    "triton_ascend": "3.2.2",
+}
+
+
+def vllm_ascend_v0_23_0_a3(m: _Machine) -> FixtureHost:
+    """The vllm-ascend v0.23.0 A3 image (Dockerfile.a3 FROM quay.io/ascend/cann:9.1.0-a3-ubuntu22.04-py3.12:
+    compat/sources/vllm-ascend-v0.23.0-Dockerfile.a3.txt) on the A3 host of ``a3-cann850`` (its
+    driver 25.2.0), CANN 9.1.0 with Ascend-cann-A3-ops, NNAL 9.1.0 and the release row's Python stack."""
+    host = _a3(m, "9.1.0")
+    m.write("/.dockerenv", "")
+    environ = dict(host.environ, ATB_HOME_PATH=nnal(m, "9.1.0"))
+    environ["PYTHONPATH"] = _site_packages(m, _V0_23_0) + ":" + environ.get("PYTHONPATH", "")
+    return m.host(environ, "/root")
+
+
+def mindie_2_1_rc1(m: _Machine) -> FixtureHost:
+    """The MindIE 2.1.RC1 image (mindie:2.1.RC1-800I-A2-py311-openeuler24.03-lts) on its Atlas 800I
+    A2, as recorded in the corpus note ``_800IA2``: driver and firmware 25.0.rc1.1 (mounted in),
+    toolkit 8.2.RC1 with its kernels package, NNAL/ATB 8.2.RC1 and MindIE 2.1.RC1.B152, each file
+    the capture placed where the image keeps it; set_env.sh sourced (the 8.0.0 exports, INFERRED
+    unchanged in 8.2) and ATB_HOME_PATH set as the image's nnal/atb/set_env.sh does."""
+    m.write("/.dockerenv", "")
+    _a2_driver_firmware(m)
+    _toolkit_821(m)
+    m.link("/usr/local/Ascend/ascend-toolkit/latest", "8.2.RC1")
+    m.copy("/usr/local/Ascend/ascend-toolkit/set_env.sh", _SET_ENV_800)
+    m.copy("/usr/local/Ascend/nnal/atb/8.2.RC1/version.info", _800IA2, 5)
+    for variant in ("cxx_abi_0", "cxx_abi_1"):
+        m.mkdir(f"/usr/local/Ascend/nnal/atb/8.2.RC1/atb/{variant}/lib")
+    m.link("/usr/local/Ascend/nnal/atb/latest", "8.2.RC1")
+    m.copy("/usr/local/Ascend/mindie/2.1.RC1/version.info", _800IA2, 6)
+    m.link("/usr/local/Ascend/mindie/latest", "2.1.RC1")
+    m.devices(8, tuple((bus, "0xd802", None) for bus in A2_BUS_IDS))
+    m.npu_smi({"info": _A2_INFO, "info -m": _A2_INFO_M}, npu_ids=tuple(range(8)))
+    environ = sourced_environ(m.bin, "/usr/local/Ascend/ascend-toolkit/latest")
+    environ["ATB_HOME_PATH"] = "/usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_0"
+    return m.host(environ, "/root")
+
+
+def sglang_npu_950(m: _Machine) -> FixtureHost:
+    """sglang's Ascend 950 image (github:sgl-project/sglang@f3415e47 docker/npu-950.Dockerfile,
+    compat/sources/sglang-npu-950.Dockerfile.txt: FROM quay.io/ascend/cann:9.1.0-950-ubuntu22.04-py3.12,
+    torch 2.10.0, torch_npu 2.10.0.post4, triton-ascend 3.2.2, sglang from main) on the Atlas 350 of
+    ``atlas350-cann910``, this time with the image's Ascend-cann-950-ops and NNAL 9.1.0 (the CANN
+    image installs both: compat/sources/cann-container-image-9.1.0-beta.3-950-*). Constructed;
+    the sglang version is an assumed one (the image installs main)."""
+    host = atlas350_cann910(m)
+    install = "/usr/local/Ascend/cann-9.1.0"
+    m.write("/.dockerenv", "")
+    m.write(f"{install}/aarch64-linux/ascend_ops_install.info", "package_name=Ascend-cann-950-ops\nversion=9.1.0\n")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/ascend950")
+    environ = dict(host.environ, ATB_HOME_PATH=nnal(m, "9.1.0"))
+    packages = {"sglang": "0.5.10", "torch": "2.10.0+cpu", "torch_npu": "2.10.0.post4", "triton_ascend": "3.2.2"}
+    environ["PYTHONPATH"] = _site_packages(m, packages) + ":" + environ.get("PYTHONPATH", "")
+    return m.host(environ, "/root")
+
+
 # Hosts built on demand only (not in HOST_NAMES, whose hosts every probe test walks).
 _MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
+    "vllm-ascend-v0.23.0": vllm_ascend_v0_23_0,
+    "sglang-npu-950": sglang_npu_950,
+    "mindie-2.1.RC1": mindie_2_1_rc1,
+    "vllm-ascend-v0.23.0-a3": vllm_ascend_v0_23_0_a3,
     "atlas350-cann910": atlas350_cann910,
     "a3-cann900": a3_cann900,
 }

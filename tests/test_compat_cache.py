@@ -56,3 +56,20 @@ def test_broken_or_unwritable_cache_still_loads(tmp_path):
     blocked.write_text("")
     assert compat.load_cached(str(blocked / "cache")) == compat.load()  # a file where the directory should be
     assert compat.load_cached(None) == compat.load()
+
+
+def test_the_cache_is_keyed_by_the_overlay_files_too(tmp_path):
+    # issue #22 item 6: a cached shipped matrix is not returned once an overlay replaces a file
+    from ascenv import compat, paths
+
+    shipped = paths.data_dir("compat")
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    cache = str(tmp_path / "cache")
+    assert compat.load_cached(cache).overlay == ()
+    text = (shipped / "stacks.toml").read_text(encoding="utf-8")
+    (overlay / "stacks.toml").write_text(text.replace('as_of = "2026-12-01"', 'as_of = "2027-01-05"'))
+    with_overlay = compat.load_cached(cache, overlay=overlay)
+    assert with_overlay.overlay == (str(overlay / "stacks.toml"),)
+    assert compat.load_cached(cache, overlay=overlay) == with_overlay  # from the cache now
+    assert compat.load_cached(cache).overlay == ()

@@ -33,6 +33,7 @@ def test_shipped_toml_is_what_the_saved_sources_regenerate() -> None:
     assert update.report == [] and update.conflicts == []
     assert update.cann_toml == (SHIPPED / "cann.toml").read_text(encoding="utf-8")
     assert update.torch_npu_toml == (SHIPPED / "torch_npu.toml").read_text(encoding="utf-8")
+    assert update.stacks_toml == (SHIPPED / "stacks.toml").read_text(encoding="utf-8")
     assert tool.main(["--check"]) == 0
 
 
@@ -44,6 +45,9 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
             (
                 "https://",
                 "github:Ascend/pytorch@",
+                "github:vllm-project/vllm-ascend@",
+                "github:Ascend/cann-container-image@",
+                "github:sgl-project/sglang@",
                 "METADATA and WHEEL of torch-npu wheels",
                 "ascend-deployer 26.0.0 wheel",
             )
@@ -368,3 +372,117 @@ def test_mindie_pairs_are_documented_with_their_source() -> None:
 def test_a_mindie_text_without_its_table_is_refused() -> None:
     with pytest.raises(SystemExit, match="MindIE table: no MindIE"):
         tool.parse_mindie("MindIE\n\nsomething else\n")
+
+
+# --- the layer above torch_npu: compat/stacks.toml (issue #22 items 1 and 5) -----------------------
+
+
+def _saved(name: str):
+    return tool.read_saved(SHIPPED / "sources" / name)
+
+
+def test_the_vllm_ascend_release_matrix_rows_with_na_and_two_vllm():
+    rows = {r.version: r for r in tool.parse_vllm_ascend_matrix(_saved(tool.VLLM_ASCEND_MATRIX).text)}
+    newest = rows["0.23.0"]
+    assert (newest.vllm, newest.cann, newest.torch, newest.torch_npu, newest.triton_ascend) == (
+        ("0.23.0",),
+        "9.1.0",
+        "2.10.0",
+        "2.10.0.post4",
+        "3.2.2",
+    )
+    assert rows["0.10.1rc1"].vllm == ("0.10.1", "0.10.1.1") and rows["0.12.0rc1"].triton_ascend is None
+    assert rows["0.11.0"].python == ">=3.9,<3.12" and rows["0.11.0"].cann == "8.3.RC2"
+    assert "main" not in rows and len(rows) == 36
+
+
+def test_the_triton_ascend_cann_table_as_served_one_cann_per_line():
+    found = dict(tool.parse_triton_cann(_saved(tool.TRITON_CANN).text))
+    assert found == {
+        "3.2.1": ("9.0.0",),
+        "3.2.0": ("8.5.0",),
+        "3.2.0rc4": ("8.3.RC2", "8.3.RC1", "8.5.0.alpha1"),  # both editions' tables merged
+    }
+
+
+def test_the_triton_ascend_release_note_glibc_floor():
+    assert tool.parse_triton_glibc(_saved(tool.TRITON_GLIBC).text) == [("3.2.0", "2.27")]
+
+
+@pytest.mark.parametrize(
+    ("name", "stack"),
+    [
+        ("vllm-ascend-v0.23.0-Dockerfile.txt", ("9.1.0", "910b", "3.12", "0.23.0", "0.23.0", None)),
+        ("vllm-ascend-v0.23.0-Dockerfile.a5.txt", ("9.1.0", "950", "3.12", "0.23.0", "0.23.0", None)),
+        ("vllm-ascend-v0.25.1rc1-Dockerfile.310p.txt", ("9.1.0.beta1", "310p", "3.12", "0.25.1rc1", "0.25.1", None)),
+        ("vllm-ascend-v0.11.0-Dockerfile.a3.txt", ("8.3.RC2", "a3", "3.11", "0.11.0", "0.11.0", None)),
+        (
+            "cann-container-image-9.0.1-910b-ubuntu22.04-py3.12-Dockerfile.txt",
+            ("9.0.1", "910b", "3.12", None, None, "9.0.1"),
+        ),
+    ],
+)
+def test_official_dockerfiles_are_known_good_stacks(name, stack):
+    parsed = tool.parse_dockerfile(_saved(name).text)
+    assert (parsed.cann, parsed.chip, parsed.python, parsed.vllm_ascend, parsed.vllm, parsed.nnal) == stack
+
+
+def test_the_cann_image_ops_package_of_each_chip():
+    ops = {
+        n: tool.parse_dockerfile(_saved(n).text).ops_package
+        for n in tool.load_sources(SHIPPED / "sources")
+        if n.startswith("cann-container-image-") and "Dockerfile" in n
+    }
+    assert sorted(ops.values()) == ["Ascend-cann-910b-ops", "Ascend-cann-950-ops", "Ascend-cann-A3-ops"]
+
+
+def test_the_cann_image_tag_list():
+    stacks = tool.parse_image_tags(_saved(tool.CANN_IMAGE_TAGS).text)
+    assert len(stacks) == 401
+    assert tool.parse_image_tag("9.1.0-beta.3-950-ubuntu22.04-py3.12-devel") == tool.ImageStack(
+        "9.1.0.beta3", "950", "3.12", "ubuntu22.04"
+    )
+    assert tool.parse_image_tag("README.md") is None
+
+
+def test_the_mindie_table_rows_name_the_mindie_release():
+    rows = tool.parse_mindie_rows(_saved(tool.MINDIE_TABLE).text)
+    assert ("2.3.0", "8.5.0", "7.3.0") in rows and ("2.2.RC1", "8.3.RC2", "7.2.0") in rows
+
+
+def test_stack_rows_carry_their_sources_and_a_new_copy_is_reported(data: Path) -> None:
+    matrix = compat.load(SHIPPED)
+    assert all(r.provenance.source[0].endswith("retrieved 2026-12-01)") for r in matrix.vllm_ascend + matrix.images)
+    policy = data / "sources" / tool.VLLM_ASCEND_MATRIX
+    text = policy.read_text(encoding="utf-8")
+    row = "| v0.23.0     | v0.23.0 "
+    new = "| v0.24.0 | v0.24.0 | >= 3.10, < 3.13 | 9.2.0 | 2.10.0 / 2.10.0.post5 | 3.2.3 | x |\n"
+    policy.write_text(text.replace(row, new + row, 1))
+    update = tool.regenerate(data)
+    assert any(line.startswith('add      stacks [[vllm_ascend]] version = "0.24.0"') for line in update.report)
+
+
+def test_sglang_npu_dockerfile_fills_its_args_and_names_its_wheels():
+    parsed = tool.parse_dockerfile(_saved("sglang-npu-950.Dockerfile.txt").text)
+    assert (parsed.cann, parsed.chip, parsed.python, parsed.os) == ("9.1.0", "950", "3.12", "ubuntu22.04")
+    assert (parsed.torch_npu, parsed.triton_ascend, parsed.sglang) == ("2.10.0.post4", "3.2.2", "main")
+
+
+def test_a_dockerfile_wheel_url_with_a_local_label():
+    wheel = "x/triton_ascend-3.2.0%2Bgitb0ea0850-cp311-cp311-linux_aarch64.whl"
+    text = f'FROM quay.io/ascend/cann:8.2.rc1-a3-ubuntu22.04-py3.11\nARG U="{wheel}"\n'
+    assert tool.parse_dockerfile(text).triton_ascend == "3.2.0+gitb0ea0850"
+    with pytest.raises(SystemExit, match="no 'FROM quay.io/ascend/cann"):
+        tool.parse_dockerfile("FROM ubuntu:22.04\n")
+
+
+def test_the_supported_products_and_a_maintainers_refusal():
+    assert tool.parse_supported_products(_saved(tool.TRITON_PRODUCTS).text) == ("ascend910b", "ascend910_93")
+    assert tool.parse_supported_products("Supported Ascend products: Atlas A2/A3/950 series") == (
+        "ascend910b",
+        "ascend910_93",
+        "ascend950",
+    )
+    assert tool.parse_no_support(_saved(tool.TRITON_NO_SUPPORT).text) == ("ascend310p",)
+    with pytest.raises(SystemExit):
+        tool.parse_no_support("we will support it soon")

@@ -38,7 +38,8 @@ HELP_ONLY = {"build", "fleet", "image"}
 def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("stdout")
     host = build_host("a2-cann800", tmp / "hosts")
-    environ = {**os.environ, **host.environ, "PYTHONPATH": str(REPO)}
+    # XDG_DATA_HOME: `compat update --remove` acts on a data directory of this test, none there
+    environ = {**os.environ, **host.environ, "PYTHONPATH": str(REPO), "XDG_DATA_HOME": str(tmp / "data")}
     code, _, err = run_cli(["snapshot", "--root", str(host.root), "-o", str(tmp / "snap.json")], host.environ, tmp)
     assert code == 0, err
     code, _, err = run_cli(["lock", "--from", "snap.json", "-o", "good.lock"], host.environ, tmp)
@@ -77,6 +78,8 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "op": ["op", "check", "--root", root],
         "clean-cache": ["clean-cache", "ls"],
         "test": ["test", "add_custom", "--target", "npu", "--store", "store", "--format", "json"],
+        "compat": ["compat", "update", "--remove"],
+        "completion": ["completion", "bash"],
         **{name: [name, "--help"] for name in HELP_ONLY},
     }
     return {"cwd": tmp, "environ": environ, "argv": argv}
@@ -242,7 +245,7 @@ def test_a_lock_may_go_to_a_terminal(saved: dict):
     stdout = _Stdout(tty=True)
     code, err = _run(["lock", "--from", "snap.json", "-o", "-"], saved["environ"], saved["cwd"], stdout)
     assert code == 0, err
-    assert b'lock-version = "1.0"' in stdout.bytes()
+    assert b'lock-version = "1.1"' in stdout.bytes()
 
 
 @pytest.mark.parametrize("command", [["lock", "--from", "snap.json"], ["report", "--from", "snap.json"]])

@@ -26,7 +26,20 @@ from ascenv.model import Finding, Severity, Snapshot
 CheckFunction = Callable[[Snapshot, Any], Iterable[Finding]]
 
 # Layers in the order a report walks the stack, bottom up.
-LAYERS = ("npu", "driver", "firmware", "devices", "cann", "kernels", "env", "vendors", "python", "torch_npu", "abi")
+LAYERS = (
+    "npu",
+    "driver",
+    "firmware",
+    "devices",
+    "cann",
+    "kernels",
+    "env",
+    "vendors",
+    "python",
+    "torch_npu",
+    "stack",
+    "abi",
+)
 
 # The ID prefix of each layer's checks (ASC-<prefix>-<name>).
 LAYER_PREFIXES = {
@@ -40,6 +53,7 @@ LAYER_PREFIXES = {
     "vendors": "ASC-VENDOR-",
     "python": "ASC-PY-",
     "torch_npu": "ASC-TORCH-",
+    "stack": "ASC-STACK-",
     "abi": "ASC-ABI-",
 }
 

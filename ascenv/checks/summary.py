@@ -22,11 +22,28 @@ class Diagnosis:
     findings: tuple[Finding, ...]
     exit_code: int
     strict: bool = False  # warnings fail too (the exit code, and JUnit failures)
+    data_as_of: str = ""  # the compatibility data's day ("" without the data)
+    overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
+    overlay_ignored: tuple[str, ...] = ()  # the user's data files older than the shipped ones
 
 
 def diagnose(snapshot: Snapshot, matrix: Any, *, strict: bool = False, extra: Iterable[Finding] = ()) -> Diagnosis:
     findings = tuple(run_checks(snapshot, matrix, extra))
-    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict), strict)
+    as_of, overlay = getattr(matrix, "as_of", ""), tuple(getattr(matrix, "overlay", ()))
+    ignored = tuple(getattr(matrix, "overlay_ignored", ()))
+    return Diagnosis(snapshot, findings, exit_code(findings, strict=strict), strict, as_of, overlay, ignored)
+
+
+def data_line(diagnosis: Diagnosis) -> str:
+    """``data as of 2026-12-01`` and, when the user refreshed it, the files read instead."""
+    if not diagnosis.data_as_of:
+        return ""
+    line = f"compatibility data as of {diagnosis.data_as_of}"
+    if diagnosis.overlay:
+        line += f" (overlay: {', '.join(diagnosis.overlay)}; `ascenv compat update --remove` restores the shipped data)"
+    if diagnosis.overlay_ignored:
+        line += f" (ignored, older than the shipped data: {', '.join(diagnosis.overlay_ignored)})"
+    return line
 
 
 def exit_code(findings: Sequence[Finding], *, strict: bool) -> int:

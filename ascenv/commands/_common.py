@@ -297,7 +297,8 @@ def diagnose_machine(
 
     # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
     # target Python (start-up time); errors surface here as before.
-    matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir))[1])
+    overlay = compat_overlay(ctx)
+    matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir, overlay))[1])
     if args.from_file:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
@@ -314,13 +315,14 @@ def diagnose_machine(
     return diagnose(snapshot, judged, strict=args.strict, extra=extra(snapshot, judged) if extra else ())
 
 
-def load_matrix(cache_dir: Optional[str] = None) -> object:
-    """The compat matrix when the data ships with this ascenv (checks without it skip)."""
+def load_matrix(cache_dir: Optional[str] = None, overlay: Optional[Path] = None) -> object:
+    """The compat matrix when the data ships with this ascenv (checks without it skip), with the
+    user's newer files (`ascenv compat update`) in place of the shipped ones."""
     try:
         from ascenv import compat
     except ImportError:
         return None
-    return compat.load_cached(cache_dir)
+    return compat.load_cached(cache_dir, overlay=overlay)
 
 
 def _in_background(work: Callable[[], T]) -> Callable[[], T]:
@@ -346,3 +348,14 @@ def _in_background(work: Callable[[], T]) -> Callable[[], T]:
         return outcome["value"]
 
     return join
+
+
+def compat_overlay(ctx: Context) -> Path:
+    """Where `ascenv compat update` keeps the user's newer data files: ``$XDG_DATA_HOME/ascenv/compat``,
+    else ``~/.local/share/ascenv/compat`` (XDG Base Directory Specification 0.8: a relative
+    XDG_DATA_HOME is invalid and ignored)."""
+    data_home = ctx.environ.get("XDG_DATA_HOME", "")
+    if not data_home.startswith("/"):
+        home = ctx.environ.get("HOME") or os.path.expanduser("~")
+        data_home = os.path.join(home, ".local", "share")
+    return Path(data_home, "ascenv", "compat")

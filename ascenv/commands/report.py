@@ -84,7 +84,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv import compat
     from ascenv.checks import run_checks
 
-    matrix = compat.load_cached(ctx.cache_dir)
+    matrix = compat.load_cached(ctx.cache_dir, overlay=common.compat_overlay(ctx))  # `compat update` data
     findings = run_checks(snapshot, matrix)
     lock, lock_origin = _lock(args, ctx, snapshot)
     files = raw_files(root, snapshot) if root is not None else ()

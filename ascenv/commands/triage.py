@@ -46,7 +46,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
             snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
             judged = "this machine" if args.root == "/" else f"the root {args.root}"
-        result = triage(stream, snapshot, compat.load_cached(ctx.cache_dir), judged=judged)
+        result = triage(
+            stream, snapshot, compat.load_cached(ctx.cache_dir, overlay=common.compat_overlay(ctx)), judged=judged
+        )
     code = exit_code(result)
     from ascenv.output import triage as render
 

@@ -14,7 +14,7 @@ from ascenv.versions import (
 )
 
 
-def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> Matrix:
+def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None, overlay: Optional[Path] = None) -> Matrix:
     """``load()``, kept as a pickle in ``cache_dir`` (the user's ascenv cache) between runs:
     parsing and validating the TOML is a third of ``ascenv doctor``'s start-up.
 
@@ -28,17 +28,19 @@ def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> M
 
     directory = Path(directory) if directory is not None else paths.data_dir("compat")
     if not cache_dir:
-        return load(directory)
+        return load(directory, overlay)
     digest = hashlib.sha256(sys.version.encode())
+    replaced = [overlay / name for name in FILES if overlay is not None and (overlay / name).is_file()]
     try:
         for file in [
             *(directory / name for name in FILES),
+            *replaced,
             *sorted(Path(__file__).parent.glob("*.py")),  # the modules defining the rows
             Path(sys.modules[AscendVersion.__module__].__file__ or ""),
         ]:
-            digest.update(file.read_bytes())
+            digest.update(str(file).encode() + b"\0" + file.read_bytes())
     except OSError:
-        return load(directory)
+        return load(directory, overlay)
     key = digest.hexdigest()
     path = os.path.join(cache_dir, "compat-matrix.pickle")
     try:
@@ -51,7 +53,7 @@ def load_cached(cache_dir: Optional[str], directory: Optional[Path] = None) -> M
                     return matrix
     except Exception:  # noqa: BLE001 - missing, truncated or foreign cache: rebuild it
         pass
-    matrix = load(directory)
+    matrix = load(directory, overlay)
     from ascenv.fsutil import write_atomic
 
     try:

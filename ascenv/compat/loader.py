@@ -4,6 +4,7 @@ key path: ``compat/torch_npu.toml: releases[12].cann: expected string``), parse 
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,17 +17,23 @@ from ascenv.compat.model import (
     CannRelease,
     CompatWindow,
     CompilerVersion,
+    GlibcFloor,
     HdkKind,
     HdkRule,
+    ImageStack,
+    MindieRow,
     OpsPackage,
     PciCard,
     PciDevice,
+    ProductSupport,
     Provenance,
     PypiListing,
     Soc,
     Status,
     TorchNpuRelease,
     TorchPin,
+    TritonAscendRow,
+    VllmAscendRow,
 )
 from ascenv.compat.queries import Matrix
 from ascenv.errors import DataFileError, InvalidVersion
@@ -39,18 +46,38 @@ from ascenv.versions import (
 )
 
 SCHEMA = 1
-FILES = ("cann.toml", "torch_npu.toml", "hardware.toml")
+FILES = ("cann.toml", "torch_npu.toml", "hardware.toml", "stacks.toml")
 
 
-def load(directory: Optional[Path] = None) -> Matrix:
-    """Load and validate ``compat/*.toml`` (default: the shipped copy)."""
+def load(directory: Optional[Path] = None, overlay: Optional[Path] = None) -> Matrix:
+    """Load and validate ``compat/*.toml`` (default: the shipped copy); a file ``overlay`` (a
+    user's data directory, ``ascenv.compat.overlay``) holds replaces the one of ``directory``."""
     directory = Path(directory) if directory is not None else paths.data_dir("compat")
     unexpected = sorted(p.name for p in directory.glob("*.toml") if p.name not in FILES)
     if unexpected:
         raise DataFileError(f"{directory.name}/{unexpected[0]}: unknown data file; expected only {', '.join(FILES)}")
-    cann = read_table(directory, "cann.toml")
-    torch_npu = read_table(directory, "torch_npu.toml")
-    hardware = read_table(directory, "hardware.toml")
+    offered = tuple(n for n in FILES if overlay is not None and (Path(overlay) / n).is_file())
+    used: list[str] = []
+    ignored: list[str] = []
+
+    def table(name: str) -> TableReader:
+        shipped = read_table(directory, name)
+        if name not in offered:
+            return shipped
+        path = str(Path(overlay or "", name))
+        mine = read_table(Path(overlay or ""), name, label=path)
+        # a newer ascenv ships newer data than the overlay a user made for the old one: the
+        # shipped file is read, the overlay's is named as ignored (never silently shadowing it)
+        if mine.date("as_of") < shipped.date("as_of"):
+            ignored.append(path)
+            return shipped
+        used.append(path)
+        return mine
+
+    cann = table("cann.toml")
+    torch_npu = table("torch_npu.toml")
+    hardware = table("hardware.toml")
+    stacks = table("stacks.toml")
     matrix = Matrix(
         cann_releases=cann.rows("releases", _cann_release),
         hdk_rules=cann.rows("hdk", _hdk_rule),
@@ -62,22 +89,30 @@ def load(directory: Optional[Path] = None) -> Matrix:
         socs=hardware.rows("socs", _soc),
         pci_devices=hardware.rows("pci_devices", _pci_device),
         pci_cards=hardware.rows("pci_cards", _pci_card),
-        as_of=min(reader.date("as_of") for reader in (cann, torch_npu, hardware)),
+        as_of=min(reader.date("as_of") for reader in (cann, torch_npu, hardware, stacks)),
+        vllm_ascend=stacks.rows("vllm_ascend", _vllm_ascend),
+        triton_ascend=stacks.rows("triton_ascend", _triton_ascend),
+        glibc_floors=stacks.rows("glibc_floor", _glibc_floor),
+        mindie=stacks.rows("mindie", _mindie),
+        images=stacks.rows("images", _image),
+        products=stacks.rows("products", _products),
+        overlay=tuple(used),
+        overlay_ignored=tuple(ignored),
     )
-    for reader in (cann, torch_npu, hardware):
+    for reader in (cann, torch_npu, hardware, stacks):
         reader.done()
     _check_references(matrix, directory.name)
     return matrix
 
 
-def read_table(directory: Path, name: str) -> TableReader:
+def read_table(directory: Path, name: str, label: Optional[str] = None) -> TableReader:
     # imported here: a cached matrix (load_cached) needs no TOML parser at start-up
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.9/3.10 hosts only
         import tomli as tomllib
 
-    label = f"{directory.name}/{name}"
+    label = label or f"{directory.name}/{name}"
     try:
         with open(directory / name, "rb") as handle:
             data = tomllib.load(handle)
@@ -338,6 +373,75 @@ def _window(row: TableReader) -> CompatWindow:
     )
 
 
+def _package_version(row: TableReader, key: str, required: bool = True) -> Optional[Version]:
+    text = row.string(key, required)
+    return None if text is None else row.parsed(key, lambda: python_version(text))
+
+
+def _vllm_ascend(row: TableReader) -> VllmAscendRow:
+    return VllmAscendRow(
+        version=row.python_version("version"),
+        text=row.string("version"),
+        vllm=tuple(
+            row.parsed(f"vllm[{i}]", lambda t=t: python_version(t)) for i, t in enumerate(row.strings("vllm", True))
+        ),
+        python=row.string("python"),
+        cann=row.version("cann", ProductLine.CANN),
+        torch=row.python_version("torch"),
+        torch_npu=row.python_version("torch_npu"),
+        triton_ascend=_package_version(row, "triton_ascend", required=False),
+        provenance=row.provenance(),
+    )
+
+
+def _triton_ascend(row: TableReader) -> TritonAscendRow:
+    canns = tuple(
+        row.parsed(f"cann[{i}]", lambda t=t: AscendVersion.parse(t, line=ProductLine.CANN))
+        for i, t in enumerate(row.strings("cann", True))
+    )
+    return TritonAscendRow(version=row.python_version("version"), cann=canns, provenance=row.provenance())
+
+
+def _glibc_floor(row: TableReader) -> GlibcFloor:
+    glibc = row.string("glibc")
+    if not re.fullmatch(r"\d+\.\d+", glibc):
+        raise row.fail("glibc", f"expected a glibc version like 2.27, found {glibc!r}")
+    return GlibcFloor(row.string("package"), row.python_version("version"), glibc, row.provenance())
+
+
+def _products(row: TableReader) -> ProductSupport:
+    kind = row.string("kind")
+    if kind not in ("supported", "unsupported"):
+        raise row.fail("kind", f"expected supported or unsupported, found {kind!r}")
+    return ProductSupport(row.string("package"), kind, row.strings("compute_units", True), row.provenance())
+
+
+def _mindie(row: TableReader) -> MindieRow:
+    return MindieRow(
+        version=row.version("version", ProductLine.CANN),
+        text=row.string("version"),
+        cann=row.version("cann", ProductLine.CANN),
+        pta=row.string("pta"),
+        provenance=row.provenance(),
+    )
+
+
+def _image(row: TableReader) -> ImageStack:
+    return ImageStack(
+        cann=row.version("cann", ProductLine.CANN),
+        chip=row.string("chip"),
+        python=row.strings("python", True),
+        vllm_ascend=_package_version(row, "vllm_ascend", required=False),
+        vllm=_package_version(row, "vllm", required=False),
+        nnal=row.version("nnal", ProductLine.CANN, required=False),
+        ops_package=row.string("ops_package", required=False),
+        provenance=row.provenance(),
+        torch_npu=_package_version(row, "torch_npu", required=False),
+        triton_ascend=_package_version(row, "triton_ascend", required=False),
+        sglang=row.string("sglang", required=False),
+    )
+
+
 def _pypi(table: TableReader) -> PypiListing:
     python = table.sub("python")
     versions = table.strings("versions", required=True)
@@ -404,18 +508,19 @@ def _check_references(matrix: Matrix, folder: str) -> None:
     torch_npu version PyPI lists has a row."""
     units = {s.compute_unit for s in matrix.socs}
     named = [
-        (f"releases[{i}].{key}", unit)
+        (f"cann.toml: releases[{i}].{key}", unit)
         for i, release in enumerate(matrix.cann_releases)
         for key in ("chips", "packages", "packages_inferred")
         for unit in getattr(release, key)
     ]
-    named += [(f"ops_packages[{i}].compute_unit", p.compute_unit) for i, p in enumerate(matrix.ops_packages)]
+    named += [(f"cann.toml: ops_packages[{i}].compute_unit", p.compute_unit) for i, p in enumerate(matrix.ops_packages)]
+    named += [
+        (f"stacks.toml: products[{i}].compute_units", u) for i, p in enumerate(matrix.products) for u in p.compute_units
+    ]
     for where, unit in named:
         if unit not in units:
             expected = ", ".join(sorted(units))
-            raise DataFileError(
-                f"{folder}/cann.toml: {where}: unknown compute unit {unit!r}; expected one of {expected}"
-            )
+            raise DataFileError(f"{folder}/{where}: unknown compute unit {unit!r}; expected one of {expected}")
     rows = {r.version for r in matrix.torch_npu_releases}
     for i, text in enumerate(matrix.pypi.versions):
         if python_version(text) not in rows:

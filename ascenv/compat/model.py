@@ -247,6 +247,77 @@ class PciCard:
         return self.card_by_arch.get(arch or "")
 
 
+# --- the layer above torch_npu (compat/stacks.toml) ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class VllmAscendRow:
+    """A row of vllm-ascend's release compatibility matrix: what a release is built and tested with."""
+
+    version: Version
+    text: str
+    vllm: tuple[Version, ...]  # either of them
+    python: str  # ">=3.10,<3.13"
+    cann: AscendVersion
+    torch: Version
+    torch_npu: Version
+    triton_ascend: Optional[Version]
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class TritonAscendRow:
+    """A Triton-Ascend release and the CANN versions its installation guide lists for it."""
+
+    version: Version
+    cann: tuple[AscendVersion, ...]
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class GlibcFloor:
+    package: str  # PEP 503 name
+    version: Version
+    glibc: str  # "2.27"
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class ProductSupport:
+    """The SoC families a package's publisher says it supports, or rules out."""
+
+    package: str  # PEP 503 name
+    kind: str  # supported | unsupported
+    compute_units: tuple[str, ...]
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class MindieRow:
+    version: AscendVersion  # ProductLine.CANN spelling: 2.2.RC1, 3.0.0
+    text: str
+    cann: AscendVersion
+    pta: str
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
+class ImageStack:
+    """A known-good stack: what an official image installs together (its Dockerfile or its tag)."""
+
+    cann: AscendVersion
+    chip: str  # the image's chip tag: 910b, a3, 310p, 950
+    python: tuple[str, ...]
+    vllm_ascend: Optional[Version]
+    vllm: Optional[Version]
+    nnal: Optional[AscendVersion]
+    ops_package: Optional[str]
+    provenance: Provenance
+    torch_npu: Optional[Version] = None
+    triton_ascend: Optional[Version] = None
+    sglang: Optional[str] = None  # the branch or tag an sglang image installs
+
+
 # --- query results -------------------------------------------------------------------------------
 
 

@@ -16,18 +16,24 @@ from ascenv.compat.model import (
     CompilerVersion,
     DriverFit,
     DriverVerdict,
+    GlibcFloor,
     HdkKind,
     HdkRule,
+    ImageStack,
+    MindieRow,
     OpsPackage,
     PciCard,
     PciDevice,
     PciMatch,
+    ProductSupport,
     PypiListing,
     Soc,
     Status,
     TorchNpuFit,
     TorchNpuFitGrade,
     TorchNpuRelease,
+    TritonAscendRow,
+    VllmAscendRow,
 )
 from ascenv.versions import (
     AscendVersion,
@@ -53,6 +59,15 @@ class Matrix:
     pci_cards: tuple[PciCard, ...]
     as_of: str = ""  # the day the rows were last compared with their sources (the oldest file's)
     ops_packages: tuple[OpsPackage, ...] = ()
+    # the layer above torch_npu (stacks.toml)
+    vllm_ascend: tuple[VllmAscendRow, ...] = ()
+    triton_ascend: tuple[TritonAscendRow, ...] = ()
+    glibc_floors: tuple[GlibcFloor, ...] = ()
+    mindie: tuple[MindieRow, ...] = ()
+    images: tuple[ImageStack, ...] = ()
+    overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
+    overlay_ignored: tuple[str, ...] = ()  # the user's files older than the shipped ones: not read
+    products: tuple[ProductSupport, ...] = ()
 
     # CANN ------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ascenv.checks import LAYERS
-from ascenv.checks.summary import Diagnosis, summary
+from ascenv.checks.summary import Diagnosis, data_line, summary
 from ascenv.errors import UsageError
 from ascenv.model import Finding, Severity, Snapshot
 from ascenv.output import Output, safe, shown_text
@@ -44,9 +44,11 @@ def _count_line(findings: list[Finding]) -> str:
     )
 
 
-def human(out: Output, snap: Snapshot, findings: list[Finding], command: str = "doctor") -> None:
+def human(out: Output, snap: Snapshot, findings: list[Finding], command: str = "doctor", data: str = "") -> None:
     c = out.console
     c.print(f"[bold]ascenv {command}[/]  {safe(_headline(snap))}")
+    if data:
+        c.print(f"[dim]{safe(data)}[/]")
     for layer in LAYERS:
         group = [f for f in findings if f.layer == layer]
         if not group:
@@ -66,12 +68,13 @@ def human(out: Output, snap: Snapshot, findings: list[Finding], command: str = "
     c.print(f"\n{_count_line(findings)}  (ascenv explain <ID> tells why a check matters)")
 
 
-def markdown(snap: Snapshot, findings: list[Finding], command: str = "doctor") -> str:
+def markdown(snap: Snapshot, findings: list[Finding], command: str = "doctor", data: str = "") -> str:
     lines = [
         f"### ascenv {command}",
         "",
         f"`{_headline(snap)}`",
         "",
+        *([data, ""] if data else []),
         "| | layer | finding | found | fix |",
         "|---|---|---|---|---|",
     ]
@@ -87,14 +90,14 @@ def render(out: Output, diagnosis: Diagnosis, fmt: str = "human", command: str =
     if fmt == "json":
         out.json(json_payload(diagnosis))
     elif fmt == "markdown":
-        out.text(markdown(diagnosis.snapshot, list(diagnosis.findings), command))
+        out.text(markdown(diagnosis.snapshot, list(diagnosis.findings), command, data_line(diagnosis)))
     elif fmt == "junit":
         from ascenv.output import junit
 
         cases = junit.finding_cases(command, diagnosis.findings, strict=diagnosis.strict)
         out.text(junit.document(f"ascenv {command}", cases))
     else:
-        human(out, diagnosis.snapshot, list(diagnosis.findings), command)
+        human(out, diagnosis.snapshot, list(diagnosis.findings), command, data_line(diagnosis))
 
 
 def json_payload(diagnosis: Diagnosis) -> dict:
@@ -104,6 +107,11 @@ def json_payload(diagnosis: Diagnosis) -> dict:
     return {
         "exit_code": diagnosis.exit_code,
         "summary": summary(diagnosis.findings),
+        "data": {
+            "as_of": diagnosis.data_as_of or None,
+            "overlay": list(diagnosis.overlay),
+            "overlay_ignored": list(diagnosis.overlay_ignored),
+        },
         "findings": [serde.to_data(f) for f in diagnosis.findings],
         "snapshot": snapshot_to_json(diagnosis.snapshot),
     }
@@ -113,7 +121,9 @@ def append_markdown(path: Path, diagnosis: Diagnosis, command: str = "doctor") -
     """Add the markdown report to ``path`` (a CI job summary collects what each step appends)."""
     try:
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(shown_text(markdown(diagnosis.snapshot, list(diagnosis.findings), command)) + "\n")
+            handle.write(
+                shown_text(markdown(diagnosis.snapshot, list(diagnosis.findings), command, data_line(diagnosis))) + "\n"
+            )
     except OSError as exc:
         raise UsageError(
             f"cannot write {path}: {exc.strerror or exc}", hint="--summary takes a writable file"

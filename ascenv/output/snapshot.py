@@ -74,6 +74,9 @@ def render_snapshot(out: Output, snap: Snapshot) -> None:
         )
     for vendor in snap.vendors:
         c.print(f"[bold]Vendor[/]  {safe(vendor.name)}  {safe(vendor.path)}")
+    for part in snap.stack:  # the layer above torch_npu
+        abi = f"  {part.abi_selected or ','.join(part.abi_variants)}" if part.abi_variants else ""
+        c.print(f"[bold]Stack[/]  {safe(part.name)} {_text(part.version)}{safe(abi)}  {safe(part.path)}")
     errors = [
         e
         for part in (snap.errors, snap.driver.errors, snap.cann.errors, snap.devices.errors, snap.python.errors)

@@ -26,6 +26,7 @@ from ascenv.model import (
     ProbeError,
     PythonInfo,
     Snapshot,
+    StackPart,
     Vendor,
     VendorConfig,
 )
@@ -38,6 +39,7 @@ from ascenv.probe.fs import Root
 from ascenv.probe.host import probe_host
 from ascenv.probe.npu import probe_npu
 from ascenv.probe.python import probe_python
+from ascenv.probe.stack import probe_stack
 from ascenv.probe.vendors import probe_vendors
 from ascenv.signals import termination_as_interrupt
 
@@ -107,6 +109,9 @@ def collect(
                 lambda: probe_abi(root, python_result[0], environ, run, vendors=vendors, machine=host.arch),
                 AbiInfo(),
             )
+            no_stack: tuple[StackPart, ...] = ()
+            home = environ.get("HOME")
+            stack = guarded("stack", lambda: probe_stack(root, environ, python_result[0], home), no_stack)
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the main thread's own run has killed its child; the
             # target interpreter's run is on the other thread, so kill it here and let it end.
@@ -129,6 +134,7 @@ def collect(
         vendors=vendors,
         vendor_config=vendor_config,
         abi=abi,
+        stack=stack,
         # a fixed order whatever the threads did
         errors=tuple(failures + python_failures + _special_files(root)),
     )

@@ -311,3 +311,82 @@ def test_from_names_the_file_as_given(tmp_path, command):
     assert code == 2 and "error: bad.json: host.arch: expected string, found integer 7" in err
     code, _, err = run_cli([*command, "--from", "ascenv.lock"], {"SOURCE_DATE_EPOCH": "0"}, tmp_path)
     assert code == 2 and "ascenv.lock is not a JSON snapshot" in err and "looks like a lock" in err
+
+
+def test_the_newest_vllm_ascend_release_image_passes_with_its_layer_documented(tmp_path):
+    # vllm-ascend v0.23.0 (Dockerfile FROM cann:9.1.0-910b, its matrix row: vllm 0.23.0, torch_npu
+    # 2.10.0.post4, triton-ascend 3.2.2) with NNAL 9.1.0: exit 0, no error (issue #22 item 5)
+    code, report = doctor_json("vllm-ascend-v0.23.0", tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    found = {(f["id"], f["severity"]): f for f in report["findings"]}
+    assert found[("ASC-STACK-VLLM", "ok")]["title"] == "vllm-ascend 0.23.0 with CANN 9.1.0: documented"
+    assert found[("ASC-STACK-NNAL", "ok")]["title"] == "NNAL 9.1.0 with CANN 9.1.0: one release"
+    # triton-ascend 3.2.2 is newer than the installation guide's table; sglang's 950 image installs
+    # it on CANN 9.1.0: known-good
+    triton = found[("ASC-STACK-TRITON", "ok")]
+    assert triton["title"] == "triton-ascend 3.2.2 with CANN 9.1.0: known-good (an official image installs both)"
+    assert "sgl-project/sglang" in triton["source"]
+    assert {p["name"]: p["version"] for p in report["snapshot"]["stack"]}["triton-ascend"] == "3.2.2"
+
+
+@pytest.mark.parametrize(
+    ("name", "stack"),
+    [
+        ("vllm-ascend-v0.23.0-a3", {"vllm-ascend": "0.23.0", "triton-ascend": "3.2.2", "nnal-atb": "9.1.0"}),
+        ("sglang-npu-950", {"sglang": "0.5.10", "triton-ascend": "3.2.2", "nnal-atb": "9.1.0"}),
+    ],
+)
+def test_the_newest_official_images_for_a3_and_the_950_pass(tmp_path, name, stack):
+    # vllm-ascend v0.23.0's Dockerfile.a3 and sglang's npu-950.Dockerfile, both FROM the CANN 9.1.0
+    # images: exit 0, no error, the layer above torch_npu recorded and judged ok
+    code, report = doctor_json(name, tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    recorded = {p["name"]: p["version"] for p in report["snapshot"]["stack"]}
+    assert {k: recorded.get(k) for k in stack} == stack
+    stack_findings = {(f["id"], f["severity"]) for f in report["findings"] if f["layer"] == "stack"}
+    assert {s for _, s in stack_findings} == {"ok"} and ("ASC-STACK-NNAL", "ok") in stack_findings
+
+
+def test_the_recorded_mindie_image_passes_and_its_release_is_a_note(tmp_path):
+    # mindie:2.1.RC1-800I-A2 as captured (corpus note): MindIE's table starts at 2.1.RC2, so 2.1.RC1
+    # is not documented either way: a note, exit 0
+    code, report = doctor_json("mindie-2.1.RC1", tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    found = {(f["id"], f["severity"]): f for f in report["findings"]}
+    assert found[("ASC-STACK-MINDIE", "info")]["title"] == "MindIE 2.1.RC1 is not in the data"
+    assert found[("ASC-STACK-NNAL", "ok")]["title"] == "NNAL 8.2.RC1 with CANN 8.2.RC1: one release"
+    parts = {p["name"]: p for p in report["snapshot"]["stack"]}
+    assert parts["mindie"]["build"] == "2.1.RC1.B152" and parts["nnal-atb"]["abi_selected"] == "cxx_abi_0"
+
+
+@pytest.mark.parametrize(("mindie", "severity"), [("2.3.0", "error"), ("2.1.RC2", "error"), ("2.2.RC1", "error")])
+def test_a_mindie_of_another_cann_release_is_an_error_with_its_table(tmp_path, mindie, severity):
+    host = build_host("mindie-2.1.RC1", tmp_path)
+    info = host.root / "usr/local/Ascend/mindie/2.1.RC1/version.info"
+    info.write_text(info.read_text().replace("MindIE 2.1.RC1.B152", f"MindIE {mindie}.B1"))
+    code, out, err = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], host.environ
+    )
+    (finding,) = [f for f in json.loads(out)["findings"] if f["id"] == "ASC-STACK-MINDIE"]
+    assert finding["severity"] == severity and code == 1
+    assert finding["source"] == "https://gitcode.com/Ascend/release-management/blob/master/MindIE/26.0.0/release.md"
+
+
+def test_triton_ascend_on_the_300i_duo_is_an_error_naming_the_maintainers_answer(tmp_path):
+    # vllm-ascend#7423: bishengir-compile "Cannot find option named 'Ascend310P3'" on a 310P3;
+    # triton-ascend#1002: no plans to support it (issue #22 item 5)
+    host = build_host("310p-duo", tmp_path)
+    environ = dict(host.environ, HOME="/root")
+    environ["PYTHONPATH"] = fake_site(tmp_path, {"triton_ascend": "3.2.0rc4"}) + ":" + environ["PYTHONPATH"]
+    code, out, err = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"], environ
+    )
+    errors = {f["title"]: f for f in json.loads(out)["findings"] if f["id"] == "ASC-STACK-TRITON"}
+    refused = errors["triton-ascend does not compile for ascend310p"]
+    assert code == 1 and refused["severity"] == "error"
+    assert refused["source"] == "https://github.com/triton-lang/triton-ascend/issues/1002"
+    # its CANN 8.1.RC1 is older than every CANN the installation guide lists for 3.2.0rc4: also an error
+    assert (
+        errors["triton-ascend 3.2.0rc4 needs a newer CANN than 8.1.RC1"]["expected"]
+        == "CANN 8.3.RC2 or 8.3.RC1 or 8.5.0.alpha1"
+    )

@@ -135,7 +135,7 @@ def test_a3_lock_checked_on_x86_310p_is_another_platform(tmp_path):
     [
         (lambda t: t[: len(t) // 3], "is not a readable lock"),
         (lambda t: t.replace('glibc = "2.34"', 'glibc = "2.38"'), "edited by hand"),
-        (lambda t: t.replace('lock-version = "1.0"', 'lock-version = "3.1"'), "written by a newer ascenv"),
+        (lambda t: t.replace('lock-version = "1.1"', 'lock-version = "3.1"'), "written by a newer ascenv"),
         (lambda t: t.replace("active = true", 'active = "yes"'), "cann[0].active: expected boolean"),
     ],
     ids=["truncated", "hand-edited", "future-version", "bad-type"],
@@ -262,14 +262,14 @@ def test_lock_to_a_stdout_link_writes_the_stream(tmp_path):
 
 
 def test_minor_bump_unknown_key_and_edited_driver_is_refused_as_edited(tmp_path, locked):
-    text = locked.read_text().replace('lock-version = "1.0"', 'lock-version = "1.1"\nfuture-key = 1', 1)
+    text = locked.read_text().replace('lock-version = "1.1"', 'lock-version = "1.2"\nfuture-key = 1', 1)
     (tmp_path / "minor.lock").write_text(text.replace('driver = "25.0.rc1.1"', 'driver = "1.2.3-handedited"', 1))
     code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json")
     assert code == 2 and "input-hash does not match" in err and "in sync" not in out
 
 
 def test_unknown_key_in_a_hashed_table_and_edited_driver_is_drift(tmp_path, locked):
-    text = locked.read_text().replace('lock-version = "1.0"', 'lock-version = "1.1"', 1)
+    text = locked.read_text().replace('lock-version = "1.1"', 'lock-version = "1.2"', 1)
     text = text.replace("[npu]\n", "[npu]\nsockets = 2\n", 1)
     (tmp_path / "minor.lock").write_text(text.replace('driver = "25.0.rc1.1"', 'driver = "1.2.3-handedited"', 1))
     code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json", "--format", "json")
@@ -280,7 +280,7 @@ def test_unknown_key_in_a_hashed_table_and_edited_driver_is_drift(tmp_path, lock
 
 
 def test_unknown_key_in_a_hashed_table_without_an_edit_is_in_sync_by_comparison(tmp_path, locked):
-    text = locked.read_text().replace('lock-version = "1.0"', 'lock-version = "1.1"', 1)
+    text = locked.read_text().replace('lock-version = "1.1"', 'lock-version = "1.2"', 1)
     (tmp_path / "minor.lock").write_text(text.replace("[npu]\n", "[npu]\nsockets = 2\n", 1))
     code, out, err = ascenv(tmp_path, "lock", "--check", "minor.lock", "--from", "a2.json")
     assert code == 0 and "in sync with minor.lock (compared layer by layer)" in out

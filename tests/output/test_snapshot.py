@@ -115,3 +115,21 @@ def test_a_private_key_in_an_install_file_reaches_no_snapshot_output(tmp_path, p
             assert not any(line.rstrip("=") in written for line in KEY_LINES)
             assert "PRIVATE KEY" not in written
     assert '"version": "25.0.rc1.1"' in (tmp_path / "snap.json").read_text()  # the file was still read
+
+
+def test_the_layer_above_torch_npu_is_shown_with_the_atb_build_and_markup_kept_as_text():
+    parts = (
+        model.StackPart(
+            "nnal-atb", "9.1.0", "/usr/local/Ascend/nnal/atb/9.1.0", "v", None, ("cxx_abi_0", "cxx_abi_1"), "cxx_abi_1"
+        ),
+        model.StackPart("mindie", "2.1.RC1", "/usr/local/Ascend/mindie/2.1.RC1", "v", None, ("cxx_abi_0",)),
+        model.StackPart("vllm-ascend", "[bold]0.23.0", "/site/vllm_ascend-0.23.0.dist-info", "m"),
+    )
+    stdout = io.StringIO()
+    render_snapshot(
+        Output(stdout=stdout, stderr=io.StringIO(), interactive=False, color=False), model.Snapshot(stack=parts)
+    )
+    text = stdout.getvalue()
+    assert "Stack  nnal-atb 9.1.0  cxx_abi_1  /usr/local/Ascend/nnal/atb/9.1.0" in text
+    assert "Stack  mindie 2.1.RC1  cxx_abi_0" in text  # none selected: the builds installed
+    assert "Stack  vllm-ascend [bold]0.23.0  /site/" in text

@@ -1,0 +1,126 @@
+"""probe.stack: the layer above torch_npu read from files (issue #22 item 5)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from ascenv.model import Distribution, PythonInfo
+from ascenv.probe.fs import Root
+from ascenv.probe.snapshot import collect
+from ascenv.probe.stack import probe_stack
+from tests.fixture_hosts import _Machine, build_host, corpus_sections
+
+_NOTES = "version_files/driver25.0.rc1.1_fw7.7.0.1.231_toolkit8.2.RC1_opp_kernel_nnal_mindie2.1.RC1_800IA2-notes.txt"
+_T3 = "version_files/mindie-2.0.T3.1-image_version.cfg_driver_atb_mindie_version.info_notes.txt"
+
+
+def test_a_snapshot_of_a_host_with_nnal_triton_ascend_and_vllm_ascend_records_their_versions(tmp_path):
+    host = build_host("vllm-ascend-v0.23.0", tmp_path)
+    snap = collect(Root(host.root), host.environ, python=sys.executable)
+    parts = {p.name: p for p in snap.stack}
+    assert {n: p.version for n, p in parts.items()} == {
+        "nnal-atb": "9.1.0",
+        "triton-ascend": "3.2.2",
+        "vllm-ascend": "0.23.0",
+        "vllm": "0.23.0",
+    }
+    atb = parts["nnal-atb"]
+    assert atb.build == "9.1.0.B100" and atb.abi_variants == ("cxx_abi_0", "cxx_abi_1")
+    assert atb.abi_selected == "cxx_abi_1" and atb.source == "/usr/local/Ascend/nnal/atb/9.1.0/version.info"
+    assert parts["vllm-ascend"].path.endswith("vllm_ascend-0.23.0.dist-info")
+
+
+@pytest.mark.parametrize(
+    ("capture", "section", "atb", "build"),
+    [(_NOTES, 5, "8.2.RC1", "8.2.RC1.B150"), (_T3, 5, "8.0.T63", "8.0.T63.B020")],
+)
+def test_the_recorded_atb_version_files(tmp_path, capture, section, atb, build):
+    m = _Machine(tmp_path, "atb")
+    text = corpus_sections(capture)[section]
+    m.write("/usr/local/Ascend/nnal/atb/latest/version.info", text)  # a copied tree: only latest/
+    (part,) = probe_stack(Root(m.root), {}, PythonInfo())
+    assert (part.name, part.version, part.build, part.abi_selected) == ("nnal-atb", atb, build, None)
+
+
+@pytest.mark.parametrize(
+    ("capture", "section", "version", "build"),
+    [(_NOTES, 6, "2.1.RC1", "2.1.RC1.B152"), (_T3, 4, "2.0.T3", "2.0.T3.B010")],
+)
+def test_the_recorded_mindie_version_files(tmp_path, capture, section, version, build):
+    m = _Machine(tmp_path, "mindie")
+    m.write("/usr/local/Ascend/mindie/2.1.RC1/version.info", corpus_sections(capture)[section])
+    m.link("/usr/local/Ascend/mindie/latest", "2.1.RC1")
+    (part,) = probe_stack(Root(m.root), {}, PythonInfo())
+    assert (part.name, part.version, part.build) == ("mindie", version, build)
+
+
+def test_atb_home_path_selects_a_build_only_of_that_install(tmp_path):
+    m = _Machine(tmp_path, "two")
+    for version in ("8.5.0", "9.0.0"):
+        m.write(f"/usr/local/Ascend/nnal/atb/{version}/version.info", f"Ascend-cann-atb : {version}\n")
+        m.mkdir(f"/usr/local/Ascend/nnal/atb/{version}/atb/cxx_abi_0")
+        m.mkdir(f"/usr/local/Ascend/nnal/atb/{version}/atb/cxx_abi_1")
+    environ = {"ATB_HOME_PATH": "/usr/local/Ascend/nnal/atb/9.0.0/atb/cxx_abi_0/"}
+    parts = probe_stack(Root(m.root), environ, PythonInfo())
+    assert [(p.version, p.abi_selected) for p in parts] == [("8.5.0", None), ("9.0.0", "cxx_abi_0")]
+
+
+def test_a_user_install_under_home_and_the_first_distribution_on_the_path(tmp_path):
+    m = _Machine(tmp_path, "user")
+    m.write("/home/dev/Ascend/nnal/atb/9.0.0/version.info", "Ascend-cann-atb Version : 9.0.0.B7\n")
+    python = PythonInfo(
+        distributions=(
+            Distribution("vllm_ascend", "0.22.1rc1", "/venv/site-packages"),
+            Distribution("vllm-ascend", "0.11.0", "/usr/lib/python3/dist-packages"),  # shadowed
+            Distribution("sglang", "0.5.0", "/venv/site-packages"),
+        )
+    )
+    parts = probe_stack(Root(m.root), {}, python, home="/home/dev")
+    assert [(p.name, p.version) for p in parts] == [
+        ("nnal-atb", "9.0.0"),
+        ("vllm-ascend", "0.22.1rc1"),
+        ("sglang", "0.5.0"),
+    ]
+
+
+# --- triton-ascend's compiler, found as its backend finds it ------------------------------------------
+
+
+def _triton(site: str) -> PythonInfo:
+    return PythonInfo(distributions=(Distribution("triton_ascend", "3.2.2", site),))
+
+
+@pytest.mark.parametrize(
+    ("place", "environ", "found"),
+    [
+        # the wheel's own copy wins over PATH (github:triton-lang/triton-ascend _get_npucompiler_path)
+        (
+            "/py/site/triton/backends/ascend/bishengir/bin/bishengir-compile",
+            {"PATH": "/cann/tools/bishengir/bin"},
+            "bundled",
+        ),
+        (
+            "/cann/tools/bishengir/bin/bishengir-compile",
+            {"PATH": "relative:/usr/bin:/cann/tools/bishengir/bin"},
+            "PATH",
+        ),
+        (None, {"PATH": "/usr/bin", "TRITON_NPU_COMPILER_PATH": "/opt/npuc"}, "TRITON_NPU_COMPILER_PATH"),
+        (None, {"PATH": "/usr/bin"}, "not found"),
+    ],
+)
+def test_triton_ascends_compiler_in_the_order_its_backend_looks(tmp_path, place, environ, found):
+    m = _Machine(tmp_path, "triton")
+    m.write("/cann/tools/bishengir/bin/.keep", "")
+    if place:
+        m.write(place, "")
+    (part,) = probe_stack(Root(m.root), environ, _triton("/py/site"), live=True)
+    assert part.compiler_from == found
+    assert part.compiler == (place if place else "/opt/npuc/npuc" if found == "TRITON_NPU_COMPILER_PATH" else None)
+
+
+def test_under_root_an_absent_compiler_is_left_unjudged(tmp_path):
+    m = _Machine(tmp_path, "image")
+    (part,) = probe_stack(Root(m.root), {"PATH": "/usr/bin"}, _triton("/py/site"))  # not the live /
+    assert (part.compiler, part.compiler_from) == (None, None)
