@@ -11,6 +11,7 @@ from ascenv.output import Output, safe
 from ascenv.triage import Cause, LineGroup, TriageResult
 from ascenv.triage.signatures import Signature
 from ascenv.triage.verdict import CONFIRMED, FROM_SNAPSHOT, NOT_CHECKABLE
+from ascenv.words import counted
 
 _VERDICT = {True: "confirmed", False: "ruled out", None: "not checkable"}
 _MARK = {True: "[bold red]✗[/]", False: "[green]✓[/]", None: "[yellow]?[/]"}
@@ -99,7 +100,7 @@ def _line_json(g: LineGroup) -> dict[str, Any]:
 
 def _headline(result: TriageResult, name: str) -> str:
     kind = " (binary data: scanned as text)" if result.binary else ""
-    return f"{name}: {result.lines} line(s){kind}, {len(result.signatures)} known signature(s)"
+    return f"{name}: {counted(result.lines, 'line')}{kind}, {counted(len(result.signatures), 'known signature')}"
 
 
 def _repeat(g: LineGroup) -> str:
@@ -138,7 +139,7 @@ def human(out: Output, result: TriageResult, name: str) -> None:
         con.print(f"      [cyan]fix:[/]     {safe(c.fix)}")
     confirmed = [c for c in result.causes if c.confirmed]
     tail = (
-        f"{len(confirmed)} cause(s) confirmed on {result.machine.label}"
+        f"{counted(len(confirmed), 'cause')} confirmed on {result.machine.label}"
         if result.machine is not None
         else "no machine checked: causes ranked from the log alone"
     )

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Optional
 
 from ascenv.errors import PackageError
+from ascenv.words import counted
 
 HEADER_LIMIT = 1 << 20  # a makeself header is ~20 KB; a "header" past 1 MiB is not one
 CHUNK = 1 << 16  # bytes read, and bytes decompressed, per step
@@ -100,7 +101,7 @@ def read_header(path: Path) -> Header:
     missing = [k for k in ("skip", "filesizes", "targetdir", "label") if k not in found]
     if missing:
         raise PackageError(
-            f"{path} has no makeself header variable(s) {', '.join(missing)}",
+            f"{path} lacks the makeself header {counted(len(missing), 'variable')} {', '.join(missing)}",
             hint="a makeself 2.x archive defines skip, filesizes, targetdir and label in its header",
         )
     skip, sizes = _skip_and_sizes(path, found["skip"], found["filesizes"])
@@ -143,7 +144,7 @@ def _skip_and_sizes(path: Path, skip_text: str, sizes_text: str) -> tuple[int, t
     if not skip_text.isdigit() or not parts or not all(p.isdigit() for p in parts):
         bad = next((p for p in parts if not p.isdigit()), "")
         raise PackageError(
-            f"{path}: makeself header has skip={_short(skip_text)!r} and {len(parts)} filesizes part(s)"
+            f"{path}: makeself header has skip={_short(skip_text)!r} and {counted(len(parts), 'filesizes part')}"
             + (f", one of them {_short(bad)!r}" if bad else "")
             + ": expected whole numbers",
             hint="the header was edited or damaged: copy or download the package again",
@@ -153,7 +154,7 @@ def _skip_and_sizes(path: Path, skip_text: str, sizes_text: str) -> tuple[int, t
     if skip < 1 or small:
         raise PackageError(
             f"{path}: makeself header has skip={skip} and {_parts_text(sizes)}: "
-            + ("the header is at least one line" if skip < 1 else f"{len(small)} part(s) of 0 bytes")
+            + ("the header is at least one line" if skip < 1 else f"{counted(len(small), 'part')} of 0 bytes")
             + ", expected at least 1",
             hint="the header was edited or damaged: copy or download the package again",
         )
@@ -192,7 +193,8 @@ def _per_part(path: Path, name: str, value: str, parts: int, absent: str) -> tup
         return (absent,) * parts
     if len(values) != parts:
         raise PackageError(
-            f"{path}: the makeself header lists {len(values)} {name} value(s) for {parts} payload part(s)",
+            f"{path}: the makeself header lists {counted(len(values), name + ' value')}"
+            f" for {counted(parts, 'payload part')}",
             hint="the header was edited or damaged: copy or download the package again",
         )
     return tuple(values)

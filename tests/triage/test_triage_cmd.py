@@ -72,7 +72,7 @@ def test_human_names_the_confirming_check_and_the_fix(tmp_path):
         "confirmed by ASC-TORCH-CANN" in out
     )
     assert "fix:     install the torch_npu release validated with this CANN (and the NNAL of the same CANN" in out
-    assert "1 cause(s) confirmed on the machine of snapshot" in out
+    assert "1 cause confirmed on the machine of snapshot" in out
 
 
 def test_markdown(tmp_path):
