@@ -5,6 +5,7 @@ from __future__ import annotations
 from ascenv import serde
 from ascenv.diff import Group
 from ascenv.fleet.results import NodeResult
+from ascenv.fleet.rollout import Journal
 from ascenv.fleet.verdicts import FleetAudit, Verdict
 from ascenv.output import Output, safe
 from ascenv.output.diff import fleet_human, fleet_markdown
@@ -83,3 +84,40 @@ def render_locked(out: Output, path: str, group: Group, results: tuple[NodeResul
     )
     for r in missing:
         out.warn(f"{r.host} is not in it: {r.status}" + (f" ({r.message})" if r.message else ""))
+
+
+_STATE_STYLE = {
+    "verified": "green",
+    "installed": "cyan",
+    "pending": "dim",
+    "rolled-back": "yellow",
+    "failed": "bold red",
+    "unreachable": "bold yellow",
+}
+
+
+def render_rollout(out: Output, journal: Journal, path: str, fmt: str = "human") -> None:
+    """`fleet rollout` and `fleet rollout --status`: the journal, wave by wave."""
+    if fmt == "json":
+        out.json({"journal": path, **serde.to_data(journal)})
+        return
+    if fmt == "markdown":
+        lines = [f"## Rollout of {journal.op} build {journal.key[:12]}: {journal.phase}", ""]
+        lines += ["| wave | host | state | build | message |", "| --- | --- | --- | --- | --- |"]
+        for n in journal.nodes:
+            cells = [str(n.wave + 1), n.host, n.state, (n.build or "")[:12], n.message]
+            lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        out.text("\n".join([*lines, "", f"Journal: `{path}`", ""]))
+        return
+    c = out.console
+    c.print(f"[bold]rollout[/] of {safe(journal.op)} build {safe(journal.key[:12])}: [bold]{safe(journal.phase)}[/]")
+    for wave in range(len(journal.waves)):
+        c.print(f"wave {wave + 1}/{len(journal.waves)}:")
+        for n in journal.in_wave(wave):
+            style = _STATE_STYLE.get(n.state, "")
+            build = f" at {safe(n.build[:12])}" if n.build else ""
+            message = f": {safe(n.message)}" if n.message else ""
+            c.print(f"  [{style}]{n.state:<11}[/] {safe(n.host)}{build}{message}")
+            for g in n.gates:
+                c.print(f"      {safe(g.name)} {safe(g.status)}" + (f": {safe(g.detail)}" if g.detail else ""))
+    c.print(f"journal: {safe(path)}")
