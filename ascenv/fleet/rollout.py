@@ -267,8 +267,9 @@ def after_wave(journal: Journal, step: Step, outcomes: Sequence[Outcome], *, rol
 def after_rollback(journal: Journal, step: Step, outcomes: Sequence[Outcome]) -> Journal:
     for outcome in outcomes:
         node = journal.node(outcome.host)
-        if outcome.state == ROLLED_BACK:
-            journal = moved(journal, outcome)
+        if outcome.state == ROLLED_BACK:  # why it failed, and its gates, stay on record
+            said = "; ".join(m for m in (node.message, outcome.message) if m)
+            journal = moved(journal, replace(outcome, message=said, gates=node.gates))
         else:  # not reached, or the rollback failed: the node keeps its state, the message says why
             journal = moved(journal, replace(outcome, state=node.state, build=node.build, gates=node.gates))
     left = [h for h in step.hosts if journal.node(h).state != ROLLED_BACK]

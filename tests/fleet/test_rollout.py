@@ -176,10 +176,15 @@ def test_a_failed_gate_rolls_back_this_wave_and_the_earlier_ones_not_the_later()
     journal, _ = _run_wave(journal, {"n1": r.VERIFIED})
     journal, _ = _run_wave(journal, {"n2": r.VERIFIED, "n3": r.FAILED})
     assert journal.phase == r.ROLLING_BACK
+    journal = r.moved(journal, r.Outcome("n3", r.FAILED, KEY, "op-check: shadowed", (r.Gate("op-check", r.FAIL),)))
     step = r.next_step(journal)
     assert step == r.Step("rollback", ("n1", "n2", "n3"), 1)
-    journal = r.after_rollback(journal, step, [r.Outcome(h, r.ROLLED_BACK) for h in step.hosts])
+    journal = r.after_rollback(journal, step, [r.Outcome(h, r.ROLLED_BACK, None, "restored") for h in step.hosts])
     assert journal.phase == r.ROLLED_BACK_ALL and r.exit_code(journal) == errors.EXIT_FINDINGS
+    # why it failed stays on record with the rollback
+    assert journal.node("n3").message == "op-check: shadowed; restored" and journal.node("n3").gates
+    assert journal.node("n1").message == "restored"
+    assert journal.node("n1").build is None
     assert journal.node("n4").state == r.PENDING and r.next_step(journal).kind == "stop"
 
 
