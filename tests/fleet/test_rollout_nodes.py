@@ -280,9 +280,11 @@ def test_sigkill_of_the_controller_mid_wave_then_a_rerun_ends_consistent(rig, pr
     argv = [sys.executable, "-m", "ascenv", "fleet", "rollout", "add_custom", "--build", SLOW, "-i", str(inventory)]
     argv += ["--install-path", OPP, "--canary", "1"]
     journal = rig.ctl / "ascenv-fleet-rollout" / f"add_custom-{SLOW[:12]}.json"
-    controller = subprocess.Popen(
-        argv, cwd=rig.ctl, env=rig.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
-    )
+    log = rig.base / "killed-controller.log"
+    with open(log, "wb") as stderr:
+        controller = subprocess.Popen(
+            argv, cwd=rig.ctl, env=rig.env, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True
+        )
     try:
         end = time.monotonic() + 240
         while time.monotonic() < end and controller.poll() is None:
@@ -290,13 +292,14 @@ def test_sigkill_of_the_controller_mid_wave_then_a_rerun_ends_consistent(rig, pr
             if doc.get("wave") == 1 and doc.get("phase") == "rolling-out":
                 break
             time.sleep(0.2)
-        assert controller.poll() is None, controller.stderr.read().decode() if controller.stderr else ""
+        assert controller.poll() is None, log.read_text()
         time.sleep(3)  # the wave's nodes are in their (4 s) install
         controller.kill()
         controller.wait()
     finally:
         if controller.poll() is None:
             controller.kill()
+            controller.wait()
     killed = json.loads(journal.read_text())
     assert killed["phase"] == "rolling-out" and killed["wave"] == 1
     assert [n["state"] for n in killed["nodes"] if n["wave"] == 1] == ["pending"] * 3
