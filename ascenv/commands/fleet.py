@@ -229,7 +229,7 @@ def _audit(
         lockfile.write_lock(os.path.join(ctx.cwd, args.output), lock, args.output)
         render.render_locked(ctx.out, args.output, group, gathered, args.format)
         return errors.EXIT_OK
-    result = verdicts.audit(gathered, cluster_lock, args.lock or "")
+    result = verdicts.audit(gathered, cluster_lock, args.lock or "", _known_builds(ctx))
     render.render_audit(ctx.out, result, str(folder), args.format)
     if result.exit_code == errors.EXIT_NODES_FAILED:
         names = ", ".join(f"{v.host} ({v.status})" for v in result.unreachable[:8])
@@ -240,6 +240,27 @@ def _audit(
             " rerun on them with --limit",
         )
     return result.exit_code
+
+
+def _known_builds(ctx: common.Context) -> dict[str, str]:
+    """The store's build keys by the sha256 of their manifest.toml (a vendor installed by ascenv
+    carries a byte copy of it), so the audit names the build each node's vendor is at."""
+    import hashlib
+
+    from ascenv.store import MANIFEST, Store
+
+    st = Store(common.store_dir(ctx, None))
+    known: dict[str, str] = {}
+    try:
+        entries = st.entries() if st.root.is_dir() else []
+    except (errors.AscenvError, OSError):  # a store that does not read names no build: digests are shown
+        return known
+    for entry in entries:
+        try:
+            known[hashlib.sha256((entry.path / MANIFEST).read_bytes()).hexdigest()] = entry.key
+        except OSError:
+            continue
+    return known
 
 
 def _results_folder(args: argparse.Namespace, ctx: common.Context) -> Path:

@@ -14,7 +14,8 @@ _STYLE = {"ok": "green", "drift": "bold red", "unreachable": "bold yellow", "fai
 
 
 def _verdict_data(v: Verdict) -> dict:
-    return {"host": v.host, "status": v.status, "differs_in": list(v.differs_in), "message": v.message}
+    data = {"host": v.host, "status": v.status, "differs_in": list(v.differs_in), "message": v.message}
+    return {**data, "vendor_builds": list(v.builds)}
 
 
 def _summary(result: FleetAudit) -> str:
@@ -35,16 +36,18 @@ def audit_human(out: Output, result: FleetAudit, folder: str) -> None:
         detail = f" in {safe(', '.join(v.differs_in))}" if v.differs_in else ""
         message = f": {safe(v.message)}" if v.message else ""
         c.print(f"  [{_STYLE[v.status]}]{v.status:<11}[/] {safe(v.host)}{detail}{message}")
+        if v.builds:
+            c.print(f"              vendors: {safe('; '.join(v.builds))}")
     c.print(f"{len(result.nodes)} node(s): {safe(_summary(result))}; results in {safe(folder)}")
 
 
 def audit_markdown(result: FleetAudit, folder: str) -> str:
     reached = sum(len(g.nodes) for g in result.groups)
     lines = [fleet_markdown(reached, result.groups)] if result.groups else []
-    lines += [f"## Verdict per node against {result.against}", "", "| host | status | differs in | message |"]
-    lines.append("| --- | --- | --- | --- |")
+    lines += [f"## Verdict per node against {result.against}", ""]
+    lines += ["| host | status | differs in | message | vendor builds |", "| --- | --- | --- | --- | --- |"]
     for v in result.nodes:
-        cells = [v.host, v.status, ", ".join(v.differs_in), v.message]
+        cells = [v.host, v.status, ", ".join(v.differs_in), v.message, "; ".join(v.builds)]
         lines.append("| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |")
     lines += ["", f"Results: `{folder}`", ""]
     return "\n".join(lines)
