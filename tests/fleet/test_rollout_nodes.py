@@ -258,6 +258,19 @@ def test_an_unreachable_node_stops_the_wave_and_leaves_the_others_consistent(rig
     code, again, stderr = _rollout(rig, names, "--build", NEW, "--canary", "1", "--waves", "75%,100%")
     assert code == errors.EXIT_NODES_FAILED and "wave 2/3: down\n" in stderr and "wave 3/3" not in stderr, stderr
     assert _states(again) == _states(doc)
+    # fleet audit names the build each node's vendor is at; the node left at the old build is drift
+    out = rig.base / "audit-after-stop"
+    code, stdout, stderr = run_cli(
+        ["fleet", "audit", "-i", str(_inventory(rig, ["n1", "n2", "n3"])), "-o", str(out), "--format", "json"],
+        rig.env,
+        cwd=rig.ctl,
+    )
+    audited = {n["host"]: n for n in json.loads(stdout)["nodes"]}
+    assert code == errors.EXIT_FINDINGS, stderr
+    assert audited["n1"]["vendor_builds"] == audited["n2"]["vendor_builds"] == [f"customize: build {NEW[:12]}"]
+    assert audited["n3"]["vendor_builds"] == [f"customize: build {OLD[:12]}"]
+    assert audited["n3"]["status"] == "drift" and audited["n3"]["differs_in"] == ["vendors"]
+    assert audited["n1"]["status"] == audited["n2"]["status"] == "ok"
 
 
 def _leftover_controller_processes(home: str) -> list[int]:
