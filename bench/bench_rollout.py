@@ -26,9 +26,8 @@ sys.path[:0] = [str(ROOT)]
 
 from ascenv import proc, store  # noqa: E402
 from tests.cli_helpers import run_cli  # noqa: E402
-from tests.fixture_hosts import build_host  # noqa: E402
 from tests.fleet.conftest import _controller_env  # noqa: E402
-from tests.fleet.sshnodes import client_key, ssh_config, sshd_available, start_node, stop_node  # noqa: E402
+from tests.fleet.sshnodes import client_key, fixture_nodes, ssh_config, sshd_available, stop_node  # noqa: E402
 from tests.package.pkgbuild import MAKESELF, cann_header, make_package  # noqa: E402
 from tests.test_store import add_entry  # noqa: E402
 
@@ -123,9 +122,7 @@ def main() -> int:
     try:
         key = client_key(base)
         config = ssh_config(base, key)
-        for i in range(NODES):
-            host = build_host("a2-cann800", base / "hosts" / f"n{i}")
-            nodes[f"n{i}"] = start_node(base, f"n{i}", host.root, dict(host.environ), key)
+        nodes = fixture_nodes(base, NODES, key)
         env = _controller_env(base)
         inventory = _inventory(base / "hosts.ini", nodes, key, config)
         ctl = base / "ctl"

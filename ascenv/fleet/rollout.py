@@ -83,7 +83,7 @@ class Journal:
         for node in self.nodes:
             if node.host == host:
                 return node
-        raise KeyError(host)
+        raise ValueError(f"{host} is not a node of the rollout")
 
     def in_wave(self, wave: int) -> tuple[NodeState, ...]:
         return tuple(n for n in self.nodes if n.wave == wave)

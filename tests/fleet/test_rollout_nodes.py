@@ -23,8 +23,8 @@ import pytest
 from ascenv import errors, store
 from tests.cli_helpers import run_cli
 from tests.fixture_hosts import all_gone, running
-from tests.fleet.conftest import _controller_env, make_node_tree
-from tests.fleet.sshnodes import Node, client_key, free_port, ssh_config, sshd_available, start_node, stop_node
+from tests.fleet.conftest import _controller_env, make_node_tree, need_sshd
+from tests.fleet.sshnodes import Node, client_key, free_port, ssh_config, start_node, stop_node
 from tests.package.pkgbuild import INSTALL_SH, cann_header, make_package, needs_makeself, vendor_tree
 from tests.package.test_deploy import REPO, tree
 from tests.test_store import add_entry
@@ -65,11 +65,7 @@ def _stored(rig_base: Path, st: store.Store, key: str, install_sh: str = INSTALL
 
 @pytest.fixture(scope="module")
 def rig(tmp_path_factory):
-    why = sshd_available()
-    if why:
-        if os.environ.get("CI") == "true":
-            pytest.fail(why)
-        pytest.skip(why)
+    need_sshd()
     base = tmp_path_factory.mktemp("rollout")
     key = client_key(base)
     config = ssh_config(base, key)
