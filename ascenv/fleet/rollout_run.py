@@ -87,18 +87,7 @@ def _play(
 ) -> None:
     work = Path(tempfile.mkdtemp(prefix="ascenv-rollout-"))
     try:
-        spec = {
-            "action": action,
-            "op": journal.op,
-            "key": journal.key,
-            "vendors": list(journal.vendors),
-            "clean_cache": options.clean_cache,
-        }
-        (work / "rollout.json").write_text(json.dumps(spec))
-        payload = {"rollout.json": work / "rollout.json"}
-        if action == "apply":  # the stored build: its manifest and outputs, what `install` verifies
-            base = f"store/{entry.op}/{entry.key}"
-            payload.update({f"{base}/{MANIFEST}": entry.path / MANIFEST, f"{base}/outputs": entry.outputs})
+        payload = node_payload(work, action, journal, entry, options.clean_cache)
         extra: dict[str, object] = {"ascenv_rollout": True}
         if options.install_path:
             extra["ascenv_default_install_path"] = {"__ansible_unsafe": options.install_path}
@@ -115,6 +104,19 @@ def _play(
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def node_payload(work: Path, action: str, journal: rollout.Journal, entry: Entry, clean_cache: bool) -> dict[str, Path]:
+    """What the bundle carries for the node's ``action`` (apply, rollback): the step, in
+    ``work/rollout.json``, and for apply the stored build, its manifest and outputs (what
+    ``install`` verifies before it runs anything)."""
+    spec = {"action": action, "op": journal.op, "key": journal.key, "vendors": list(journal.vendors)}
+    (work / "rollout.json").write_text(json.dumps({**spec, "clean_cache": clean_cache}))
+    payload = {"rollout.json": work / "rollout.json"}
+    if action == "apply":
+        base = f"store/{entry.op}/{entry.key}"
+        payload.update({f"{base}/{MANIFEST}": entry.path / MANIFEST, f"{base}/outputs": entry.outputs})
+    return payload
 
 
 def default_journal(cwd: str, op: str, key: str) -> Path:
