@@ -202,7 +202,7 @@ def _rollout(envelope, spec_path, argv, work):
         report["vendor_paths"] = paths
         report["op_check"] = _op_check(args.root, paths)
         if spec.get("clean_cache"):
-            report["cleaned"] = _clean_stale(report["op_check"], args.root)
+            report["cleaned"] = _clean_stale(report["op_check"])
             if report["cleaned"]:
                 report["op_check"] = _op_check(args.root, paths)
         report["test"] = _test(spec, work)
@@ -266,7 +266,7 @@ def _op_check(root, paths):
     return doc
 
 
-def _clean_stale(doc, root):
+def _clean_stale(doc):
     """Run the exact clean-up command of each ASC-VENDOR-STALE-CACHE finding; what was run."""
     import shlex
 
