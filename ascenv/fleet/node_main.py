@@ -192,10 +192,12 @@ def _rollout(envelope, spec_path, argv, work):
     else:
         store = os.path.join(work, "store")
         argv = ["install", spec["op"], "--key", spec["key"], "--install-path", real, "--store", store]
+        kept_before = {v: _identity(os.path.join(real, ".ascenv-previous", v)) for v in vendors}
         code, out, err = _run(argv + ["--format", "json"])
         report["installed"] = code == 0
         if code != 0:
             report["error"] = _said(err) or f"ascenv install exited {code}"
+            report["restored"] = _restore(real, vendors, kept_before)
     report["live_after"] = _live_keys(real, vendors)
     if spec["action"] == "apply" and "error" not in report:
         paths = [args.install_path.rstrip("/") + "/vendors/" + v for v in vendors]
@@ -211,6 +213,29 @@ def _rollout(envelope, spec_path, argv, work):
     except OSError:  # nobody is listening any more (see the hang-up above)
         pass
     return 0
+
+
+def _identity(path):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def _restore(real, vendors, kept_before):
+    """After a failed install: put back each vendor this install kept (its keep is new since),
+    the installer having merged part of the build into the live tree; a keep from an earlier
+    install (the install failed before keeping) is left alone. The vendors put back."""
+    restored = []
+    for vendor in vendors:
+        now = _identity(os.path.join(real, ".ascenv-previous", vendor))
+        if now is None or now == kept_before.get(vendor):
+            continue
+        code, out, err = _run(["install", "--rollback", vendor, "--install-path", real, "--format", "json"])
+        if code == 0:
+            restored.append(vendor)
+    return restored
 
 
 def _wait_for_installs(real):
@@ -296,8 +321,10 @@ def _test(spec, work):
 
 
 def _said(text):
-    """What a command wrote on stderr, on one line (its error and its hint)."""
-    return " ".join((text or "").split())[:500]
+    """What a command wrote on stderr, on one line (its error and its hint; the line breaks the
+    output escapes as \\x0a included): its start and its end, where the cause usually is."""
+    said = " ".join((text or "").replace("\\x0a", " ").split())
+    return said if len(said) <= 600 else said[:200] + " ... " + said[-400:]
 
 
 if __name__ == "__main__":

@@ -303,7 +303,8 @@ def judge_apply(
     live = report.get("live_after") or {}
     build = key if live and all(v == key for v in live.values()) else None
     if report.get("error"):
-        return Outcome(host, FAILED, build, f"install failed: {report['error']}")
+        back = "; the vendor from before is back" if report.get("restored") else ""
+        return Outcome(host, FAILED, build, f"install failed: {report['error']}{back}")
     gates = [judge_op_check(report.get("op_check"), report.get("vendor_paths") or (), report.get("cleaned") or ())]
     test = report.get("test") or {}
     status, detail = str(test.get("status", NOT_CHECKABLE)), str(test.get("detail", ""))

@@ -15,13 +15,15 @@ from ascenv import store
 from ascenv.fleet import rollout, rollout_run
 from ascenv.fleet.bundle import build_bundle
 from tests.fixture_hosts import build_host
-from tests.package.pkgbuild import cann_header, make_package, needs_makeself, vendor_tree
+from tests.package.pkgbuild import INSTALL_SH, cann_header, make_package, needs_makeself, vendor_tree
 from tests.package.test_deploy import tree
 from tests.test_store import add_entry
 
 pytestmark = [pytest.mark.slow, needs_makeself]
 
-OLD, NEW = "a" * 64, "b" * 64
+OLD, NEW, BROKEN = "a" * 64, "b" * 64, "c" * 64
+# an installer that fails after merging the build into the live vendor tree
+FAILS_HALFWAY = INSTALL_SH.replace('echo "SUCCESS"', 'echo "disk full" >&2; exit 1')
 OPP = "/opt/opp"
 
 
@@ -30,10 +32,10 @@ def node(tmp_path):
     host = build_host("a2-cann800", tmp_path / "host")
     st = store.Store(tmp_path / "store")
     entries = {}
-    for key, kernel in ((OLD, b"v1"), (NEW, b"v2")):
+    for key, kernel, script in ((OLD, b"v1", INSTALL_SH), (NEW, b"v2", INSTALL_SH), (BROKEN, b"v3", FAILS_HALFWAY)):
         work = tmp_path / f"pkg-{key[0]}"
         vendors = {"customize": {"arch": "x86_64", "kernel": kernel}}
-        package = cann_header(make_package(work, work / "canary", vendors=vendors))
+        package = cann_header(make_package(work, work / "canary", vendors=vendors, install_sh=script))
         entries[key] = add_entry(st, "add_custom", key, target="npu", outputs={package.name: package.read_bytes()})
     home = tmp_path / "home"
     home.mkdir()
@@ -102,3 +104,22 @@ def test_a_vendor_the_node_environment_does_not_name_is_checked_as_its_set_env_w
     assert report["op_check"]["set_env_assumed"] == [f"{OPP}/vendors/customize"]
     gate = rollout.judge_op_check(report["op_check"], report["vendor_paths"], ())
     assert gate.status == rollout.PASS and "set_env.bash" in gate.detail
+
+
+def test_an_installer_failing_halfway_leaves_the_vendor_from_before_not_a_merge(node):
+    tmp_path, root, env, entries = node
+    real = root / OPP.lstrip("/")
+    step(tmp_path, root, env, entries[OLD], "apply")
+    step(tmp_path, root, env, entries[NEW], "apply")
+    before, kept = tree(real / "vendors" / "customize"), tree(real / ".ascenv-previous" / "customize")
+    report = step(tmp_path, root, env, entries[BROKEN], "apply")
+    assert report["restored"] == ["customize"] and "disk full" in report["error"]
+    assert tree(real / "vendors" / "customize") == before  # NEW's tree, whole, not with v3's kernels merged in
+    outcome = rollout.judge_apply("n1", True, "", report, BROKEN)
+    assert (
+        outcome.state == rollout.FAILED
+        and outcome.build is None
+        and "the vendor from before is back" in outcome.message
+    )
+    # the keep now holds the half-merged tree (what the swap put there): a hand rollback would bring it back
+    assert tree(real / ".ascenv-previous" / "customize") != kept
