@@ -148,13 +148,8 @@ def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> i
     render.render_rollout(ctx.out, journal, shown, args.format)
     code = rollout.exit_code(journal)
     if code == errors.EXIT_NODES_FAILED:
-        missed = [
-            n.host
-            for n in journal.nodes
-            if n.wave <= journal.wave and n.state in (rollout.UNREACHABLE, rollout.PENDING)
-        ]
         raise errors.NodesFailed(
-            f"the rollout stopped: {', '.join(missed[:8]) or 'a node'} not reached ({journal.phase})",
+            rollout.stop_reason(journal),
             hint="the journal keeps every node's state; rerun the same command to continue",
         )
     return code

@@ -282,6 +282,19 @@ def exit_code(journal: Journal) -> int:
     return errors.EXIT_OK if journal.phase == DONE else errors.EXIT_FINDINGS
 
 
+def stop_reason(journal: Journal) -> str:
+    """Why a run stopped with nodes left to finish (exit 11): the nodes, and what each says."""
+    if journal.phase == ROLLBACK_STOPPED:
+        left = [n for n in journal.nodes if n.wave <= journal.wave and _may_hold_build(n, journal.key)]
+        what = "the rollback stopped: still to roll back"
+    else:
+        left = [n for n in journal.nodes if n.wave <= journal.wave and n.state in (UNREACHABLE, PENDING)]
+        what = "the rollout stopped after its wave: not reached"
+    named = "; ".join(f"{n.host} ({n.message or n.state})" for n in left[:8])
+    more = f" and {len(left) - 8} more" if len(left) > 8 else ""
+    return f"{what}: {named}{more}"
+
+
 # --- a node's report, judged --------------------------------------------------------------------
 
 

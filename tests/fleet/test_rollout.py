@@ -200,6 +200,7 @@ def test_no_rollback_holds_and_a_rollback_not_reached_stops_for_a_rerun():
     assert (node.state, node.build, node.message) == (r.FAILED, KEY, "not rolled back: down")
     again = r.resumed(journal, "add_custom", KEY)
     assert r.next_step(again) == r.Step("rollback", ("n1",), 0)
+    assert r.stop_reason(journal) == "the rollback stopped: still to roll back: n1 (not rolled back: down)"
 
 
 def test_an_unreached_node_stops_after_its_wave_and_a_rerun_retries_only_it():
@@ -209,6 +210,7 @@ def test_an_unreached_node_stops_after_its_wave_and_a_rerun_retries_only_it():
     assert r.next_step(journal).kind == "stop"
     again = r.resumed(journal, "add_custom", KEY)
     assert r.next_step(again) == r.Step("wave", ("n2",), 0)
+    assert r.stop_reason(journal) == "the rollout stopped after its wave: not reached: n2 (unreachable)"
 
 
 def test_a_controller_killed_mid_wave_leaves_pending_nodes_a_rerun_takes_up():
