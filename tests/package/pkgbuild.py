@@ -135,14 +135,15 @@ def make_package(
     vendors: Mapping[str, Mapping[str, object]] = {"customize": {}},  # noqa: B006 - read only
     mtime: Optional[int] = None,
     out_name: str = "custom_opp_ubuntu_aarch64.run",
-    install_sh: str = INSTALL_SH,
+    install_sh: Optional[str] = None,
 ) -> Path:
     """Build ``work/<out_name>`` from a fresh tree in ``work/build``; returns the package.
-    ``install_sh``: the install.sh template (``{canary}`` is filled in)."""
+    ``install_sh``: the install.sh template (``{canary}`` is filled in; default INSTALL_SH, read at
+    the call, so a test may patch it)."""
     assert MAKESELF is not None
     src = work / "build"
     src.mkdir(parents=True)
-    (src / "install.sh").write_text(install_sh.format(canary=canary))
+    (src / "install.sh").write_text((install_sh or INSTALL_SH).format(canary=canary))
     (src / "install.sh").chmod(0o755)
     (src / "upgrade.sh").write_text("#!/bin/sh\nexit 0\n")
     (src / "help.info").write_text(HELP_INFO)
