@@ -28,8 +28,7 @@ from ascenv import proc, store  # noqa: E402
 from tests.cli_helpers import run_cli  # noqa: E402
 from tests.fleet.conftest import _controller_env  # noqa: E402
 from tests.fleet.sshnodes import client_key, fixture_nodes, ssh_config, sshd_available, stop_node  # noqa: E402
-from tests.package.pkgbuild import MAKESELF, cann_header, make_package  # noqa: E402
-from tests.test_store import add_entry  # noqa: E402
+from tests.package.pkgbuild import MAKESELF, stored_npu_build  # noqa: E402
 
 NODES = 6
 OPP = "/opt/opp"
@@ -126,14 +125,8 @@ def main() -> int:
         env = _controller_env(base)
         inventory = _inventory(base / "hosts.ini", nodes, key, config)
         ctl = base / "ctl"
-        package = cann_header(make_package(base / "pkg", base / "canary", vendors={"customize": {"arch": "x86_64"}}))
-        add_entry(
-            store.Store(ctl / ".ascenv" / "store"),
-            "add_custom",
-            KEY,
-            target="npu",
-            outputs={package.name: package.read_bytes()},
-        )
+        entry = stored_npu_build(store.Store(ctl / ".ascenv" / "store"), KEY, base / "pkg", arch="x86_64")
+        package = next(entry.outputs.iterdir())
         ansible = str(Path(sys.executable).parent / "ansible")
         proc.run([ansible, "-i", str(inventory), "all", "-m", "ping"], timeout=120, env=env)  # warm caches
         _reset(nodes)

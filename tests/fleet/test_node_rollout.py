@@ -15,9 +15,8 @@ from ascenv import store
 from ascenv.fleet import rollout, rollout_run
 from ascenv.fleet.bundle import build_bundle
 from tests.fixture_hosts import build_host
-from tests.package.pkgbuild import INSTALL_SH, cann_header, make_package, needs_makeself, vendor_tree
+from tests.package.pkgbuild import INSTALL_SH, needs_makeself, stored_npu_build, vendor_tree
 from tests.package.test_deploy import tree
-from tests.test_store import add_entry
 
 pytestmark = [pytest.mark.slow, needs_makeself]
 
@@ -33,10 +32,7 @@ def node(tmp_path):
     st = store.Store(tmp_path / "store")
     entries = {}
     for key, kernel, script in ((OLD, b"v1", INSTALL_SH), (NEW, b"v2", INSTALL_SH), (BROKEN, b"v3", FAILS_HALFWAY)):
-        work = tmp_path / f"pkg-{key[0]}"
-        vendors = {"customize": {"arch": "x86_64", "kernel": kernel}}
-        package = cann_header(make_package(work, work / "canary", vendors=vendors, install_sh=script))
-        entries[key] = add_entry(st, "add_custom", key, target="npu", outputs={package.name: package.read_bytes()})
+        entries[key] = stored_npu_build(st, key, tmp_path / f"pkg-{key[0]}", script, arch="x86_64", kernel=kernel)
     home = tmp_path / "home"
     home.mkdir()
     env = {**host.environ, "HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}

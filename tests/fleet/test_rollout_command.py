@@ -12,8 +12,7 @@ import pytest
 from ascenv import errors, store
 from ascenv.fleet import playbook, rollout
 from tests.cli_helpers import run_cli
-from tests.package.pkgbuild import cann_header, make_package, needs_makeself
-from tests.test_store import add_entry
+from tests.package.pkgbuild import needs_makeself, stored_npu_build
 
 KEY = "b" * 64
 INVENTORY = """[rack1]
@@ -67,14 +66,7 @@ def test_an_inventory_ansible_cannot_read_is_exit_2(ctl):
     ids=["waves", "limit", "install-path", "status", "canary", "forks"],
 )
 def test_bad_options_are_exit_2_before_any_node_is_asked(ctl, argv, words):
-    package = cann_header(make_package(ctl / "pkg", ctl / "canary"))
-    add_entry(
-        store.Store(ctl / ".ascenv" / "store"),
-        "add_custom",
-        KEY,
-        target="npu",
-        outputs={package.name: package.read_bytes()},
-    )
+    stored_npu_build(store.Store(ctl / ".ascenv" / "store"), KEY, ctl / "pkg")
     code, out, err = run_cli(
         ["fleet", "rollout", "add_custom", "--build", KEY[:8], "-i", "hosts.ini", *argv], _env(ctl), cwd=ctl
     )

@@ -25,9 +25,8 @@ from tests.cli_helpers import run_cli
 from tests.fixture_hosts import all_gone, running
 from tests.fleet.conftest import _controller_env, make_node_tree, need_sshd
 from tests.fleet.sshnodes import Node, client_key, free_port, ssh_config, start_node, stop_node
-from tests.package.pkgbuild import INSTALL_SH, cann_header, make_package, needs_makeself, vendor_tree
+from tests.package.pkgbuild import INSTALL_SH, needs_makeself, stored_npu_build, vendor_tree
 from tests.package.test_deploy import REPO, tree
-from tests.test_store import add_entry
 
 pytestmark = [pytest.mark.slow, needs_makeself]
 
@@ -56,11 +55,7 @@ def _real(node: Node) -> Path:
 
 
 def _stored(rig_base: Path, st: store.Store, key: str, install_sh: str = INSTALL_SH, **vendor: object) -> store.Entry:
-    work = rig_base / f"pkg-{key[0]}"
-    package = cann_header(
-        make_package(work, work / "canary", vendors={"customize": {"arch": "x86_64", **vendor}}, install_sh=install_sh)
-    )
-    return add_entry(st, "add_custom", key, target="npu", outputs={package.name: package.read_bytes()})
+    return stored_npu_build(st, key, rig_base / f"pkg-{key[0]}", install_sh, arch="x86_64", **vendor)
 
 
 @pytest.fixture(scope="module")
