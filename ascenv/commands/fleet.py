@@ -12,10 +12,14 @@ import argparse
 import os
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascenv import errors, lockfile, signals
 from ascenv.commands import _common as common
+
+if TYPE_CHECKING:
+    from ascenv.fleet.rollout import Journal
+    from ascenv.store import Entry
 
 NAME = "fleet"
 ORDER = 37
@@ -120,22 +124,8 @@ def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> i
         return rollout.exit_code(journal)
     if args.install_path is not None and not args.install_path.startswith("/"):
         raise errors.UsageError(f"--install-path {args.install_path}: expected an absolute path on the nodes")
-    if journal is None:
-        vendors = installer.package_vendors(installer.run_file(entry), ctx.run, ctx.environ)
-        if not vendors:
-            raise errors.UsageError(
-                f"the package of build {entry.key[:12]} lists no packages/vendors/<vendor>: a rollout cannot tell"
-                " what to check and roll back",
-                hint="ascenv package inspect shows what the package holds",
-            )
-        groups = rollout_run.hosts_and_groups(inventory, ctx.environ, ctx.run)
-        limits = rollout.limit_groups(groups, args.limit) if args.limit else None
-        shares = rollout.parse_shares(args.waves) if args.waves else (100,)
-        waves = rollout.plan_waves(groups["all"], args.canary, shares, limits)
-        journal = rollout.new_journal(args.op, entry.key, vendors, waves)
-    else:
-        journal = rollout.resumed(journal, args.op, entry.key)
-        ctx.out.message(f"continuing the rollout of {shown}: {journal.phase}, wave {journal.wave + 1}")
+    # the plan of a new rollout, made (and its options checked) before anything is written
+    planned = _plan(args, ctx, inventory, entry) if journal is None else None
     options = rollout_run.Options(
         inventory,
         args.install_path,
@@ -144,7 +134,14 @@ def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> i
         require_test="test" in args.gate,
         forks=args.forks,
     )
-    journal = rollout_run.run_rollout(journal, path, entry, options, ctx.environ, ctx.run, ctx.out.message)
+    with journal_file.held(path, shown):
+        journal = journal_file.load(path, shown)  # again: as the run before this one left it
+        if journal is None:
+            journal = planned or _plan(args, ctx, inventory, entry)
+        else:
+            journal = rollout.resumed(journal, args.op, entry.key)
+            ctx.out.message(f"continuing the rollout of {shown}: {journal.phase}, wave {journal.wave + 1}")
+        journal = rollout_run.run_rollout(journal, path, entry, options, ctx.environ, ctx.run, ctx.out.message)
     render.render_rollout(ctx.out, journal, shown, args.format)
     code = rollout.exit_code(journal)
     if code == errors.EXIT_NODES_FAILED:
@@ -153,6 +150,26 @@ def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> i
             hint="the journal keeps every node's state; rerun the same command to continue",
         )
     return code
+
+
+def _plan(args: argparse.Namespace, ctx: common.Context, inventory: str, entry: Entry) -> Journal:
+    """A new rollout's journal: the package's vendors and the waves over the inventory's hosts."""
+    from ascenv import installer
+    from ascenv.fleet import rollout, rollout_run
+
+    vendors = installer.package_vendors(installer.run_file(entry), ctx.run, ctx.environ)
+    if not vendors:
+        raise errors.UsageError(
+            f"the package of build {entry.key[:12]} lists no packages/vendors/<vendor>: a rollout cannot tell"
+            " what to check and roll back",
+            hint="ascenv package inspect shows what the package holds",
+        )
+    groups = rollout_run.hosts_and_groups(inventory, ctx.environ, ctx.run)
+    limits = rollout.limit_groups(groups, args.limit) if args.limit else None
+    shares = rollout.parse_shares(args.waves) if args.waves else (100,)
+    return rollout.new_journal(
+        args.op, entry.key, vendors, rollout.plan_waves(groups["all"], args.canary, shares, limits)
+    )
 
 
 def _audit_run(args: argparse.Namespace, ctx: common.Context, inventory: str) -> int:

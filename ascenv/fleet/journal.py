@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Optional
 
@@ -39,3 +42,32 @@ def save(path: Path, journal: Journal) -> None:
             f"cannot write the rollout journal {path}: {exc.strerror or exc}",
             hint="pass --journal FILE in a writable place",
         ) from None
+
+
+@contextlib.contextmanager
+def held(path: Path, shown: str) -> Iterator[None]:
+    """One controller per journal: an exclusive flock on ``<journal>.lock`` for the run (released
+    when the process dies, SIGKILL included); a second run of the same rollout is refused, exit 2,
+    rather than both asking the nodes and overwriting each other's journal."""
+    import fcntl
+
+    lock = path.with_name(path.name + ".lock")
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise errors.UsageError(
+            f"cannot lock the rollout journal {shown}: {exc.strerror or exc}",
+            hint="pass --journal FILE in a writable place",
+        ) from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise errors.UsageError(
+                f"another ascenv fleet rollout is running with the journal {shown}",
+                hint="wait for it to end (fleet rollout --status shows where it is), then rerun",
+            ) from None
+        yield
+    finally:
+        os.close(fd)

@@ -3,6 +3,7 @@ bad options are exit 2, `--limit` groups are read with the real ansible-inventor
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sys
 from pathlib import Path
@@ -78,3 +79,15 @@ def test_bad_options_are_exit_2_before_any_node_is_asked(ctl, argv, words):
 def test_a_build_that_is_not_in_the_store_is_exit_2(ctl):
     code, _, err = run_cli(["fleet", "rollout", "add_custom", "--build", "cafe0123", "-i", "hosts.ini"], _env(ctl), ctl)
     assert code == errors.EXIT_USAGE and "cafe0123" in err, err
+
+
+@needs_makeself
+def test_a_second_controller_on_the_same_journal_is_exit_2_and_asks_no_node(ctl):
+    """The first controller holds <journal>.lock (here: this process, on its own descriptor)."""
+    stored_npu_build(store.Store(ctl / ".ascenv" / "store"), KEY, ctl / "pkg")
+    argv = ["fleet", "rollout", "add_custom", "--build", KEY[:8], "-i", "hosts.ini", "--journal", "j.json"]
+    with open(ctl / "j.json.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        code, _, err = run_cli([*argv, "--limit", "rack1"], _env(ctl), cwd=ctl)
+    assert code == errors.EXIT_USAGE and "another ascenv fleet rollout is running with the journal j.json" in err
+    assert not (ctl / "j.json").exists() and not (ctl / "j.runs").exists()  # nothing written, no node asked
