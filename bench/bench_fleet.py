@@ -24,9 +24,8 @@ sys.path[:0] = [str(ROOT)]
 from ascenv import proc  # noqa: E402
 from ascenv.fleet import results, verdicts  # noqa: E402
 from ascenv.fleet.playbook import run_audit  # noqa: E402
-from tests.fixture_hosts import build_host  # noqa: E402
 from tests.fleet.conftest import _controller_env, _inventory  # noqa: E402
-from tests.fleet.sshnodes import client_key, ssh_config, sshd_available, start_node, stop_node  # noqa: E402
+from tests.fleet.sshnodes import client_key, fixture_nodes, ssh_config, sshd_available, stop_node  # noqa: E402
 
 FOLD_S = 2.0
 NODES = 5
@@ -55,9 +54,7 @@ def main() -> int:
     try:
         key = client_key(base)
         config = ssh_config(base, key)
-        for i in range(NODES):
-            host = build_host("a2-cann800", base / "hosts" / f"n{i}")
-            nodes[f"n{i}"] = start_node(base, f"n{i}", host.root, dict(host.environ), key)
+        nodes = fixture_nodes(base, NODES, key)
         env = _controller_env(base)
         inventory = _inventory(base / "hosts.ini", nodes, key, config, sorted(nodes))
         ansible = str(Path(sys.executable).parent / "ansible")

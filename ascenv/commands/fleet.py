@@ -1,7 +1,10 @@
 """Audit a fleet on Ansible: ship ascenv to every node of an inventory (no package index on the
 nodes), take each node's snapshot with its own Python, gather them here and name the nodes whose
 stack differs from the cluster lock (--lock) or from the majority. `fleet lock` writes the
-majority stack's lock. Exit 0 all nodes match, 1 drift, 11 some nodes unreachable or failed."""
+majority stack's lock. Exit 0 all nodes match, 1 drift, 11 some nodes unreachable or failed.
+`fleet rollout` installs a stored build wave by wave with gates and rolls it back on a failure
+(ascenv.fleet.rollout): exit 0 every node verified, 1 a gate failed (rolled back or held), 11 a
+node was not reached (rerun to continue)."""
 
 from __future__ import annotations
 
@@ -9,14 +12,18 @@ import argparse
 import os
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascenv import errors, lockfile, signals
 from ascenv.commands import _common as common
 
+if TYPE_CHECKING:
+    from ascenv.fleet.rollout import Journal
+    from ascenv.store import Entry
+
 NAME = "fleet"
 ORDER = 37
-HELP = "audit every node of an Ansible inventory against a cluster lock or the majority; fleet lock"
+HELP = "audit every node of an Ansible inventory against a cluster lock or the majority; fleet lock; fleet rollout"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +37,39 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _common_options(lock)
     lock.add_argument("-o", "--output", required=True, metavar="CLUSTER.lock", help="where to write the lock")
     common.add_format_option(lock)
+    _rollout_options(sub)
+
+
+def _rollout_options(sub: argparse._SubParsersAction) -> None:
+    roll = sub.add_parser(
+        "rollout", help="install a stored build on every node in waves, with gates and automatic rollback"
+    )
+    roll.add_argument("op", metavar="OP", help="the operator project name (add_custom)")
+    roll.add_argument("--build", required=True, metavar="KEY", help="the stored npu build (key or its first 6+)")
+    roll.add_argument("-i", "--inventory", required=True, metavar="INVENTORY", help="an Ansible inventory")
+    roll.add_argument("--canary", type=int, default=1, metavar="N", help="nodes of the first wave (default 1)")
+    waves = roll.add_mutually_exclusive_group()
+    waves.add_argument("--waves", metavar="SHARES", help="shares of the fleet each wave brings it to: 25%%,50%%,100%%")
+    waves.add_argument(
+        "--limit", action="append", metavar="GROUP", help="a group or host of the inventory per wave (repeat)"
+    )
+    roll.add_argument(
+        "--install-path", metavar="DIR", help="install root on hosts without an ascenv_install_path host variable"
+    )
+    roll.add_argument("--clean-cache", action="store_true", help="clean stale kernel caches with op check's command")
+    roll.add_argument(
+        "--gate",
+        action="append",
+        choices=("op-check", "test"),
+        default=[],
+        help="a gate that must run (test: a node that cannot run it fails)",
+    )
+    roll.add_argument("--no-rollback", action="store_true", help="on a failed gate, hold the nodes for inspection")
+    roll.add_argument("--status", action="store_true", help="show the journal of this rollout, change nothing")
+    roll.add_argument("--journal", metavar="FILE", help="the journal (default ./ascenv-fleet-rollout/OP-KEY.json)")
+    roll.add_argument("--forks", type=int, metavar="N", help="nodes at once (ansible-playbook --forks)")
+    common.add_store_option(roll)
+    common.add_format_option(roll)
 
 
 def _common_options(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +87,15 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
 
 def _run(args: argparse.Namespace, ctx: common.Context) -> int:
+    inventory = _inventory(args, ctx)
+    if args.forks is not None and args.forks < 1:
+        raise errors.UsageError(f"--forks {args.forks}: expected 1 or more")
+    if args.fleet_command == "rollout":
+        return _rollout(args, ctx, inventory)
+    return _audit_run(args, ctx, inventory)
+
+
+def _inventory(args: argparse.Namespace, ctx: common.Context) -> str:
     inventory = args.inventory
     if "," not in inventory:  # "h1,h2," is an inline host list to Ansible
         inventory = os.path.join(ctx.cwd, inventory)
@@ -54,8 +103,76 @@ def _run(args: argparse.Namespace, ctx: common.Context) -> int:
             raise errors.InputError(
                 f"inventory {args.inventory} does not exist", hint="pass -i INVENTORY (a file or folder)"
             )
-    if args.forks is not None and args.forks < 1:
-        raise errors.UsageError(f"--forks {args.forks}: expected 1 or more")
+    return inventory
+
+
+def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> int:
+    from ascenv import installer
+    from ascenv.fleet import journal as journal_file
+    from ascenv.fleet import rollout, rollout_run
+    from ascenv.output import fleet as render
+    from ascenv.store import Store
+
+    entry = installer.pick_build(Store(common.store_dir(ctx, args.store)), args.op, args.build)
+    path = Path(ctx.cwd, args.journal) if args.journal else rollout_run.default_journal(ctx.cwd, args.op, entry.key)
+    shown = args.journal or str(path)
+    journal = journal_file.load(path, shown)
+    if args.status:
+        if journal is None:
+            raise errors.UsageError(f"no rollout of {args.op} {entry.key[:12]} has started: {shown} does not exist")
+        render.render_rollout(ctx.out, journal, shown, args.format)
+        return rollout.exit_code(journal)
+    if args.install_path is not None and not args.install_path.startswith("/"):
+        raise errors.UsageError(f"--install-path {args.install_path}: expected an absolute path on the nodes")
+    # the plan of a new rollout, made (and its options checked) before anything is written
+    planned = _plan(args, ctx, inventory, entry) if journal is None else None
+    options = rollout_run.Options(
+        inventory,
+        args.install_path,
+        rollback=not args.no_rollback,
+        clean_cache=args.clean_cache,
+        require_test="test" in args.gate,
+        forks=args.forks,
+    )
+    with journal_file.held(path, shown):
+        journal = journal_file.load(path, shown)  # again: as the run before this one left it
+        if journal is None:
+            journal = planned or _plan(args, ctx, inventory, entry)
+        else:
+            journal = rollout.resumed(journal, args.op, entry.key)
+            ctx.out.message(f"continuing the rollout of {shown}: {journal.phase}, wave {journal.wave + 1}")
+        journal = rollout_run.run_rollout(journal, path, entry, options, ctx.environ, ctx.run, ctx.out.message)
+    render.render_rollout(ctx.out, journal, shown, args.format)
+    code = rollout.exit_code(journal)
+    if code == errors.EXIT_NODES_FAILED:
+        raise errors.NodesFailed(
+            rollout.stop_reason(journal),
+            hint="the journal keeps every node's state; rerun the same command to continue",
+        )
+    return code
+
+
+def _plan(args: argparse.Namespace, ctx: common.Context, inventory: str, entry: Entry) -> Journal:
+    """A new rollout's journal: the package's vendors and the waves over the inventory's hosts."""
+    from ascenv import installer
+    from ascenv.fleet import rollout, rollout_run
+
+    vendors = installer.package_vendors(installer.run_file(entry), ctx.run, ctx.environ)
+    if not vendors:
+        raise errors.UsageError(
+            f"the package of build {entry.key[:12]} lists no packages/vendors/<vendor>: a rollout cannot tell"
+            " what to check and roll back",
+            hint="ascenv package inspect shows what the package holds",
+        )
+    groups = rollout_run.hosts_and_groups(inventory, ctx.environ, ctx.run)
+    limits = rollout.limit_groups(groups, args.limit) if args.limit else None
+    shares = rollout.parse_shares(args.waves) if args.waves else (100,)
+    return rollout.new_journal(
+        args.op, entry.key, vendors, rollout.plan_waves(groups["all"], args.canary, shares, limits)
+    )
+
+
+def _audit_run(args: argparse.Namespace, ctx: common.Context, inventory: str) -> int:
     cluster_lock = None
     lock_text = None
     if getattr(args, "lock", None):
@@ -124,7 +241,7 @@ def _audit(
         lockfile.write_lock(os.path.join(ctx.cwd, args.output), lock, args.output)
         render.render_locked(ctx.out, args.output, group, gathered, args.format)
         return errors.EXIT_OK
-    result = verdicts.audit(gathered, cluster_lock, args.lock or "")
+    result = verdicts.audit(gathered, cluster_lock, args.lock or "", _known_builds(ctx))
     render.render_audit(ctx.out, result, str(folder), args.format)
     if result.exit_code == errors.EXIT_NODES_FAILED:
         names = ", ".join(f"{v.host} ({v.status})" for v in result.unreachable[:8])
@@ -135,6 +252,27 @@ def _audit(
             " rerun on them with --limit",
         )
     return result.exit_code
+
+
+def _known_builds(ctx: common.Context) -> dict[str, str]:
+    """The store's build keys by the sha256 of their manifest.toml (a vendor installed by ascenv
+    carries a byte copy of it), so the audit names the build each node's vendor is at."""
+    import hashlib
+
+    from ascenv.store import MANIFEST, Store
+
+    st = Store(common.store_dir(ctx, None))
+    known: dict[str, str] = {}
+    try:
+        entries = st.entries() if st.root.is_dir() else []
+    except (errors.AscenvError, OSError):  # a store that does not read names no build: digests are shown
+        return known
+    for entry in entries:
+        try:
+            known[hashlib.sha256((entry.path / MANIFEST).read_bytes()).hexdigest()] = entry.key
+        except OSError:
+            continue
+    return known
 
 
 def _results_folder(args: argparse.Namespace, ctx: common.Context) -> Path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import zipfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
@@ -36,26 +37,28 @@ def _source(name: str) -> Optional[Path]:
     return Path(spec.origin)
 
 
-def _add_tree(archive: zipfile.ZipFile, top: Path, arcname: str) -> None:
+def _add_tree(archive: zipfile.ZipFile, top: Path, arcname: str, *, code: bool = True) -> None:
+    """``top`` under ``arcname``; ``code``: Python to import on the node, so pure Python only."""
     if top.is_file():
         archive.write(top, arcname)
         return
     for directory, dirs, files in os.walk(top):
         dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
         for name in sorted(files):
-            if name.endswith((".so", ".pyd")):
+            if code and name.endswith((".so", ".pyd")):
                 raise errors.ToolMissing(
                     f"{top.name} is not pure Python ({name}): it cannot be shipped to nodes of another build",
                     hint="install the pure-Python wheel of it on the controller",
                 )
-            if name.endswith((".pyc", ".pyo")):
+            if code and name.endswith((".pyc", ".pyo")):
                 continue
             path = Path(directory) / name
             archive.write(path, f"{arcname}/{path.relative_to(top).as_posix()}")
 
 
-def build_bundle(dest: Path, cluster_lock: Optional[str] = None) -> Path:
-    """Write the bundle to ``dest``; ``cluster_lock`` (a lock's text) goes in for the node's check."""
+def build_bundle(dest: Path, cluster_lock: Optional[str] = None, payload: Optional[Mapping[str, Path]] = None) -> Path:
+    """Write the bundle to ``dest``; ``cluster_lock`` (a lock's text) goes in for the node's check,
+    ``payload`` (name in the bundle -> file or folder here) for a rollout's node step."""
     with zipfile.ZipFile(dest, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.write(Path(__file__).with_name("node_main.py"), "__main__.py")
         for name in REQUIRED + OPTIONAL:
@@ -72,4 +75,6 @@ def build_bundle(dest: Path, cluster_lock: Optional[str] = None) -> Path:
             _add_tree(archive, paths.data_dir(name), f"lib/ascenv/_data/{name}")
         if cluster_lock is not None:
             archive.writestr("cluster.lock", cluster_lock)
+        for arcname, source in (payload or {}).items():
+            _add_tree(archive, source, arcname, code=False)
     return dest

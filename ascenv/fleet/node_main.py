@@ -7,6 +7,12 @@ directory, which Ansible removes), runs ``ascenv snapshot --format json`` and, w
 carries a cluster lock, ``ascenv lock --check LOCK --from SNAPSHOT --format json``, and prints one
 JSON envelope on stdout. Usage: ``python3 bundle.pyz [--root DIR] [--python PATH]``.
 
+A bundle of ``ascenv fleet rollout`` carries ``rollout.json`` (the step) and the stored build
+(``store/<op>/<key>/``) instead: the node installs the build with ``ascenv install`` (which keeps
+the vendor it replaces) and reports its gates, or rolls it back with ``install --rollback``; both
+are idempotent, so a rerun after a killed controller repeats nothing (``_rollout``). Usage then:
+``python3 bundle.pyz --install-path DIR [--root DIR]``.
+
 An Ascend host may have only its OS's Python, as old as 3.7: a newer python3.N on PATH is used
 when there is one, else the probe itself runs on the old Python (the probe and ``ascenv.serde``
 are kept 3.7-compatible; the fleet tests audit a 3.7 node), without the command line (the rest
@@ -101,6 +107,9 @@ def main(argv):
         with zipfile.ZipFile(bundle) as archive:
             archive.extractall(work)
         sys.path.insert(0, os.path.join(work, "lib"))
+        spec = os.path.join(work, "rollout.json")
+        if os.path.exists(spec):
+            return _rollout(envelope, spec, argv, work)
         if sys.version_info < NEEDS:
             try:
                 return _probe_only(envelope, argv, os.path.exists(os.path.join(work, "cluster.lock")))
@@ -129,6 +138,193 @@ def main(argv):
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _rollout(envelope, spec_path, argv, work):
+    """Install the shipped build (``apply``) and report the gates, or roll it back (``rollback``);
+    the controller judges what is reported (ascenv.fleet.rollout). Each vendor's live build is
+    read from its ascenv-manifest.toml before anything is done: a build already live is not
+    installed again (that would replace the kept previous vendor with the build itself), and a
+    vendor not at the build is not rolled back (that would swap the previous one out again)."""
+    import argparse
+
+    with open(spec_path) as handle:
+        spec = json.load(handle)
+    parser = argparse.ArgumentParser(prog="ascenv-node")
+    parser.add_argument("--root", default="/")
+    parser.add_argument("--python")
+    parser.add_argument("--install-path", default="")
+    args = parser.parse_args(argv)
+    report = {"action": spec["action"]}
+    envelope["rollout"] = report
+    if sys.version_info < NEEDS:
+        envelope["error"] = "node Python {} cannot run ascenv install (it needs {}.{})".format(
+            envelope["python"], NEEDS[0], NEEDS[1]
+        )
+    elif not args.install_path.startswith("/"):
+        envelope["error"] = "no absolute install path for this node: set its ascenv_install_path or pass --install-path"
+    if "error" in envelope:
+        print(json.dumps(envelope))
+        return 1
+    # a controller killed mid-wave drops the connection, and the hang-up would cut the install
+    # short, the vendor tree half merged (signals.termination_as_interrupt leaves an ignored
+    # signal ignored, as under nohup): the step finishes on its own, and the next run finds the
+    # build live. `timeout`'s SIGTERM still ends a step that hangs.
+    import signal
+
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    real = os.path.join(args.root, args.install_path.lstrip("/"))
+    vendors = spec["vendors"]
+    _wait_for_installs(real)  # one still running (from a killed controller's run) is finished first
+    report["live_before"] = _live_keys(real, vendors)
+    if spec["action"] == "rollback":
+        report["rolled_back"] = []
+        for vendor in vendors:
+            if report["live_before"].get(vendor) != spec["key"]:
+                continue
+            code, out, err = _run(["install", "--rollback", vendor, "--install-path", real, "--format", "json"])
+            if code != 0:
+                report["error"] = _said(err) or f"install --rollback exited {code}"
+                break
+            report["rolled_back"].append(vendor)
+    elif all(report["live_before"].get(v) == spec["key"] for v in vendors):
+        report["installed"] = False
+    else:
+        store = os.path.join(work, "store")
+        argv = ["install", spec["op"], "--key", spec["key"], "--install-path", real, "--store", store]
+        kept_before = {v: _identity(os.path.join(real, ".ascenv-previous", v)) for v in vendors}
+        code, out, err = _run(argv + ["--format", "json"])
+        report["installed"] = code == 0
+        if code != 0:
+            report["error"] = _said(err) or f"ascenv install exited {code}"
+            report["restored"] = _restore(real, vendors, kept_before)
+    report["live_after"] = _live_keys(real, vendors)
+    if spec["action"] == "apply" and "error" not in report:
+        paths = [args.install_path.rstrip("/") + "/vendors/" + v for v in vendors]
+        report["vendor_paths"] = paths
+        report["op_check"] = _op_check(args.root, paths)
+        if spec.get("clean_cache"):
+            report["cleaned"] = _clean_stale(report["op_check"])
+            if report["cleaned"]:
+                report["op_check"] = _op_check(args.root, paths)
+        report["test"] = _test(spec, work)
+    try:
+        print(json.dumps(envelope))
+    except OSError:  # nobody is listening any more (see the hang-up above)
+        pass
+    return 0
+
+
+def _identity(path):
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return [st.st_dev, st.st_ino]
+
+
+def _restore(real, vendors, kept_before):
+    """After a failed install: put back each vendor this install kept (its keep is new since),
+    the installer having merged part of the build into the live tree; a keep from an earlier
+    install (the install failed before keeping) is left alone. The vendors put back."""
+    restored = []
+    for vendor in vendors:
+        now = _identity(os.path.join(real, ".ascenv-previous", vendor))
+        if now is None or now == kept_before.get(vendor):
+            continue
+        code, out, err = _run(["install", "--rollback", vendor, "--install-path", real, "--format", "json"])
+        if code == 0:
+            restored.append(vendor)
+    return restored
+
+
+def _wait_for_installs(real):
+    from pathlib import Path
+
+    from ascenv.package import deploy
+
+    try:
+        with deploy.locked(Path(real), create=False):
+            pass
+    except Exception:  # noqa: BLE001 - install reports what is wrong with the path, in its words
+        pass
+
+
+def _live_keys(real, vendors):
+    """The build key each vendor's ascenv-manifest.toml names (None: no vendor, or no manifest)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+
+    keys = {}  # type: dict
+    for vendor in vendors:
+        try:
+            with open(os.path.join(real, "vendors", vendor, "ascenv-manifest.toml"), "rb") as handle:
+                keys[vendor] = str(tomllib.load(handle).get("key"))
+        except (OSError, ValueError):
+            keys[vendor] = None
+    return keys
+
+
+def _op_check(root, paths):
+    """``ascenv op check --format json`` as the node's processes see the vendors: its login
+    ASCEND_CUSTOM_OPP_PATH as it is when it names the new vendor directories, else with them
+    put first, as the vendor's bin/set_env.bash does (CANN's install.sh writes it for
+    --install-path installs)."""
+    entries = [e for e in os.environ.get("ASCEND_CUSTOM_OPP_PATH", "").split(":") if e]
+    missing = [p for p in paths if p not in entries]
+    saved = os.environ.get("ASCEND_CUSTOM_OPP_PATH")
+    os.environ["ASCEND_CUSTOM_OPP_PATH"] = ":".join(missing + entries)
+    try:
+        code, out, err = _run(["op", "check", "--root", root, "--format", "json"])
+    finally:
+        if saved is None:
+            del os.environ["ASCEND_CUSTOM_OPP_PATH"]
+        else:
+            os.environ["ASCEND_CUSTOM_OPP_PATH"] = saved
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        return {"error": _said(err) or f"op check exited {code}"}
+    doc["set_env_assumed"] = missing
+    return doc
+
+
+def _clean_stale(doc):
+    """Run the exact clean-up command of each ASC-VENDOR-STALE-CACHE finding; what was run."""
+    import shlex
+
+    ran = []
+    for found in doc.get("findings", []):
+        command = found.get("fix", "")
+        if found.get("id") != "ASC-VENDOR-STALE-CACHE" or not command.startswith("ascenv clean-cache "):
+            continue  # under a --root the finding says where to run it instead: nothing is run here
+        if command not in ran:
+            _run(shlex.split(command)[1:])
+            ran.append(command)
+    return ran
+
+
+def _test(spec, work):
+    """``ascenv test OP --build KEY --format json`` (exit 0 pass, 1 fail) when the shipped ascenv
+    has that command; otherwise why it is not checkable."""
+    from ascenv import cli
+
+    if "test" not in [c.name for c in cli.command_specs()]:
+        return {"status": "not-checkable", "detail": "the ascenv shipped to the node has no `test` command"}
+    store = os.path.join(work, "store")
+    code, out, err = _run(["test", spec["op"], "--build", spec["key"], "--store", store, "--format", "json"])
+    if code in (0, 1):
+        return {"status": "pass" if code == 0 else "fail", "detail": _said(err) or out.strip()[-500:]}
+    return {"status": "not-checkable", "detail": _said(err) or f"ascenv test exited {code}"}
+
+
+def _said(text):
+    """What a command wrote on stderr, on one line (its error and its hint; the line breaks the
+    output escapes as \\x0a included): its start and its end, where the cause usually is."""
+    said = " ".join((text or "").replace("\\x0a", " ").split())
+    return said if len(said) <= 600 else said[:200] + " ... " + said[-400:]
 
 
 if __name__ == "__main__":

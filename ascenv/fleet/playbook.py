@@ -33,17 +33,36 @@ class PlaybookRun:
     completed: proc.Completed
 
 
-def ansible_playbook(environ: Mapping[str, str]) -> str:
-    """ansible-playbook on PATH, else beside this Python (a venv not activated)."""
-    found = proc.which("ansible-playbook", environ.get("PATH"))
-    beside = Path(sys.executable).parent / "ansible-playbook"
+def ansible_playbook(environ: Mapping[str, str], tool: str = "ansible-playbook") -> str:
+    """ansible-playbook (or another tool of ansible-core) on PATH, else beside this Python (a venv
+    not activated)."""
+    found = proc.which(tool, environ.get("PATH"))
+    beside = Path(sys.executable).parent / tool
     if found:
         return found
     if beside.is_file() and os.access(beside, os.X_OK):
         return str(beside)
     raise errors.ToolMissing(
-        "ansible-playbook is not installed", hint="install ansible-core on the controller: pip install ansible-core"
+        f"{tool} is not installed", hint="install ansible-core on the controller: pip install ansible-core"
     )
+
+
+def inventory_list(inventory: str, environ: Mapping[str, str], run: proc.Runner = proc.run) -> dict:
+    """``ansible-inventory -i INVENTORY --list``: every group with its hosts, as Ansible reads it."""
+    done = run(
+        [ansible_playbook(environ, "ansible-inventory"), "-i", inventory, "--list"], timeout=300, env=dict(environ)
+    )
+    try:
+        doc = json.loads(done.stdout) if done.ok else None
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict):
+        raise errors.InputError(
+            f"ansible-inventory could not read {inventory}: "
+            + (proc.last_line(done.stderr or done.stdout) or done.result),
+            hint="check the inventory: ansible-inventory -i INVENTORY --graph",
+        )
+    return doc
 
 
 def run_audit(
@@ -53,6 +72,8 @@ def run_audit(
     *,
     run: proc.Runner = proc.run,
     cluster_lock: Optional[str] = None,
+    payload: Optional[Mapping[str, Path]] = None,
+    extra_vars: Optional[Mapping[str, object]] = None,
     limit: Optional[str] = None,
     forks: Optional[int] = None,
     serial: Optional[int] = None,
@@ -74,12 +95,14 @@ def run_audit(
     run_id = uuid.uuid4().hex[:12]
     completed: Optional[proc.Completed] = None
     try:
-        bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock)
+        bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock, payload)
         argv = [ansible_playbook(environ), "-i", inventory, str(paths.data_dir("ansible") / PLAYBOOK)]
         # JSON, not key=value (which splits at spaces), each path marked unsafe: data, never a
         # template (https://docs.ansible.com/ansible/latest/playbook_guide/playbooks_advanced_syntax.html);
         # the run id names this run's own directory on each node
-        extra = {"ascenv_bundle": _data(str(bundle)), "ascenv_results": _data(str(results)), "ascenv_run": run_id}
+        extra: dict[str, object] = {"ascenv_bundle": _data(str(bundle)), "ascenv_results": _data(str(results))}
+        extra["ascenv_run"] = run_id
+        extra.update(extra_vars or {})
         argv += ["-e", json.dumps(extra)]
         if serial:
             argv += ["-e", f"ascenv_serial={serial}"]

@@ -122,6 +122,27 @@ def read_node(folder: Path, reader: StackReader, host: Optional[str] = None) -> 
         return NodeResult(host, FAILED, "unreadable result: JSON nested too deep")
 
 
+def read_step(results: Path, host: str) -> tuple[bool, str, Optional[dict]]:
+    """A rollout node's step: (reached, message, the envelope it printed). Not reached: its
+    result says unreachable, or none came back (the node went away, or the run was ended)."""
+    folder = results / host_key(host)
+    if not (folder / RESULT).is_file():
+        return False, "no result came back: the playbook ended before this node's", None
+    try:
+        record = json.loads(fsutil.read_input(str(folder / RESULT), what="fleet result", shown=host, limit=MAX_RESULT))
+    except (AscenvError, ValueError, RecursionError) as exc:
+        return True, f"unreadable result: {_why(exc)}", None
+    if not isinstance(record, dict) or record.get("host") != host:
+        return True, "unreadable result: not this host's", None
+    if record.get("unreachable"):
+        return False, _line(record.get("msg")) or "unreachable", None
+    envelope = _envelope(record.get("stdout"))
+    if envelope is None or envelope.get("error"):
+        why = (envelope or {}).get("error") or _last_line(record.get("stdout")) or record.get("msg") or "no report"
+        return True, _line(why), None
+    return True, "", envelope
+
+
 def _snapshot_of(host: str, folder: Path, record: dict, reader: StackReader) -> NodeResult:
     envelope = _envelope(record.get("stdout"))
     python = str(envelope.get("python", "")) if envelope else ""

@@ -7,7 +7,8 @@ grouping: the largest group is the reference); with one, against the lock, exact
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ascenv import errors
@@ -23,6 +24,9 @@ class Verdict:
     status: str  # ok, drift, unreachable, failed
     differs_in: tuple[str, ...] = ()  # layers where the node differs from the lock / the majority
     message: str = ""
+    # each custom vendor and the build it is at: "customize: build <key 12>" when the store
+    # knows its ascenv-manifest.toml, "customize: manifest sha256 <12>", or "customize: no manifest"
+    builds: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,16 @@ class FleetAudit:
 _ORDER = {DRIFT: 0, FAILED: 1, UNREACHABLE: 2, OK: 3}
 
 
-def audit(results: tuple[NodeResult, ...], cluster_lock: Optional[Lock] = None, lock_name: str = "") -> FleetAudit:
+def audit(
+    results: tuple[NodeResult, ...],
+    cluster_lock: Optional[Lock] = None,
+    lock_name: str = "",
+    known_builds: Mapping[str, str] = {},  # noqa: B006 - read only
+) -> FleetAudit:
+    """``known_builds``: build keys by the sha256 of their manifest (the store's), which a vendor
+    installed by ascenv carries as ascenv-manifest.toml: the build each node's vendors are at.
+    Differing builds across the fleet are drift in the vendors layer (the lock records the
+    manifest's digest)."""
     reached = [Node(r.host, r.lock, images_known=False) for r in results if r.lock is not None]
     groups = fleet(reached) if reached else ()
     verdicts = []
@@ -67,9 +80,20 @@ def audit(results: tuple[NodeResult, ...], cluster_lock: Optional[Lock] = None, 
             layers = layers_of.get(result.host, ())
             message = "differs from the majority stack" if layers else ""
             verdicts.append(Verdict(result.host, DRIFT if layers else OK, layers, message))
+    locks = {r.host: r.lock for r in results if r.lock is not None}
+    verdicts = [replace(v, builds=_builds(locks[v.host], known_builds)) if v.host in locks else v for v in verdicts]
     verdicts.sort(key=lambda v: (_ORDER[v.status], v.host))
     against = f"the cluster lock {lock_name}" if cluster_lock is not None else "the majority stack"
     return FleetAudit(tuple(verdicts), groups, against)
+
+
+def _builds(lock: Lock, known: Mapping[str, str]) -> tuple[str, ...]:
+    def build(digest: Optional[str]) -> str:
+        if digest is None:
+            return "no manifest"
+        return f"build {known[digest][:12]}" if digest in known else f"manifest sha256 {digest[:12]}"
+
+    return tuple(f"{v.name}: {build(v.manifest_digest)}" for v in lock.vendors)
 
 
 def _against_lock(host: str, lock: Lock, machine: Lock) -> Verdict:

@@ -73,13 +73,18 @@ def make_node_tree(base: Path, name: str, host: str) -> tuple[Path, dict]:
     return built.root, dict(built.environ)
 
 
-@pytest.fixture(scope="session")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+def need_sshd() -> None:
+    """Skip where the nodes cannot run (fail in CI, where they must)."""
     why = sshd_available()
     if why:
         if os.environ.get("CI") == "true":
             pytest.fail(why)
         pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
+    need_sshd()
     base = tmp_path_factory.mktemp("fleet")
     key = client_key(base)
     config = ssh_config(base, key)

@@ -139,3 +139,20 @@ def ssh_config(base: Path, key: Path) -> Path:
         )
     )
     return path
+
+
+def fixture_nodes(base: Path, count: int, key: Path, host: str = "a2-cann800") -> dict:
+    """``count`` nodes n0, n1, ... each with a root of its own, a copy of the fixture ``host``
+    (tests/fixture_hosts.py), for the benchmarks."""
+    from tests.fixture_hosts import build_host
+
+    nodes = {}
+    try:
+        for i in range(count):
+            built = build_host(host, base / "hosts" / f"n{i}")
+            nodes[f"n{i}"] = start_node(base, f"n{i}", built.root, dict(built.environ), key)
+    except BaseException:
+        for node in nodes.values():
+            stop_node(node)
+        raise
+    return nodes

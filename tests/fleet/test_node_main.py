@@ -56,3 +56,23 @@ def test_python_3_6_is_reported_with_its_version(tmp_path):
     code, envelope = _step(python, bundle, [], {"PATH": str(python.parent)})
     assert code == 3
     assert envelope["python"].startswith("3.6.") and "older than 3.7" in envelope["error"]
+
+
+def test_clean_cache_runs_op_checks_exact_command_once_and_nothing_for_another_root(monkeypatch):
+    """--clean-cache: the command of each ASC-VENDOR-STALE-CACHE finding, once per command; a
+    finding about a --root tree says where to run it instead, and nothing is run for it."""
+    from ascenv.fleet import node_main
+
+    ran = []
+    monkeypatch.setattr(node_main, "_run", lambda argv: ran.append(argv) or (0, "", ""))
+    command = "ascenv clean-cache --kind kernel-cache --kind fuzzy-kernel-cache --soc ascend910b --stale --yes"
+    doc = {
+        "findings": [
+            {"id": "ASC-VENDOR-STALE-CACHE", "fix": command},
+            {"id": "ASC-VENDOR-STALE-CACHE", "fix": command},  # the same cache, stale for two vendors
+            {"id": "ASC-VENDOR-STALE-CACHE", "fix": f"in the system whose root is /r: {command}"},
+            {"id": "ASC-VENDOR-SHADOWED", "fix": "ascenv clean-cache --yes"},
+        ]
+    }
+    assert node_main._clean_stale(doc) == [command]
+    assert ran == [command.split()[1:]]

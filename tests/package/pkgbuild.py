@@ -17,6 +17,8 @@ from typing import Optional
 
 import pytest
 
+from ascenv import store
+
 MAKESELF = shutil.which("makeself")
 needs_makeself = pytest.mark.skipif(MAKESELF is None, reason="makeself is not installed (.ci/run installs it)")
 
@@ -135,12 +137,15 @@ def make_package(
     vendors: Mapping[str, Mapping[str, object]] = {"customize": {}},  # noqa: B006 - read only
     mtime: Optional[int] = None,
     out_name: str = "custom_opp_ubuntu_aarch64.run",
+    install_sh: Optional[str] = None,
 ) -> Path:
-    """Build ``work/<out_name>`` from a fresh tree in ``work/build``; returns the package."""
+    """Build ``work/<out_name>`` from a fresh tree in ``work/build``; returns the package.
+    ``install_sh``: the install.sh template (``{canary}`` is filled in; default INSTALL_SH, read at
+    the call, so a test may patch it)."""
     assert MAKESELF is not None
     src = work / "build"
     src.mkdir(parents=True)
-    (src / "install.sh").write_text(INSTALL_SH.format(canary=canary))
+    (src / "install.sh").write_text((install_sh or INSTALL_SH).format(canary=canary))
     (src / "install.sh").chmod(0o755)
     (src / "upgrade.sh").write_text("#!/bin/sh\nexit 0\n")
     (src / "help.info").write_text(HELP_INFO)
@@ -207,3 +212,15 @@ def small_package(
         [*argv, f"{source} package", "./install.sh"], cwd=work if named else src, check=True, capture_output=True
     )
     return out
+
+
+def stored_npu_build(
+    st: store.Store, key: str, work: Path, install_sh: Optional[str] = None, **vendor: object
+) -> store.Entry:
+    """An npu build of add_custom in the store ``st``: a package of one vendor, customize, built
+    in ``work`` (``vendor``: vendor_tree's options; ``install_sh``: make_package's), with CANN's
+    option handling (``cann_header``). Returns the store entry."""
+    from tests.test_store import add_entry
+
+    package = cann_header(make_package(work, work / "canary", vendors={"customize": vendor}, install_sh=install_sh))
+    return add_entry(st, "add_custom", key, target="npu", outputs={package.name: package.read_bytes()})
