@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ascenv import errors, lockfile, signals
 from ascenv.commands import _common as common
+from ascenv.words import counted
 
 if TYPE_CHECKING:
     from ascenv.fleet.rollout import Journal
@@ -203,8 +205,9 @@ def _audit(
     from ascenv.fleet import playbook, results, verdicts
     from ascenv.output import fleet as render
 
-    def progress(host: str) -> None:
-        ctx.out.message(f"{host}: done")
+    def progress(host: str) -> None:  # as each result arrives: what it says, not a bare "done"
+        node = results.read_host(folder, host, results.StackReader())
+        ctx.out.message(f"{host}: {node.status}" + (f" ({node.message})" if node.status != results.OK else ""))
 
     ran = playbook.run_audit(
         inventory,
@@ -247,9 +250,8 @@ def _audit(
         names = ", ".join(f"{v.host} ({v.status})" for v in result.unreachable[:8])
         more = f" and {len(result.unreachable) - 8} more" if len(result.unreachable) > 8 else ""
         raise errors.NodesFailed(
-            f"{len(result.unreachable)} node(s) not audited: {names}{more}",
-            hint=f"see {folder}/<host>/result.json (ansible-playbook's output for a node without one);"
-            " rerun on them with --limit",
+            f"{counted(len(result.unreachable), 'node')} not audited: {names}{more}",
+            hint=_unreachable_hint(result.unreachable, folder),
         )
     return result.exit_code
 
@@ -275,12 +277,33 @@ def _known_builds(ctx: common.Context) -> dict[str, str]:
     return known
 
 
+def _unreachable_hint(unreachable: Sequence[Any], folder: Path) -> str:
+    """Where to look, and for the commonest cause of a fresh fleet, the two ways out: OpenSSH's
+    "Host key verification failed" is Ansible's host key checking refusing a node not yet in
+    known_hosts (Ansible docs, "Host key checking")."""
+    hint = (
+        f"see {folder}/<host>/result.json (ansible-playbook's output for a node without one);"
+        " rerun on them with --limit"
+    )
+    if any("host key verification failed" in (v.message or "").lower() for v in unreachable):
+        hint += (
+            "; host keys were refused: add them with `ssh-keyscan HOST >> ~/.ssh/known_hosts` (check the"
+            " fingerprints), or for throwaway nodes set ANSIBLE_HOST_KEY_CHECKING=False"
+        )
+    return hint
+
+
 def _results_folder(args: argparse.Namespace, ctx: common.Context) -> Path:
-    """-o DIR, else ascenv-fleet-<time> in the current folder; made here, so a read-only current
-    folder is a clear exit 2 naming -o, not a failure halfway through the run."""
+    """-o DIR, else a new ``fleet/audit-<time>`` in ascenv's state directory (not the current
+    folder: a run should not litter wherever it was started; the output names the folder). Made
+    here, so a folder that cannot be made is a clear exit 2 naming -o, not a failure halfway."""
+    from ascenv.cache.roots import ascenv_state_dir
+
     name = getattr(args, "output", None) if args.fleet_command == "audit" else None
     if not name:
-        name = time.strftime("ascenv-fleet-%Y%m%d-%H%M%S")
+        home = ctx.environ.get("HOME") or os.path.expanduser("~")
+        state = ascenv_state_dir(ctx.environ, home=home, cwd=ctx.cwd)
+        name = os.path.join(state, "fleet", time.strftime("audit-%Y%m%d-%H%M%S-") + f"{os.getpid()}")
     folder = Path(ctx.cwd) / name
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         raise errors.UsageError(
@@ -292,6 +315,7 @@ def _results_folder(args: argparse.Namespace, ctx: common.Context) -> Path:
     except OSError as exc:
         raise errors.UsageError(
             f"cannot make the results folder {name}: {exc.strerror}",
-            hint="pass -o DIR in a writable place (the default is a new folder in the current one)",
+            hint="pass -o DIR in a writable place (the default is a new folder in ascenv's state directory,"
+            " $XDG_STATE_HOME/ascenv/fleet or ~/.local/state/ascenv/fleet)",
         ) from None
     return folder

@@ -16,6 +16,7 @@ from ascenv.diff import Group, Node, fleet
 from ascenv.fleet.results import DRIFT, FAILED, OK, UNREACHABLE, NodeResult
 from ascenv.lockfile import LAYERS, Lock, check
 from ascenv.model import Severity
+from ascenv.words import counted
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class FleetAudit:
         return errors.EXIT_FINDINGS if self.drifted else errors.EXIT_OK
 
 
+SHOWN_CHANGES = 6  # drifted items named per node in its verdict; the layers are all named
 _ORDER = {DRIFT: 0, FAILED: 1, UNREACHABLE: 2, OK: 3}
 
 
@@ -105,8 +107,10 @@ def _against_lock(host: str, lock: Lock, machine: Lock) -> Verdict:
     if not errors_only:
         return Verdict(host, OK)
     layers = tuple(layer for layer in LAYERS if any(c.layer == layer for c in errors_only))
-    first = errors_only[0]
-    return Verdict(host, DRIFT, layers, f"{first.layer} {first.item}: {first.old or '-'} -> {first.new or '-'}")
+    # every drifted layer named (the first difference alone hid the others), a few items each
+    named = [f"{c.layer} {c.item}: {c.old or '-'} -> {c.new or '-'}" for c in errors_only[:SHOWN_CHANGES]]
+    more = len(errors_only) - len(named)
+    return Verdict(host, DRIFT, layers, "; ".join(named) + (f"; and {more} more" if more > 0 else ""))
 
 
 def majority_lock(results: tuple[NodeResult, ...]) -> tuple[Lock, Group]:
@@ -117,7 +121,7 @@ def majority_lock(results: tuple[NodeResult, ...]) -> tuple[Lock, Group]:
     groups = fleet(reached)
     reference = groups[-1]
     if len(reference.nodes) * 2 <= len(reached):
-        named = "; ".join(f"{len(g.nodes)} node(s) {', '.join(g.nodes[:8])}" for g in reversed(groups))
+        named = "; ".join(f"{counted(len(g.nodes), 'node')} {', '.join(g.nodes[:8])}" for g in reversed(groups))
         raise errors.FleetSplit(
             f"no stack is shared by more than half of the {len(reached)} reachable nodes: {named}",
             hint="bring the nodes to one stack, or lock one node's snapshot with ascenv lock --from",

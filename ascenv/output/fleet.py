@@ -9,6 +9,7 @@ from ascenv.fleet.rollout import Journal
 from ascenv.fleet.verdicts import FleetAudit, Verdict
 from ascenv.output import Output, safe
 from ascenv.output.diff import fleet_human, fleet_markdown
+from ascenv.words import counted
 
 _STYLE = {"ok": "green", "drift": "bold red", "unreachable": "bold yellow", "failed": "bold yellow"}
 
@@ -38,7 +39,7 @@ def audit_human(out: Output, result: FleetAudit, folder: str) -> None:
         c.print(f"  [{_STYLE[v.status]}]{v.status:<11}[/] {safe(v.host)}{detail}{message}")
         if v.builds:
             c.print(f"              vendors: {safe('; '.join(v.builds))}")
-    c.print(f"{len(result.nodes)} node(s): {safe(_summary(result))}; results in {safe(folder)}")
+    c.print(f"{counted(len(result.nodes), 'node')}: {safe(_summary(result))}; results in {safe(folder)}")
 
 
 def audit_markdown(result: FleetAudit, folder: str) -> str:
@@ -82,7 +83,7 @@ def render_locked(out: Output, path: str, group: Group, results: tuple[NodeResul
         )
         return
     out.console.print(
-        f"[green]wrote[/] {safe(path)}: the stack of {len(group.nodes)} of {len(results)} node(s)"
+        f"[green]wrote[/] {safe(path)}: the stack of {len(group.nodes)} of {counted(len(results), 'node')}"
         f" (input-hash {safe(group.input_hash)})"
     )
     for r in missing:

@@ -23,16 +23,19 @@ def inventory(tmp_path):
     return path
 
 
-def test_without_o_a_current_folder_where_nothing_can_be_made_is_exit_2(tmp_path, inventory):
+def test_without_o_a_state_folder_that_cannot_be_made_is_exit_2(tmp_path, inventory):
     """X4: in a read-only cwd `fleet audit` was exit 3 (Read-only file system). The default folder
-    stays ./ascenv-fleet-<time>: one that cannot be made is a clear exit 2 naming -o. (Root writes
-    through mode bits, so the cwd here is a file: mkdir fails the same way, an OSError.)"""
+    is in ascenv's state directory now; one that cannot be made is a clear exit 2 naming -o. (Root
+    writes through mode bits, so the state home here is a file: mkdir fails the same way.)"""
     not_a_folder = tmp_path / "file"
     not_a_folder.write_text("")
-    code, _, stderr = run_cli(["fleet", "audit", "-i", str(inventory)], {"PATH": "/usr/bin:/bin"}, cwd=not_a_folder)
+    environ = {"PATH": "/usr/bin:/bin", "XDG_STATE_HOME": str(not_a_folder)}
+    code, _, stderr = run_cli(["fleet", "audit", "-i", str(inventory)], environ, cwd=tmp_path)
     assert code == errors.EXIT_USAGE, stderr
-    assert "cannot make the results folder ascenv-fleet-" in stderr and "-o DIR" in stderr
+    said = " ".join(stderr.split())
+    assert f"cannot make the results folder {not_a_folder}/ascenv/fleet/audit-" in said and "-o DIR" in said
     assert "Traceback" not in stderr and "unexpected error" not in stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "hosts.ini"]  # nothing left in the cwd
 
 
 @pytest.mark.parametrize("where", ["file/results", "/proc/self/ascenv-results"], ids=["under-a-file", "proc"])

@@ -29,3 +29,22 @@ def test_each_node_names_its_vendor_build_and_the_odd_build_out_is_drift_in_vend
     assert verdicts["n4"].builds == ("customize: no manifest",)
     assert verdicts["n3"].status == verdicts["n4"].status == "drift"
     assert verdicts["n3"].differs_in == ("vendors",)
+
+
+def test_a_node_drifted_from_the_cluster_lock_is_named_with_every_drifted_layer():
+    base = a2()
+    cluster = lockfile.lock_from_snapshot(base, generator_version="t", source="lock")
+    drifted = replace(
+        base, driver=replace(base.driver, version="25.2.0"), firmware=replace(base.firmware, version="7.7.7.7")
+    )
+    one = replace(base, driver=replace(base.driver, version="25.2.0"))
+    nodes = tuple(
+        NodeResult(host, OK, lock=lockfile.lock_from_snapshot(snap, generator_version="t", source=host))
+        for host, snap in (("same", base), ("two-layers", drifted), ("one-layer", one))
+    )
+    verdicts = {v.host: v for v in audit(nodes, cluster, "cluster.lock").nodes}
+    assert verdicts["same"].status == "ok"
+    two = verdicts["two-layers"]
+    assert two.status == "drift" and set(two.differs_in) == {"driver", "firmware"}
+    assert "driver" in two.message and "firmware" in two.message and "25.2.0" in two.message  # both named
+    assert verdicts["one-layer"].message.startswith("driver") and ";" not in verdicts["one-layer"].message
