@@ -247,7 +247,8 @@ def judge(snap: Snapshot, constraints: Constraints, matrix: Any) -> tuple[Findin
 
 def machine_versions(snap: Snapshot) -> dict[str, tuple[str, str]]:
     """layer → (version, where it was read) from a snapshot, as ``guard.read_versions`` reads a
-    live machine; NNAL is absent (the probes do not read it)."""
+    live machine; NNAL from its ``version.info`` (``snap.stack``, the probe of the layer above
+    torch_npu)."""
     from ascenv.checks._facts import active_install, driver_file, driver_version
 
     install = active_install(snap)
@@ -258,6 +259,8 @@ def machine_versions(snap: Snapshot) -> dict[str, tuple[str, str]]:
         "cann": (install.version or "", install.info_file or install.path) if install else ("", ""),
         "python": (snap.python.version or "", snap.python.executable or ""),
     }
+    nnal = next((part for part in snap.stack if part.name == "nnal-atb"), None)
+    found["nnal"] = (nnal.version or "", nnal.source) if nnal is not None else ("", "")
     for layer in ("torch", "torch_npu"):
         dist = dists.get(normalize_name(layer))
         found[layer] = (dist.version, f"{dist.location}/{dist.name}-{dist.version}.dist-info") if dist else ("", "")

@@ -201,14 +201,32 @@ def test_an_unsupported_soc_and_a_missing_vendor_are_errors(tmp_path):
     assert soc.title == "proj supports ascend910b, found ascend310p"
 
 
-def test_without_npu_socs_and_nnal_are_notes_and_missing_torch_is_an_error(tmp_path):
+def test_without_npu_socs_are_notes_and_missing_torch_and_nnal_are_errors(tmp_path):
     seen, found = verdicts("nonroot-home", tmp_path, {"socs": ["ascend910b"], "nnal": ">=8.5.0", "torch_npu": ">=2"})
     assert seen == {
         ("ASC-REQ-SOC", Severity.INFO),
-        ("ASC-REQ-NNAL", Severity.INFO),
+        ("ASC-REQ-NNAL", Severity.ERROR),
         ("ASC-REQ-TORCH_NPU", Severity.ERROR),
     }
     assert next(f for f in found if f.id == "ASC-REQ-TORCH_NPU").title == "proj needs torch_npu >=2, found none"
+
+
+@pytest.mark.parametrize(
+    ("installed", "spec", "severity"),
+    [("8.5.0", ">=8.5.0", Severity.OK), ("8.2.RC1", ">=8.5.0", Severity.ERROR), ("9.1.0", "==9.1.*", Severity.OK)],
+)
+def test_nnal_is_judged_from_its_version_info(tmp_path, installed, spec, severity):
+    from dataclasses import replace
+
+    from ascenv.model import StackPart
+
+    info = f"/usr/local/Ascend/nnal/atb/{installed}/version.info"
+    part = StackPart(name="nnal-atb", version=installed, path=f"/usr/local/Ascend/nnal/atb/{installed}", source=info)
+    snap = replace(snapshot("a2-cann800", tmp_path), stack=(part,))
+    file = write(tmp_path, {"project": {"name": "proj"}, "tool": {"ascenv": {"nnal": spec}}})
+    (found,) = constraints.judge(snap, load(file), shipped_matrix())
+    assert (found.id, found.severity) == ("ASC-REQ-NNAL", severity)
+    assert found.evidence == (info,)
 
 
 def test_driver_and_firmware_use_huawei_ordering(tmp_path):
