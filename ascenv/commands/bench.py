@@ -183,13 +183,16 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             bench_chart.chart_format(args.chart)
             bench_chart.require_matplotlib()
         limit = threshold(args.fail_over)
-        a = bench.resolve(args.a, args.op)
-        b = bench.resolve(args.b, args.op or a.run.op)
-        result = compare_runs(a.run, b.run, limit)
+        from ascenv.bench.pick import pick
+
+        picked = pick(bench, args.a, args.b, args.op)
+        result = compare_runs(picked.a.run, picked.b.run, limit)
         refused = bool(result.differences) and not args.allow_env_change
         if args.chart and not refused:  # no picture of a comparison that is refused
             bench_chart.write(os.path.join(ctx.cwd, args.chart), result, shown=args.chart)
-        render.comparison(ctx.out, result, args.format, args.allow_env_change, None if refused else args.chart)
+        render.comparison(
+            ctx.out, result, args.format, args.allow_env_change, None if refused else args.chart, picked=picked
+        )
         if refused:
             return errors.EXIT_USAGE
         return errors.EXIT_FINDINGS if result.regressions else errors.EXIT_OK

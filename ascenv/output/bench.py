@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ascenv.bench.history import History
+from ascenv.bench.pick import Picked
 from ascenv.bench.records import Run, record_json
 from ascenv.bench.stats import Change, Comparison, ShapeChange
 from ascenv.bench.store import StoredRun
@@ -109,12 +110,21 @@ def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]
     return lines
 
 
-def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool, chart: Optional[str] = None) -> None:
+def comparison(
+    out: Output,
+    result: Comparison,
+    fmt: str,
+    allow_env_change: bool,
+    chart: Optional[str] = None,
+    picked: Optional[Picked] = None,
+) -> None:
+    why = {"a": picked.why_a if picked else "", "b": picked.why_b if picked else ""}
     if fmt == "json":
         out.json(
             {
                 "a": result.a.id,
                 "b": result.b.id,
+                "picked": {side: text or None for side, text in why.items()},
                 "threshold": result.threshold,
                 "shapes": [
                     {
@@ -140,6 +150,9 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
     else:
         glyphs = _glyphs(out)
         out.console.print(f"A {safe(result.a.id)}  vs  B {safe(result.b.id)}")
+        for side, text in why.items():
+            if text:  # a run picked by name (baseline, latest): which one and why
+                out.message(f"{side.upper()}: {text}")
         _, start, dash, end = glyphs
         legend = (
             f"bars: each shape's medians, A and B to one scale; {start}{dash * 3}{end} the 95% interval of B's median"

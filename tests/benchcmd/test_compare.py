@@ -307,3 +307,68 @@ def test_compare_chart_in_ascii_where_the_output_cannot_encode_blocks(tmp_path: 
     text = raw.getvalue().decode("ascii")  # nothing outside ASCII was written
     row = next(x for x in text.splitlines() if x.startswith("  B  ") and "slower" in x)
     assert row.count("#") > 40 and "[" in text and "95% +" in text
+
+
+# --- which runs the defaults pick: latest is the newest run comparable with the other side
+
+
+def target_run(store: Path, created: str, target: str, fp: Fingerprint, scale: float = 1.0) -> Run:
+    durations = [scale * x for x in noisy(random.Random(created), 100)]
+    run = new_run(
+        op="add_custom", target=target, tool="cpu-checker" if target == "cpu" else "torch_npu", created=created,
+        source="x", files=(), skipped_rows=0, fingerprint=replace(fp, target=target), records=(record(durations),),
+    )  # fmt: skip
+    BenchStore(Store(store)).write(run)
+    return run
+
+
+CPU = Fingerprint(host_cpu="Kunpeng-920", host_cores=2)
+
+
+def defaults(store: Path, *argv: str) -> tuple[int, dict, str]:
+    code, out, err = run_cli(["bench", "compare", *argv, "--store", str(store), "--format", "json"], ENV)
+    return code, json.loads(out) if out else {}, err
+
+
+def test_default_compare_after_an_import_takes_the_newest_run_of_the_baselines_target(tmp_path: Path) -> None:
+    """Issue 25: a CPU baseline, a later CPU run, then an NPU profile imported: "latest" was the
+    import and the defaults failed "stacks differ: cpu vs npu"."""
+    base = target_run(tmp_path, "2026-12-01T09:00:00.000000Z", "cpu", CPU)
+    assert run_cli(["bench", "baseline", "set", base.id, "--store", str(tmp_path)], ENV)[0] == 0
+    later = target_run(tmp_path, "2026-12-01T09:10:00.000000Z", "cpu", CPU)
+    imported = target_run(tmp_path, "2026-12-01T09:20:00.000000Z", "npu", NPU)
+    code, doc, err = defaults(tmp_path)
+    assert code == 0, err
+    assert (doc["a"], doc["b"]) == (base.id, later.id)
+    assert doc["picked"]["a"] == "the baseline of add_custom (cpu)"
+    assert doc["picked"]["b"].startswith("the newest run of add_custom with A's target (cpu) and stack")
+    assert imported.id in doc["picked"]["b"] and "target: cpu vs npu" in doc["picked"]["b"]
+    # the terminal says it too, on stderr beside the comparison
+    code, out, err = run_cli(["bench", "compare", "--store", str(tmp_path)], ENV)
+    assert code == 0 and f"A {base.id}  vs  B {later.id}" in out
+    assert "A: the baseline of add_custom (cpu)" in err and f"the newest, {imported.id}, differs" in err
+
+
+def test_latest_skips_a_run_of_another_host_cpu_and_names_it(tmp_path: Path) -> None:
+    base = target_run(tmp_path, "2026-12-01T09:00:00.000000Z", "cpu", CPU)
+    later = target_run(tmp_path, "2026-12-01T09:10:00.000000Z", "cpu", CPU, scale=1.5)
+    moved = target_run(tmp_path, "2026-12-01T09:20:00.000000Z", "cpu", replace(CPU, host_cpu="Xeon"))
+    code, doc, err = defaults(tmp_path, base.id)  # A named, B the default latest
+    assert code == 1 and (doc["a"], doc["b"]) == (base.id, later.id), err  # the slower run, judged
+    assert doc["picked"]["a"] is None  # named by the user: nothing to explain
+    assert f"the newest, {moved.id}, differs: host_cpu: Kunpeng-920 vs Xeon" in doc["picked"]["b"]
+    # latest on the A side: the newest run comparable with the named B
+    code, doc, err = defaults(tmp_path, "latest", base.id)
+    assert code == 0 and (doc["a"], doc["b"]) == (later.id, base.id), err
+    # a run named outright on both sides is still compared as asked, and refused
+    code, _, err = defaults(tmp_path, base.id, moved.id)
+    assert code == 2 and "host_cpu: Kunpeng-920 vs Xeon" in err
+
+
+def test_latest_with_no_other_comparable_run_is_the_run_itself_and_says_so(tmp_path: Path) -> None:
+    base = target_run(tmp_path, "2026-12-01T09:00:00.000000Z", "npu", NPU)
+    assert run_cli(["bench", "baseline", "set", base.id, "--store", str(tmp_path)], ENV)[0] == 0
+    target_run(tmp_path, "2026-12-01T09:10:00.000000Z", "cpu", CPU)
+    code, doc, err = defaults(tmp_path)
+    assert code == 0 and doc["a"] == doc["b"] == base.id, err
+    assert "A itself, no other run matches" in doc["picked"]["b"]
