@@ -30,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp = sub.add_parser("import", help="read a profiler's output (directory or CSV) and store it as a run")
     imp.add_argument("path", metavar="PATH", help="PROF_*, OPPROF_*, *_ascend_pt directory or one of their CSVs")
     imp.add_argument("--op", required=True, metavar="OP", help="the operator project the run belongs to")
+    imp.add_argument(
+        "--all-ops",
+        action="store_true",
+        help="keep every op type the profile holds under OP (default: only OP's own, e.g. AddCustom for add_custom)",
+    )
     imp.add_argument("--shape", metavar="LABEL", help="name the shape where the source records none (msprof op)")
     imp.add_argument(
         "--build", metavar="KEY", help="the stored build that was measured (key or its first 6+ characters)"
@@ -219,6 +224,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
 def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: BenchStore, render: Any) -> int:
     from ascenv.bench import fingerprint, readers
+    from ascenv.bench.records import of_op
     from ascenv.bench.store import new_run
 
     manifest = None
@@ -231,13 +237,21 @@ def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: 
         manifest = entry.manifest
     path = Path(ctx.cwd, args.path)
     imported = readers.read_path(path, args.shape, shown=args.path)
+    records = imported.records
+    left_out: tuple[str, ...] = ()
+    if not args.all_ops:  # a model's profile holds every kernel it ran: only OP's are OP's run
+        chosen = of_op(records, args.op)
+        if not chosen.kept:  # as `pip show NAME` of a package not installed: a warning, exit 1
+            render.absent(ctx.out, args.op, args.path, chosen.left_out, args.format)
+            return errors.EXIT_FINDINGS
+        records, left_out = chosen.kept, chosen.left_out
     snapshot = None
     if not args.no_probe:
         from ascenv.probe.snapshot import collect
 
         snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run)
-    sets = sorted({r.metric_set for r in imported.records})
-    downclocked = [r.clock.downclocked for r in imported.records if r.clock.downclocked is not None]
+    sets = sorted({r.metric_set for r in records})
+    downclocked = [r.clock.downclocked for r in records if r.clock.downclocked is not None]
     print_ = fingerprint.gather(
         target="npu",
         manifest=manifest,
@@ -256,8 +270,8 @@ def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: 
         files=imported.files,
         skipped_rows=imported.skipped_rows,
         fingerprint=print_,
-        records=imported.records,
+        records=records,
     )
     stored = bench.write(new)
-    render.imported(ctx.out, new, stored, args.format)
+    render.imported(ctx.out, new, stored, args.format, left_out)
     return errors.EXIT_OK

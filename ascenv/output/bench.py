@@ -28,9 +28,32 @@ def _us(value: float) -> str:
     return f"{value:.3f}" if value < 1000 else f"{value:.1f}"
 
 
-def imported(out: Output, run: Run, path: Path, fmt: str) -> None:
+def _op_types(names: tuple[str, ...]) -> str:
+    shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    return shown or "none"
+
+
+def absent(out: Output, op: str, source: str, op_types: tuple[str, ...], fmt: str) -> None:
+    """``bench import --op OP`` of a profile that holds no launch of OP: nothing stored."""
     if fmt == "json":
-        out.json({"run": run.id, "tool": run.tool, "path": str(path), "records": [record_json(r) for r in run.records]})
+        out.json({"run": None, "op": op, "absent": True, "op_types": list(op_types)})
+    out.warn(
+        f"{op} is absent from {source}: it holds the op types {_op_types(op_types)}; nothing stored "
+        f"(--all-ops keeps them all under {op})"
+    )
+
+
+def imported(out: Output, run: Run, path: Path, fmt: str, left_out: tuple[str, ...] = ()) -> None:
+    if fmt == "json":
+        out.json(
+            {
+                "run": run.id,
+                "tool": run.tool,
+                "path": str(path),
+                "records": [record_json(r) for r in run.records],
+                "left_out": list(left_out),
+            }
+        )
         return
     table = Table(box=None, pad_edge=False)
     for title in ("OP", "INPUT SHAPES", "TASK", "N", "MEDIAN us", "MIN", "MAX", "BLOCK DIM", "METRICS"):
@@ -53,6 +76,8 @@ def imported(out: Output, run: Run, path: Path, fmt: str) -> None:
         f"run [bold]{safe(run.id)}[/] ({safe(run.tool)}, {len(run.records)} records from {len(run.files)} file(s)) "
         f"stored in {safe(str(path))}"
     )
+    if left_out:
+        out.message(f"left out the other op types of the profile (--all-ops keeps them): {_op_types(left_out)}")
     if run.skipped_rows:
         out.message(f"{run.skipped_rows} row(s) without a duration were skipped")
     if run.fingerprint.downclocked:

@@ -173,7 +173,19 @@ def test_a_downclocked_run_never_becomes_the_baseline(tmp_path: Path) -> None:
 def test_import_cli_json_and_history(tmp_path: Path) -> None:
     path = sample(tmp_path, KD_EDITED, "kernel_details.csv")
     store = tmp_path / "store"
-    argv = ["bench", "import", str(path), "--op", "mm", "--store", str(store), "--no-probe", "--format", "json"]
+    argv = [
+        "bench",
+        "import",
+        str(path),
+        "--op",
+        "mm",
+        "--all-ops",
+        "--store",
+        str(store),
+        "--no-probe",
+        "--format",
+        "json",
+    ]
     code, out, err = run_cli(argv, ENV)
     assert code == 0, err
     doc = json.loads(out)
@@ -219,7 +231,19 @@ def profiled_runs(tmp_path: Path, scale: Optional[dict[str, float]] = None) -> t
     store = tmp_path / "store"
     ids = []
     for path in (a, b):
-        argv = ["bench", "import", str(path), "--op", "mm", "--store", str(store), "--no-probe", "--format", "json"]
+        argv = [
+            "bench",
+            "import",
+            str(path),
+            "--op",
+            "mm",
+            "--all-ops",
+            "--store",
+            str(store),
+            "--no-probe",
+            "--format",
+            "json",
+        ]
         code, out, err = run_cli(argv, ENV)
         assert code == 0, err
         ids.append(json.loads(out)["run"])
@@ -372,3 +396,45 @@ def test_latest_with_no_other_comparable_run_is_the_run_itself_and_says_so(tmp_p
     code, doc, err = defaults(tmp_path)
     assert code == 0 and doc["a"] == doc["b"] == base.id, err
     assert "A itself, no other run matches" in doc["picked"]["b"]
+
+
+# --- import --op: only that operator's records of a profile that holds many
+
+
+def import_cli(tmp_path: Path, op: str, *extra: str) -> tuple[int, str, str]:
+    path = sample(tmp_path, KD_EDITED, "kernel_details.csv")
+    argv = ["bench", "import", str(path), "--op", op, "--store", str(tmp_path / "store"), "--no-probe", *extra]
+    return run_cli(argv, ENV)
+
+
+def test_import_of_a_profile_without_the_op_warns_lists_its_op_types_and_stores_nothing(tmp_path: Path) -> None:
+    """Issue 25: --op add_custom of a torch_npu profile stored its unrelated ops, silently."""
+    code, out, err = import_cli(tmp_path, "add_custom")
+    assert code == 1 and out == "", err  # as `pip show NAME` of a package that is not there
+    assert "add_custom is absent from" in err and "Traceback" not in err
+    assert "Add, FlashAttentionScore, FlashAttentionScoreGrad, MatMulV2, MatMulV3" in err
+    assert not (tmp_path / "store" / "add_custom").exists()
+    code, out, err = import_cli(tmp_path, "add_custom", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["run"] is None and doc["absent"] is True and "MatMulV2" in doc["op_types"]
+
+
+def test_import_keeps_only_the_ops_records_named_in_either_case(tmp_path: Path) -> None:
+    code, out, err = import_cli(tmp_path, "mat_mul_v2", "--format", "json")  # the op type MatMulV2
+    doc = json.loads(out)
+    assert code == 0, err
+    assert {r["op"] for r in doc["records"]} == {"MatMulV2"}  # not MatMulV3
+    assert doc["left_out"] == ["Add", "FlashAttentionScore", "FlashAttentionScoreGrad", "MatMulV3"]
+    stored = loads_run(Path(doc["path"]).read_text(), doc["path"])
+    assert {r.op for r in stored.records} == {"MatMulV2"}
+    code, out, err = import_cli(tmp_path, "Add")  # the type as the profile spells it
+    assert code == 0 and "left out the other op types" in err and "MatMulV2" in err
+    code, out, err = import_cli(tmp_path, "model", "--all-ops", "--format", "json")  # every op, as asked
+    assert code == 0 and len({r["op"] for r in json.loads(out)["records"]}) == 5 and json.loads(out)["left_out"] == []
+
+
+def test_op_key_matches_a_projects_snake_case_with_its_op_type() -> None:
+    from ascenv.bench.records import op_key
+
+    assert op_key("add_custom") == op_key("AddCustom") == op_key("ADD-CUSTOM")
+    assert op_key("mat_mul_v2") != op_key("MatMulV3")
