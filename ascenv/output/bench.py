@@ -115,11 +115,16 @@ def _whisker(low: float, high: float, scale: float, glyphs: tuple[str, str, str,
     return " " * first + start + line * (last - first - 1) + end
 
 
+def measure(value: float, unit: str) -> str:
+    """A median in its unit: ``  412.000 us`` or ``    0.912 x peer`` (a ratio, 3 decimals)."""
+    return f"{_us(value) if unit == 'us' else f'{value:.3f}':>9} {unit}"
+
+
 def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]:
     """Four lines: what was measured, A's bar, B's bar with the change and the verdict, and the
     interval of B's median that the noise allows (A's median times one plus the change's bounds)."""
     c = s.change
-    a, b = s.a.duration_us, s.b.duration_us
+    a, b = s.medians  # the measure judged: every number of the block is of it
     interval = has_interval(c)
     low, high = a * (1 + c.low), a * (1 + c.high)
     scale = max(a, b, high if interval else 0.0)
@@ -127,8 +132,8 @@ def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]
     lines = [escape(x) for x in textwrap.wrap(title, LINE_WIDTH, subsequent_indent="    ", break_on_hyphens=False)]
     bar_a, bar_b = (escape(f"{glyphs[0] * cells(x, scale):<{BAR_WIDTH}}") for x in (a, b))
     verdict = f"[{_COLOURS[c.verdict]}]{c.verdict}[/]"
-    lines.append(f"  A  {bar_a}  {_us(a):>9} us  n={s.a.samples}")
-    lines.append(f"  B  {bar_b}  {_us(b):>9} us  n={s.b.samples}  {c.change:+.1%}  {verdict}")
+    lines.append(f"  A  {bar_a}  {measure(a, s.unit)}  n={s.a.samples}")
+    lines.append(f"  B  {bar_b}  {measure(b, s.unit)}  n={s.b.samples}  {c.change:+.1%}  {verdict}")
     whisker = escape(f"{_whisker(low, high, scale, glyphs) if interval else '':<{BAR_WIDTH}}")
     noise = f"95% {c.low:+.1%} .. {c.high:+.1%}" if interval else "no interval"
     lines.append(f"     {whisker}  {noise}" + (f": {safe(c.reason)}" if c.reason else ""))
@@ -162,6 +167,8 @@ def comparison(
                         "regression": s.change.regression,
                         "samples": [s.a.samples, s.b.samples],
                         "median_us": [s.a.duration_us, s.b.duration_us],
+                        "measure": "duration_us" if s.unit == "us" else "duration/peer",
+                        "medians": list(s.medians),
                         "reason": s.change.reason or None,
                         "against_peer": s.against_peer,
                     }
@@ -183,14 +190,16 @@ def comparison(
             f"bars: each shape's medians, A and B to one scale; {start}{dash * 3}{end} the 95% interval of B's median"
         )
         out.console.print(escape(legend))
+        out.console.print("each shape in one measure: us (duration), or x peer (duration / the peer timed beside it)")
         for s in result.shapes:
             for text in _shape_block(s, glyphs):
                 out.console.print(text)
         peered = sum(s.against_peer for s in result.shapes)
         if peered:
             out.message(
-                f"{peered} shape(s) judged as duration / the peer workload timed beside each launch "
-                "(the change and interval are of that ratio; the bars are the durations)"
+                f"{peered} of {len(result.shapes)} shapes judged as duration / the peer workload timed beside each "
+                "launch (x peer): their bars, change and interval are all of that ratio; --format json adds the "
+                "durations (median_us)"
             )
         if result.only_a or result.only_b:
             out.message(f"{len(result.only_a)} record(s) only in A, {len(result.only_b)} only in B: not compared")

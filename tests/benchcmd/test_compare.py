@@ -264,7 +264,7 @@ def test_compare_draws_a_and_b_bars_in_proportion_with_the_verdict(tmp_path: Pat
     assert all(cell_len(line) <= 120 for line in lines), max(lines, key=cell_len)
     starts = [i for i, line in enumerate(lines) if line.startswith("  A  ")]
     assert len(starts) == len(shapes) == 8
-    previous = 2  # after the "A vs B" line and the legend
+    previous = 3  # after the "A vs B" line and the two lines of legend
     bars = {}
     for i, shape in zip(starts, shapes):
         title = " ".join(x.strip() for x in lines[previous:i])  # a long title wraps onto "    " lines
