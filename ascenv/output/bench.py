@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 from rich.markup import escape
-from rich.table import Table
 
 from ascenv.bench.history import History
 from ascenv.bench.pick import Picked
@@ -16,6 +15,7 @@ from ascenv.bench.records import Run, record_json
 from ascenv.bench.stats import Change, Comparison, ShapeChange
 from ascenv.bench.store import StoredRun
 from ascenv.output import Output, printable, safe
+from ascenv.output.tables import print_rows
 
 _COLOURS = {"faster": "green", "slower": "red", "same": "default", "inconclusive": "yellow"}
 
@@ -55,23 +55,24 @@ def imported(out: Output, run: Run, path: Path, fmt: str, left_out: tuple[str, .
             }
         )
         return
-    table = Table(box=None, pad_edge=False)
-    for title in ("OP", "INPUT SHAPES", "TASK", "N", "MEDIAN us", "MIN", "MAX", "BLOCK DIM", "METRICS"):
-        table.add_column(title, no_wrap=title != "INPUT SHAPES")
+    rows = []
     for r in run.records:
         median = _us(r.duration_us) + ("" if r.duration_stat == "median" else " (mean)")
-        table.add_row(
-            safe(r.op),
-            safe(_shapes(r.input_shapes)),
-            safe(r.task_type or "-"),
-            str(r.samples),
-            median,
-            _us(r.duration_min_us),
-            _us(r.duration_max_us),
-            "-" if r.block_dim is None else str(r.block_dim),
-            safe(r.metric_set),
+        rows.append(
+            [
+                safe(r.op),
+                safe(_shapes(r.input_shapes)),
+                safe(r.task_type or "-"),
+                str(r.samples),
+                median,
+                _us(r.duration_min_us),
+                _us(r.duration_max_us),
+                "-" if r.block_dim is None else str(r.block_dim),
+                safe(r.metric_set),
+            ]
         )
-    out.console.print(table)
+    titles = ("OP", "INPUT SHAPES", "TASK", "N", "MEDIAN us", "MIN", "MAX", "BLOCK DIM", "METRICS")
+    print_rows(out.console, titles, rows, wrap=("INPUT SHAPES",))
     out.console.print(
         f"run [bold]{safe(run.id)}[/] ({safe(run.tool)}, {len(run.records)} records from {len(run.files)} file(s)) "
         f"stored in {safe(str(path))}"
@@ -248,24 +249,24 @@ def history(out: Output, result: History, fmt: str) -> None:
             }
         )
         return
-    table = Table(box=None, pad_edge=False)
-    titles = ("RUN", "BUILD", "SOURCE", "OP", "INPUT SHAPES", "BLOCK DIM", "TILING", "MEDIAN us", "SPREAD")
-    for title in (*titles, "VS PREVIOUS"):
-        table.add_column(title, no_wrap=title not in ("INPUT SHAPES", "TILING"))
+    rows = []
     for row in result.rows:
-        table.add_row(
-            safe(row.run),
-            safe((row.build_key or "-")[:12]),
-            safe((row.source_commit or "-")[:10]),
-            safe(row.op),
-            safe(_shapes(row.input_shapes)),
-            "-" if row.block_dim is None else str(row.block_dim),
-            safe(_tiling(row.tiling)),
-            _us(row.duration_us),
-            f"{row.spread:.1%}",
-            safe(row.verdict or "-"),
+        rows.append(
+            [
+                safe(row.run),
+                safe((row.build_key or "-")[:12]),
+                safe((row.source_commit or "-")[:10]),
+                safe(row.op),
+                safe(_shapes(row.input_shapes)),
+                "-" if row.block_dim is None else str(row.block_dim),
+                safe(_tiling(row.tiling)),
+                _us(row.duration_us),
+                f"{row.spread:.1%}",
+                safe(row.verdict or "-"),
+            ]
         )
-    out.console.print(table)
+    titles = ("RUN", "BUILD", "SOURCE", "OP", "INPUT SHAPES", "BLOCK DIM", "TILING", "MEDIAN us", "SPREAD")
+    print_rows(out.console, (*titles, "VS PREVIOUS"), rows, wrap=("INPUT SHAPES", "TILING"))
     if result.runs < result.total:
         out.console.print(f"the newest {result.runs} of {result.total} run(s) of {safe(result.op)} (all: --limit 0).")
     else:
@@ -318,21 +319,22 @@ def ran(out: Output, result: Any, fmt: str) -> None:
             }
         )
         return
-    table = Table(box=None, pad_edge=False)
-    for title in ("BENCHMARK", "SHAPE", "N", "MEDIAN us", "MIN", "MAX", "SPREAD", "TILING"):
-        table.add_column(title, no_wrap=title not in ("TILING", "SHAPE"))
+    rows = []
     for r in run.records:
-        table.add_row(
-            safe(r.task_type or "-"),
-            safe(_shapes(r.input_shapes)),
-            str(r.samples),
-            _us(r.duration_us),
-            _us(r.duration_min_us),
-            _us(r.duration_max_us),
-            f"{r.spread:.1%}",
-            safe(_tiling(r.tiling)),
+        rows.append(
+            [
+                safe(r.task_type or "-"),
+                safe(_shapes(r.input_shapes)),
+                str(r.samples),
+                _us(r.duration_us),
+                _us(r.duration_min_us),
+                _us(r.duration_max_us),
+                f"{r.spread:.1%}",
+                safe(_tiling(r.tiling)),
+            ]
         )
-    out.console.print(table)
+    titles = ("BENCHMARK", "SHAPE", "N", "MEDIAN us", "MIN", "MAX", "SPREAD", "TILING")
+    print_rows(out.console, titles, rows, wrap=("TILING", "SHAPE"))
     for b in result.benchmarks:
         out.console.print(f"{safe(b.name)} measures: {safe(b.measures)}")
     if run.target == "cpu":
