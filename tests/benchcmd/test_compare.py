@@ -26,6 +26,8 @@ from tests.benchcmd.test_readers import DATA, KD_EDITED, sample
 from tests.cli_helpers import run_cli
 
 ENV = {"PATH": "/usr/bin:/bin"}
+# a model's profile kept whole under one name: every op type it holds
+MODEL_IMPORT = ("--op", "mm", "--all-ops", "--no-probe", "--format", "json")
 NPU = Fingerprint(soc="910B4")
 
 
@@ -173,19 +175,7 @@ def test_a_downclocked_run_never_becomes_the_baseline(tmp_path: Path) -> None:
 def test_import_cli_json_and_history(tmp_path: Path) -> None:
     path = sample(tmp_path, KD_EDITED, "kernel_details.csv")
     store = tmp_path / "store"
-    argv = [
-        "bench",
-        "import",
-        str(path),
-        "--op",
-        "mm",
-        "--all-ops",
-        "--store",
-        str(store),
-        "--no-probe",
-        "--format",
-        "json",
-    ]
+    argv = ["bench", "import", str(path), *MODEL_IMPORT, "--store", str(store)]
     code, out, err = run_cli(argv, ENV)
     assert code == 0, err
     doc = json.loads(out)
@@ -231,19 +221,7 @@ def profiled_runs(tmp_path: Path, scale: Optional[dict[str, float]] = None) -> t
     store = tmp_path / "store"
     ids = []
     for path in (a, b):
-        argv = [
-            "bench",
-            "import",
-            str(path),
-            "--op",
-            "mm",
-            "--all-ops",
-            "--store",
-            str(store),
-            "--no-probe",
-            "--format",
-            "json",
-        ]
+        argv = ["bench", "import", str(path), *MODEL_IMPORT, "--store", str(store)]
         code, out, err = run_cli(argv, ENV)
         assert code == 0, err
         ids.append(json.loads(out)["run"])
