@@ -103,3 +103,25 @@ def record_json(r: Record) -> dict[str, Any]:
             "downclocked": r.clock.downclocked,
         },
     }
+
+
+def op_key(name: str) -> str:
+    """An operator's name with case and separators left out: the project ``add_custom`` and the op
+    type ``AddCustom`` a profiler records for it are one key. CANN names an operator project's
+    files in snake case after its op type in upper camel case (msopgen: op type AddCustom,
+    op_kernel/add_custom.cpp; https://www.hiascend.com/document, "Ascend C operator development")."""
+    return "".join(c for c in name.lower() if c.isalnum())
+
+
+@dataclass(frozen=True)
+class OpFilter:
+    """The records of one operator out of a profile, and the op types left out."""
+
+    kept: tuple[Record, ...]
+    left_out: tuple[str, ...]  # op types, sorted, one each
+
+
+def of_op(records: Sequence[Record], op: str) -> OpFilter:
+    key = op_key(op)
+    kept = tuple(r for r in records if op_key(r.op) == key)
+    return OpFilter(kept, tuple(sorted({r.op for r in records if op_key(r.op) != key})))

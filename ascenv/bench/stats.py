@@ -170,6 +170,14 @@ class ShapeChange:
     b: Record
     change: Change
     against_peer: bool = False  # judged as duration / peer (see ``judged``)
+    # A's and B's medians of what was judged: durations (us), or duration / peer. The one measure
+    # a shape is drawn in, so that a bar, its label, the change and the interval agree (issue 25:
+    # a -4.1 % launch/peer change was printed beside medians in us 8.7 % apart)
+    medians: tuple[float, float] = (0.0, 0.0)
+
+    @property
+    def unit(self) -> str:
+        return "x peer" if self.against_peer else "us"
 
 
 @dataclass(frozen=True)
@@ -195,7 +203,13 @@ def compare_runs(a: Run, b: Run, threshold: float) -> Comparison:
     for r in b.records:
         if r.key in by_key:
             first, second, against_peer = judged(by_key[r.key], r)
-            shapes.append(ShapeChange(by_key[r.key], r, compare(first, second, threshold), against_peer))
+            medians = (
+                (_median_of(sorted(first)), _median_of(sorted(second)))
+                if against_peer
+                else (by_key[r.key].duration_us, r.duration_us)  # the record's median (a summary's mean)
+            )
+            change = compare(first, second, threshold)
+            shapes.append(ShapeChange(by_key[r.key], r, change, against_peer, medians))
     return Comparison(
         a,
         b,

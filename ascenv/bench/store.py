@@ -407,6 +407,15 @@ class BenchStore:
                 return True, found
         return True, None
 
+    def newest_where(self, op: Optional[str], keep: Callable[[Run], bool]) -> Optional[StoredRun]:
+        """The newest run (of ``op``) that ``keep`` accepts, or None; reading one second of runs
+        at a time where the files' names allow it (``_first``), every run otherwise."""
+        paths = self.paths(op)
+        named, found = self._first(paths, keep)
+        if named:
+            return found
+        return next((s for s in self.runs(op) if keep(s.run)), None)
+
     def baselines(self, op: str) -> dict[str, str]:
         return read_baselines(self.root, op)
 

@@ -30,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp = sub.add_parser("import", help="read a profiler's output (directory or CSV) and store it as a run")
     imp.add_argument("path", metavar="PATH", help="PROF_*, OPPROF_*, *_ascend_pt directory or one of their CSVs")
     imp.add_argument("--op", required=True, metavar="OP", help="the operator project the run belongs to")
+    imp.add_argument(
+        "--all-ops",
+        action="store_true",
+        help="keep every op type the profile holds under OP (default: only OP's own, e.g. AddCustom for add_custom)",
+    )
     imp.add_argument("--shape", metavar="LABEL", help="name the shape where the source records none (msprof op)")
     imp.add_argument(
         "--build", metavar="KEY", help="the stored build that was measured (key or its first 6+ characters)"
@@ -175,13 +180,16 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             bench_chart.chart_format(args.chart)
             bench_chart.require_matplotlib()
         limit = threshold(args.fail_over)
-        a = bench.resolve(args.a, args.op)
-        b = bench.resolve(args.b, args.op or a.run.op)
-        result = compare_runs(a.run, b.run, limit)
+        from ascenv.bench.pick import pick
+
+        picked = pick(bench, args.a, args.b, args.op)
+        result = compare_runs(picked.a.run, picked.b.run, limit)
         refused = bool(result.differences) and not args.allow_env_change
         if args.chart and not refused:  # no picture of a comparison that is refused
             bench_chart.write(os.path.join(ctx.cwd, args.chart), result, shown=args.chart)
-        render.comparison(ctx.out, result, args.format, args.allow_env_change, None if refused else args.chart)
+        render.comparison(
+            ctx.out, result, args.format, args.allow_env_change, None if refused else args.chart, picked=picked
+        )
         if refused:
             return errors.EXIT_USAGE
         return errors.EXIT_FINDINGS if result.regressions else errors.EXIT_OK
@@ -208,6 +216,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
 def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: BenchStore, render: Any) -> int:
     from ascenv.bench import fingerprint, readers
+    from ascenv.bench.records import of_op
     from ascenv.bench.store import new_run
 
     manifest = None
@@ -220,13 +229,21 @@ def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: 
         manifest = entry.manifest
     path = Path(ctx.cwd, args.path)
     imported = readers.read_path(path, args.shape, shown=args.path)
+    records = imported.records
+    left_out: tuple[str, ...] = ()
+    if not args.all_ops:  # a model's profile holds every kernel it ran: only OP's are OP's run
+        chosen = of_op(records, args.op)
+        if not chosen.kept:  # as `pip show NAME` of a package not installed: a warning, exit 1
+            render.absent(ctx.out, args.op, args.path, chosen.left_out, args.format)
+            return errors.EXIT_FINDINGS
+        records, left_out = chosen.kept, chosen.left_out
     snapshot = None
     if not args.no_probe:
         from ascenv.probe.snapshot import collect
 
         snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run)
-    sets = sorted({r.metric_set for r in imported.records})
-    downclocked = [r.clock.downclocked for r in imported.records if r.clock.downclocked is not None]
+    sets = sorted({r.metric_set for r in records})
+    downclocked = [r.clock.downclocked for r in records if r.clock.downclocked is not None]
     print_ = fingerprint.gather(
         target="npu",
         manifest=manifest,
@@ -245,8 +262,8 @@ def _import(args: argparse.Namespace, ctx: common.Context, store: Store, bench: 
         files=imported.files,
         skipped_rows=imported.skipped_rows,
         fingerprint=print_,
-        records=imported.records,
+        records=records,
     )
     stored = bench.write(new)
-    render.imported(ctx.out, new, stored, args.format)
+    render.imported(ctx.out, new, stored, args.format, left_out)
     return errors.EXIT_OK

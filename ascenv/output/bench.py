@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Any, Optional
 
 from rich.markup import escape
-from rich.table import Table
 
 from ascenv.bench.history import History
+from ascenv.bench.pick import Picked
 from ascenv.bench.records import Run, record_json
 from ascenv.bench.stats import Change, Comparison, ShapeChange
 from ascenv.bench.store import StoredRun
 from ascenv.output import Output, printable, safe
+from ascenv.output.tables import print_rows
 from ascenv.words import counted
 
 _COLOURS = {"faster": "green", "slower": "red", "same": "default", "inconclusive": "yellow"}
@@ -28,32 +29,58 @@ def _us(value: float) -> str:
     return f"{value:.3f}" if value < 1000 else f"{value:.1f}"
 
 
-def imported(out: Output, run: Run, path: Path, fmt: str) -> None:
+def _op_types(names: tuple[str, ...]) -> str:
+    shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+    return shown or "none"
+
+
+def absent(out: Output, op: str, source: str, op_types: tuple[str, ...], fmt: str) -> None:
+    """``bench import --op OP`` of a profile that holds no launch of OP: nothing stored."""
     if fmt == "json":
-        out.json({"run": run.id, "tool": run.tool, "path": str(path), "records": [record_json(r) for r in run.records]})
+        out.json({"run": None, "op": op, "absent": True, "op_types": list(op_types)})
+    out.warn(
+        f"{op} is absent from {source}: it holds the op types {_op_types(op_types)}; nothing stored "
+        f"(--all-ops keeps them all under {op})"
+    )
+
+
+def imported(out: Output, run: Run, path: Path, fmt: str, left_out: tuple[str, ...] = ()) -> None:
+    if fmt == "json":
+        out.json(
+            {
+                "run": run.id,
+                "tool": run.tool,
+                "path": str(path),
+                "records": [record_json(r) for r in run.records],
+                "left_out": list(left_out),
+            }
+        )
         return
-    table = Table(box=None, pad_edge=False)
-    for title in ("OP", "INPUT SHAPES", "TASK", "N", "MEDIAN us", "MIN", "MAX", "BLOCK DIM", "METRICS"):
-        table.add_column(title, no_wrap=title != "INPUT SHAPES")
+    rows = []
     for r in run.records:
         median = _us(r.duration_us) + ("" if r.duration_stat == "median" else " (mean)")
-        table.add_row(
-            safe(r.op),
-            safe(_shapes(r.input_shapes)),
-            safe(r.task_type or "-"),
-            str(r.samples),
-            median,
-            _us(r.duration_min_us),
-            _us(r.duration_max_us),
-            "-" if r.block_dim is None else str(r.block_dim),
-            safe(r.metric_set),
+        rows.append(
+            [
+                safe(r.op),
+                safe(_shapes(r.input_shapes)),
+                safe(r.task_type or "-"),
+                str(r.samples),
+                median,
+                _us(r.duration_min_us),
+                _us(r.duration_max_us),
+                "-" if r.block_dim is None else str(r.block_dim),
+                safe(r.metric_set),
+            ]
         )
-    out.console.print(table)
+    titles = ("OP", "INPUT SHAPES", "TASK", "N", "MEDIAN us", "MIN", "MAX", "BLOCK DIM", "METRICS")
+    print_rows(out.console, titles, rows, wrap=("INPUT SHAPES",))
     out.console.print(
         f"run [bold]{safe(run.id)}[/] ({safe(run.tool)}, {counted(len(run.records), 'record')}"
         f" from {counted(len(run.files), 'file')}) "
         f"stored in {safe(str(path))}"
     )
+    if left_out:
+        out.message(f"left out the other op types of the profile (--all-ops keeps them): {_op_types(left_out)}")
     if run.skipped_rows:
         out.message(f"{counted(run.skipped_rows, 'row')} without a duration were skipped")
     if run.fingerprint.downclocked:
@@ -91,11 +118,16 @@ def _whisker(low: float, high: float, scale: float, glyphs: tuple[str, str, str,
     return " " * first + start + line * (last - first - 1) + end
 
 
+def measure(value: float, unit: str) -> str:
+    """A median in its unit: ``  412.000 us`` or ``    0.912 x peer`` (a ratio, 3 decimals)."""
+    return f"{_us(value) if unit == 'us' else f'{value:.3f}':>9} {unit}"
+
+
 def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]:
     """Four lines: what was measured, A's bar, B's bar with the change and the verdict, and the
     interval of B's median that the noise allows (A's median times one plus the change's bounds)."""
     c = s.change
-    a, b = s.a.duration_us, s.b.duration_us
+    a, b = s.medians  # the measure judged: every number of the block is of it
     interval = has_interval(c)
     low, high = a * (1 + c.low), a * (1 + c.high)
     scale = max(a, b, high if interval else 0.0)
@@ -103,15 +135,23 @@ def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]
     lines = [escape(x) for x in textwrap.wrap(title, LINE_WIDTH, subsequent_indent="    ", break_on_hyphens=False)]
     bar_a, bar_b = (escape(f"{glyphs[0] * cells(x, scale):<{BAR_WIDTH}}") for x in (a, b))
     verdict = f"[{_COLOURS[c.verdict]}]{c.verdict}[/]"
-    lines.append(f"  A  {bar_a}  {_us(a):>9} us  n={s.a.samples}")
-    lines.append(f"  B  {bar_b}  {_us(b):>9} us  n={s.b.samples}  {c.change:+.1%}  {verdict}")
+    lines.append(f"  A  {bar_a}  {measure(a, s.unit)}  n={s.a.samples}")
+    lines.append(f"  B  {bar_b}  {measure(b, s.unit)}  n={s.b.samples}  {c.change:+.1%}  {verdict}")
     whisker = escape(f"{_whisker(low, high, scale, glyphs) if interval else '':<{BAR_WIDTH}}")
     noise = f"95% {c.low:+.1%} .. {c.high:+.1%}" if interval else "no interval"
     lines.append(f"     {whisker}  {noise}" + (f": {safe(c.reason)}" if c.reason else ""))
     return lines
 
 
-def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool, chart: Optional[str] = None) -> None:
+def comparison(
+    out: Output,
+    result: Comparison,
+    fmt: str,
+    allow_env_change: bool,
+    chart: Optional[str] = None,
+    picked: Optional[Picked] = None,
+) -> None:
+    why = {"a": picked.why_a if picked else "", "b": picked.why_b if picked else ""}
     if fmt == "junit":
         from ascenv.output import junit
 
@@ -121,6 +161,7 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
             {
                 "a": result.a.id,
                 "b": result.b.id,
+                "picked": {side: text or None for side, text in why.items()},
                 "threshold": result.threshold,
                 "shapes": [
                     {
@@ -133,6 +174,8 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
                         "regression": s.change.regression,
                         "samples": [s.a.samples, s.b.samples],
                         "median_us": [s.a.duration_us, s.b.duration_us],
+                        "measure": "duration_us" if s.unit == "us" else "duration/peer",
+                        "medians": list(s.medians),
                         "reason": s.change.reason or None,
                         "against_peer": s.against_peer,
                     }
@@ -146,19 +189,24 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
     else:
         glyphs = _glyphs(out)
         out.console.print(f"A {safe(result.a.id)}  vs  B {safe(result.b.id)}")
+        for side, text in why.items():
+            if text:  # a run picked by name (baseline, latest): which one and why
+                out.message(f"{side.upper()}: {text}")
         _, start, dash, end = glyphs
         legend = (
             f"bars: each shape's medians, A and B to one scale; {start}{dash * 3}{end} the 95% interval of B's median"
         )
         out.console.print(escape(legend))
+        out.console.print("each shape in one measure: us (duration), or x peer (duration / the peer timed beside it)")
         for s in result.shapes:
             for text in _shape_block(s, glyphs):
                 out.console.print(text)
         peered = sum(s.against_peer for s in result.shapes)
         if peered:
             out.message(
-                f"{counted(peered, 'shape')} judged as duration / the peer workload timed beside each launch "
-                "(the change and interval are of that ratio; the bars are the durations)"
+                f"{peered} of {counted(len(result.shapes), 'shape')} judged as duration / the peer workload timed"
+                " beside each launch (x peer): their bars, change and interval are all of that ratio;"
+                " --format json adds the durations (median_us)"
             )
         if result.only_a or result.only_b:
             out.message(
@@ -255,24 +303,24 @@ def history(out: Output, result: History, fmt: str) -> None:
             }
         )
         return
-    table = Table(box=None, pad_edge=False)
-    titles = ("RUN", "BUILD", "SOURCE", "OP", "INPUT SHAPES", "BLOCK DIM", "TILING", "MEDIAN us", "SPREAD")
-    for title in (*titles, "VS PREVIOUS"):
-        table.add_column(title, no_wrap=title not in ("INPUT SHAPES", "TILING"))
+    rows = []
     for row in result.rows:
-        table.add_row(
-            safe(row.run),
-            safe((row.build_key or "-")[:12]),
-            safe((row.source_commit or "-")[:10]),
-            safe(row.op),
-            safe(_shapes(row.input_shapes)),
-            "-" if row.block_dim is None else str(row.block_dim),
-            safe(_tiling(row.tiling)),
-            _us(row.duration_us),
-            f"{row.spread:.1%}",
-            safe(row.verdict or "-"),
+        rows.append(
+            [
+                safe(row.run),
+                safe((row.build_key or "-")[:12]),
+                safe((row.source_commit or "-")[:10]),
+                safe(row.op),
+                safe(_shapes(row.input_shapes)),
+                "-" if row.block_dim is None else str(row.block_dim),
+                safe(_tiling(row.tiling)),
+                _us(row.duration_us),
+                f"{row.spread:.1%}",
+                safe(row.verdict or "-"),
+            ]
         )
-    out.console.print(table)
+    titles = ("RUN", "BUILD", "SOURCE", "OP", "INPUT SHAPES", "BLOCK DIM", "TILING", "MEDIAN us", "SPREAD")
+    print_rows(out.console, (*titles, "VS PREVIOUS"), rows, wrap=("INPUT SHAPES", "TILING"))
     if result.runs < result.total:
         out.console.print(
             f"the newest {result.runs} of {counted(result.total, 'run')} of {safe(result.op)} (all: --limit 0)."
@@ -332,21 +380,22 @@ def ran(out: Output, result: Any, fmt: str) -> None:
             }
         )
         return
-    table = Table(box=None, pad_edge=False)
-    for title in ("BENCHMARK", "SHAPE", "N", "MEDIAN us", "MIN", "MAX", "SPREAD", "TILING"):
-        table.add_column(title, no_wrap=title not in ("TILING", "SHAPE"))
+    rows = []
     for r in run.records:
-        table.add_row(
-            safe(r.task_type or "-"),
-            safe(_shapes(r.input_shapes)),
-            str(r.samples),
-            _us(r.duration_us),
-            _us(r.duration_min_us),
-            _us(r.duration_max_us),
-            f"{r.spread:.1%}",
-            safe(_tiling(r.tiling)),
+        rows.append(
+            [
+                safe(r.task_type or "-"),
+                safe(_shapes(r.input_shapes)),
+                str(r.samples),
+                _us(r.duration_us),
+                _us(r.duration_min_us),
+                _us(r.duration_max_us),
+                f"{r.spread:.1%}",
+                safe(_tiling(r.tiling)),
+            ]
         )
-    out.console.print(table)
+    titles = ("BENCHMARK", "SHAPE", "N", "MEDIAN us", "MIN", "MAX", "SPREAD", "TILING")
+    print_rows(out.console, titles, rows, wrap=("TILING", "SHAPE"))
     for b in result.benchmarks:
         out.console.print(f"{safe(b.name)} measures: {safe(b.measures)}")
     if run.target == "cpu":

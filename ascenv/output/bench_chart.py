@@ -24,6 +24,7 @@ from typing import Any
 from ascenv import errors, fsutil
 from ascenv.bench.stats import Comparison, ShapeChange
 from ascenv.output import printable
+from ascenv.output.bench import measure
 
 FORMATS = {".png": "png", ".svg": "svg"}
 WIDTH_PX = 1200
@@ -84,47 +85,14 @@ def _label(s: ShapeChange) -> str:
     return printable(title) + "\n" + printable(shapes)
 
 
-def _us(value: float) -> str:
-    return f"{value:.3f} us" if value < 1000 else f"{value:.1f} us"
-
-
 def render(result: Comparison, fmt: str) -> bytes:
     """The chart as PNG or SVG bytes."""
     require_matplotlib()
     import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
 
-    shapes = result.shapes
-    height = height_px(len(shapes))
     # a constant salt for the SVG ids (random otherwise), text as paths (no font on the reader's side)
-    with matplotlib.rc_context({"svg.hashsalt": "ascenv", "svg.fonttype": "path", "font.size": 10}):
-        fig = Figure(figsize=(WIDTH_PX / DPI, height / DPI), dpi=DPI)
-        FigureCanvasAgg(fig)
-        fig.subplots_adjust(
-            left=LEFT_PX / WIDTH_PX, right=1 - RIGHT_PX / WIDTH_PX, top=1 - TOP_PX / height, bottom=BOTTOM_PX / height
-        )
-        ax = fig.add_subplot()
-        text: dict[str, Any] = {"parse_math": False}  # an op name with "$" is text, not TeX
-        fig.suptitle(
-            printable(f"ascenv bench compare: A {result.a.id}  vs  B {result.b.id}"), x=0.02, ha="left", **text
-        )
-        reach = 100.0
-        for i, s in enumerate(shapes):
-            reach = max(reach, _draw_shape(ax, i, s, text))
-        ax.set_xlim(0, reach * 1.18)  # room for the medians written after the bars
-        ax.set_ylim(len(shapes) - 0.5 if shapes else 0.5, -0.5)  # the first shape on top
-        ax.set_yticks(range(len(shapes)))
-        ax.set_yticklabels([_label(s) for s in shapes], fontsize=8, **text)
-        for x, style in ((100, "-"), (100 * (1 - result.threshold), "--"), (100 * (1 + result.threshold), "--")):
-            ax.axvline(x, color="#555555", linestyle=style, linewidth=0.8, zorder=0)
-        ax.set_xlabel(f"median duration, % of A's (dashed: the --fail-over threshold, {result.threshold:.0%})")
-        if not shapes:
-            ax.text(0.5, 0.5, "no shape in both runs", transform=ax.transAxes, ha="center", va="center")
-        verdicts = [v for v in COLOURS if any(s.change.verdict == v for s in shapes)]
-        handles = [Patch(color=A_COLOUR, label="A")] + [Patch(color=COLOURS[v], label=f"B: {v}") for v in verdicts]
-        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=len(handles), frameon=False)
+    with matplotlib.rc_context(RC):
+        fig = figure(result)
         buffer = io.BytesIO()
         # no date, no version: the same comparison gives the same bytes
         metadata = {"Software": None} if fmt == "png" else {"Date": None, "Creator": None}
@@ -132,10 +100,75 @@ def render(result: Comparison, fmt: str) -> bytes:
     return buffer.getvalue()
 
 
-def _draw_shape(ax: Any, i: int, s: ShapeChange, text: dict[str, Any]) -> float:
-    """A's and B's bars of row ``i``; returns how far right they reach (in % of A)."""
+RC: Any = {"svg.hashsalt": "ascenv", "svg.fonttype": "path", "font.size": 10}
+LABEL_GAP_PT = 5  # between a bar's (or whisker's) end and its value label: clear of the cap
+LABEL_ROOM_PX = 6  # between the longest value label and the axes' right edge
+
+
+def figure(result: Comparison) -> Any:
+    """The chart's matplotlib Figure, drawn on an Agg canvas (under ``RC`` for the bytes
+    ``render`` promises); its value labels carry the gids ``value-<i>-a`` / ``value-<i>-b``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    shapes = result.shapes
+    height = height_px(len(shapes))
+    fig = Figure(figsize=(WIDTH_PX / DPI, height / DPI), dpi=DPI)
+    FigureCanvasAgg(fig)
+    fig.subplots_adjust(
+        left=LEFT_PX / WIDTH_PX, right=1 - RIGHT_PX / WIDTH_PX, top=1 - TOP_PX / height, bottom=BOTTOM_PX / height
+    )
+    ax = fig.add_subplot()
+    text: dict[str, Any] = {"parse_math": False}  # an op name with "$" is text, not TeX
+    fig.suptitle(printable(f"ascenv bench compare: A {result.a.id}  vs  B {result.b.id}"), x=0.02, ha="left", **text)
+    labels = [label for i, s in enumerate(shapes) for label in _draw_shape(ax, i, s, text)]
+    ax.set_xlim(0, _right_edge(fig, ax, labels))
+    ax.set_ylim(len(shapes) - 0.5 if shapes else 0.5, -0.5)  # the first shape on top
+    ax.set_yticks(range(len(shapes)))
+    ax.set_yticklabels([_label(s) for s in shapes], fontsize=8, **text)
+    for x, style in ((100, "-"), (100 * (1 - result.threshold), "--"), (100 * (1 + result.threshold), "--")):
+        ax.axvline(x, color="#555555", linestyle=style, linewidth=0.8, zorder=0)
+    ax.set_xlabel(
+        f"median, % of A's: the duration, or duration / peer where labelled x peer "
+        f"(dashed: the --fail-over threshold, {result.threshold:.0%})"
+    )
+    if not shapes:
+        ax.text(0.5, 0.5, "no shape in both runs", transform=ax.transAxes, ha="center", va="center")
+    verdicts = [v for v in COLOURS if any(s.change.verdict == v for s in shapes)]
+    handles = [Patch(color=A_COLOUR, label="A")] + [Patch(color=COLOURS[v], label=f"B: {v}") for v in verdicts]
+    ax.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0, 1.01),
+        ncol=len(handles),
+        frameon=False,
+        title="each shape in one measure (bar, label, change, interval): us, or x peer = duration / peer",
+        title_fontsize=9,
+    )
+    return fig
+
+
+def _right_edge(fig: Any, ax: Any, labels: list[tuple[float, Any]]) -> float:
+    """The x limit (in % of A) at which every value label, written ``LABEL_GAP_PT`` right of
+    ``x``, ends inside the axes: a label's width in pixels does not depend on the limit, so
+    ``x / limit * W + gap + width + room <= W`` for the axes' width W gives the limit."""
+    renderer = fig.canvas.get_renderer()
+    width = ax.get_window_extent(renderer).width
+    gap = LABEL_GAP_PT * fig.dpi / 72
+    limit = 118.0  # the 100 % line and a +5 % threshold with some air
+    for x, label in labels:
+        free = width - gap - label.get_window_extent(renderer).width - LABEL_ROOM_PX
+        limit = max(limit, x * width / free if free > 0 else x * 2)
+    return limit
+
+
+def _draw_shape(ax: Any, i: int, s: ShapeChange, text: dict[str, Any]) -> list[tuple[float, Any]]:
+    """A's and B's bars of row ``i``, all in the shape's one measure (``ShapeChange.medians``:
+    B's bar is 100 % plus the change the interval is of); returns each value label and the x
+    (in % of A) it is written after."""
     c = s.change
-    a, b = s.a.duration_us, s.b.duration_us
+    a, b = s.medians
     b_pct = b / a * 100 if a else 0.0
     colour = COLOURS[c.verdict]
     (bar_a,) = ax.barh(i - 0.2, 100 if a else 0, height=0.38, color=A_COLOUR)
@@ -145,9 +178,26 @@ def _draw_shape(ax: Any, i: int, s: ShapeChange, text: dict[str, Any]) -> float:
     (bar_b,) = bars
     bar_a.set_gid(f"shape-{i}-a")  # one group of two bars per shape, named in the SVG
     bar_b.set_gid(f"shape-{i}-b")
-    reach = max(100.0, b_pct, 100 * (1 + c.high) if interval else 0.0)
-    ax.text(100 if a else 0, i - 0.2, f" {_us(a)}  n={s.a.samples}", va="center", fontsize=8, **text)
-    ax.text(reach, i + 0.2, f" {_us(b)}  n={s.b.samples}", va="center", fontsize=8, **text)
+    reach = max(b_pct, 100 * (1 + c.high) if interval and a else 0.0)
+    labels = []
+    for side, x, y, value, n in (
+        ("a", 100 if a else 0, i - 0.2, a, s.a.samples),
+        ("b", reach, i + 0.2, b, s.b.samples),
+    ):
+        label = ax.annotate(
+            f"{measure(value, s.unit).strip()}  n={n}",
+            (x, y),
+            xytext=(LABEL_GAP_PT, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+            annotation_clip=False,
+            # the 100 % and threshold lines pass behind the label, not through it; 1 pt < the gap
+            bbox={"facecolor": "white", "edgecolor": "none", "pad": 1},
+            **text,
+        )
+        label.set_gid(f"value-{i}-{side}")
+        labels.append((float(x), label))
     noise = f"95% {c.low:+.1%} .. {c.high:+.1%}" if interval else "no interval"
     ax.text(
         1.01,
@@ -159,4 +209,4 @@ def _draw_shape(ax: Any, i: int, s: ShapeChange, text: dict[str, Any]) -> float:
         fontsize=9,
         **text,
     )
-    return reach
+    return labels

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ascenv.diff import Group
 from ascenv.lockfile import Change
 from ascenv.output import Output, safe
-from ascenv.output.lock import changes_table
+from ascenv.output.lock import changes_table, package_rows
 from ascenv.words import counted
 
 SHOWN_NODES = 8  # node names listed per group before "… and N more"
@@ -22,7 +22,7 @@ def pair_human(out: Output, a: str, b: str, changes: tuple[Change, ...]) -> None
         return
     out.console.print(changes_table(changes, safe(a), safe(b), severity=False))
     layers = sorted({c.layer for c in changes}, key=[c.layer for c in changes].index)
-    out.console.print(f"{counted(len(changes), 'difference')} in {safe(', '.join(layers))}")
+    out.console.print(f"{counted(len(package_rows(changes)), 'difference')} in {safe(', '.join(layers))}")
 
 
 def fleet_human(out: Output, total: int, groups: tuple[Group, ...]) -> None:
@@ -50,7 +50,7 @@ def _md_cell(text: str) -> str:
 
 def _md_table(changes: tuple[Change, ...], a: str, b: str) -> list[str]:
     lines = [f"| layer | what | {_md_cell(a)} | {_md_cell(b)} |", "| --- | --- | --- | --- |"]
-    for c in changes:
+    for c in package_rows(changes):
         lines.append(f"| {c.layer} | {_md_cell(c.item)} | {_md_cell(c.old or '-')} | {_md_cell(c.new or '-')} |")
     return lines
 

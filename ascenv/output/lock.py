@@ -37,11 +37,48 @@ def render_written(out: Output, path: str, lock: Lock, fmt: str = "human") -> No
     out.console.print(f"input-hash {lock.input_hash}")
 
 
+RECORD_HASH = ": record-hash"
+
+
+def package_rows(changes: tuple[Change, ...]) -> list[Change]:
+    """``changes`` with a package's version and its ``<pkg>: record-hash`` merged into one row
+    naming both (issue 25: a 130-package upgrade printed 260 rows), the worse severity kept; a
+    reinstall that changed only the files keeps its one record-hash row. The core's changes stay
+    one fact each (JSON)."""
+    rows: list[Change] = []
+    versions: dict[str, int] = {}  # package name -> its row
+    hashes: dict[str, Change] = {}
+    for c in changes:
+        if c.layer == "packages" and c.item.endswith(RECORD_HASH):
+            hashes[c.item[: -len(RECORD_HASH)]] = c
+            continue
+        if c.layer == "packages" and ":" not in c.item:
+            versions[c.item] = len(rows)
+        rows.append(c)
+    for name, h in hashes.items():
+        if name not in versions:
+            rows.append(h)  # only the files changed: its own row, in name order below
+            continue
+        v = rows[versions[name]]
+        worse = Severity.ERROR if Severity.ERROR in (v.severity, h.severity) else v.severity
+        rows[versions[name]] = Change(
+            v.layer,
+            f"{name}: version, record-hash",
+            v.kind if v.kind == h.kind else "changed",
+            None if v.old is None and h.old is None else f"{v.old or '-'}, record-hash {h.old or '-'}",
+            None if v.new is None and h.new is None else f"{v.new or '-'}, record-hash {h.new or '-'}",
+            worse,
+        )
+    rank = {layer: i for i, layer in reversed(list(enumerate(c.layer for c in changes)))}  # the core's order
+    return sorted(rows, key=lambda c: (rank[c.layer], c.item))
+
+
 def changes_table(changes: tuple[Change, ...], old: str, new: str, *, severity: bool = True) -> Table:
-    """One row per change; long values (install paths, hashes) wrap instead of being cut."""
+    """One row per change (per package: ``package_rows``); long values (install paths, hashes)
+    wrap instead of being cut."""
     columns = [Column(h, overflow="fold") for h in ("layer", "what", old, new)]
     table = Table(*([Column("")] if severity else []), *columns)
-    for c in changes:
+    for c in package_rows(changes):
         row = [safe(c.layer), safe(c.item), safe(c.old or "-"), safe(c.new or "-")]
         table.add_row(*([f"[{STYLE[c.severity]}]{c.severity.value}[/]"] if severity else []), *row)
     return table
@@ -82,8 +119,9 @@ def render_check(out: Output, result: LockCheck, fmt: str = "human", accept: str
         out.console.print(f"[green]in sync[/] with {safe(path)} ({hashed})")
         return
     out.console.print(changes_table(changes, f"locked ({safe(path)})", "this machine"))
-    errors = sum(1 for c in changes if c.severity is Severity.ERROR)
-    warns = len(changes) - errors
+    rows = package_rows(changes)  # counted as shown: one per package
+    errors = sum(1 for c in rows if c.severity is Severity.ERROR)
+    warns = len(rows) - errors
     verdict = "[bold red]drift[/]" if errors else "[yellow]in sync, with warnings[/]"
     out.console.print(
         f"{verdict}: {counted(errors, 'error')}, {counted(warns, 'warning')}"

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from rich.table import Table
-
 from ascenv import serde
 from ascenv.accuracy.results import BuildTest
 from ascenv.bench.store import BuildRun
 from ascenv.output import Output, safe
 from ascenv.output.build import size
+from ascenv.output.tables import print_rows
 from ascenv.store import GcResult, Stray
 from ascenv.store_listing import CheckedEntry, Listing, Shown
 from ascenv.words import counted
@@ -68,26 +67,27 @@ def render_ls(out: Output, listing: Listing, fmt: str = "human") -> None:
     if not listing.exists:
         out.console.print(f"No build store at {safe(str(listing.root))} (ascenv build creates one).")
         return
-    table = Table(box=None, pad_edge=False)
-    for title in ("OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "RUNS", "STATE"):
-        table.add_column(title, no_wrap=True)
+    rows = []
     for b in listing.builds:
         e, m = b.entry, b.entry.manifest
         state = "[green]ok[/]" if not b.problems else f"[red]{safe(b.problems[0])}[/]"
-        table.add_row(
-            safe(e.op),
-            safe(m.target if m else "?"),
-            safe(e.key[:12]),
-            safe(m.timings.finished if m else "?"),
-            str(len(m.outputs)) if m else "?",
-            size(sum(o.size for o in m.outputs)) if m else "?",
-            safe(m.toolchain.image if m else "?"),
-            str(len(b.bench_runs)),
-            state,
+        rows.append(
+            [
+                safe(e.op),
+                safe(m.target if m else "?"),
+                safe(e.key[:12]),
+                safe(m.timings.finished if m else "?"),
+                str(len(m.outputs)) if m else "?",
+                size(sum(o.size for o in m.outputs)) if m else "?",
+                safe(m.toolchain.image if m else "?"),
+                str(len(b.bench_runs)),
+                state,
+            ]
         )
     count = len(listing.builds)
     if count:
-        out.console.print(table)
+        titles = ("OP", "TARGET", "KEY", "FINISHED", "OUTPUTS", "SIZE", "IMAGE", "RUNS", "STATE")
+        print_rows(out.console, titles, rows, wrap=("STATE",))
     render_strays(out, listing.strays)
     out.console.print(f"{count} build{'s' if count != 1 else ''} in the store.")
 
@@ -108,39 +108,37 @@ def render_show(out: Output, shown: Shown, fmt: str = "human") -> None:
         out.console.print("No bench runs of this build (ascenv bench import PATH --build KEY adds one).")
         return
     out.console.print(f"[bold]{len(runs)} bench run{'s' if len(runs) != 1 else ''}[/] in bench/:")
-    table = Table(box=None, pad_edge=False)
-    for title in ("RUN", "CREATED", "TOOL", "TARGET", "RECORDS", ""):
-        table.add_column(title, no_wrap=True)
+    rows = []
     for r in runs:
         if r.damaged:
-            table.add_row(safe(r.name), "", "", "", "", f"[red]damaged: {safe(r.damaged)}[/]")
+            rows.append([safe(r.name), "", "", "", "", f"[red]damaged: {safe(r.damaged)}[/]"])
         else:
-            table.add_row(
-                safe(r.id or ""),
-                safe(r.created or ""),
-                safe(r.tool or ""),
-                safe(r.target or ""),
-                str(r.records),
-                "[green]baseline[/]" if r.baseline else "",
+            rows.append(
+                [
+                    safe(r.id or ""),
+                    safe(r.created or ""),
+                    safe(r.tool or ""),
+                    safe(r.target or ""),
+                    str(r.records),
+                    "[green]baseline[/]" if r.baseline else "",
+                ]
             )
-    out.console.print(table)
+    print_rows(out.console, ("RUN", "CREATED", "TOOL", "TARGET", "RECORDS", ""), rows, wrap=("",))
 
 
 def _render_tests(out: Output, tests: tuple[BuildTest, ...]) -> None:
     if not tests:
         out.console.print("No accuracy checks of this build (ascenv test OP --build KEY adds one).")
         return
-    out.console.print(f"[bold]{len(tests)} accuracy check{'s' if len(tests) != 1 else ''}[/] in accuracy/:")
-    table = Table(box=None, pad_edge=False)
-    for title in ("RUN", "CREATED", "TARGET", "SHAPES", "RESULT"):
-        table.add_column(title, no_wrap=title != "RESULT")
+    out.console.print(f"[bold]{counted(len(tests), 'accuracy check')}[/] in accuracy/:")
+    rows = []
     for t in tests:
         if t.damaged:
-            table.add_row(safe(t.name), "", "", "", f"[red]damaged: {safe(t.damaged)}[/]")
+            rows.append([safe(t.name), "", "", "", f"[red]damaged: {safe(t.damaged)}[/]"])
             continue
         failed = f"[red]failed on {safe(', '.join(t.failed))}[/]" if t.failed else "[green]passed[/]"
-        table.add_row(safe(t.id or ""), safe(t.created or ""), safe(t.target or ""), str(t.shapes), failed)
-    out.console.print(table)
+        rows.append([safe(t.id or ""), safe(t.created or ""), safe(t.target or ""), str(t.shapes), failed])
+    print_rows(out.console, ("RUN", "CREATED", "TARGET", "SHAPES", "RESULT"), rows, wrap=("RESULT",))
 
 
 def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:

@@ -26,6 +26,8 @@ from tests.benchcmd.test_readers import DATA, KD_EDITED, sample
 from tests.cli_helpers import run_cli
 
 ENV = {"PATH": "/usr/bin:/bin"}
+# a model's profile kept whole under one name: every op type it holds
+MODEL_IMPORT = ("--op", "mm", "--all-ops", "--no-probe", "--format", "json")
 NPU = Fingerprint(soc="910B4")
 
 
@@ -173,7 +175,7 @@ def test_a_downclocked_run_never_becomes_the_baseline(tmp_path: Path) -> None:
 def test_import_cli_json_and_history(tmp_path: Path) -> None:
     path = sample(tmp_path, KD_EDITED, "kernel_details.csv")
     store = tmp_path / "store"
-    argv = ["bench", "import", str(path), "--op", "mm", "--store", str(store), "--no-probe", "--format", "json"]
+    argv = ["bench", "import", str(path), *MODEL_IMPORT, "--store", str(store)]
     code, out, err = run_cli(argv, ENV)
     assert code == 0, err
     doc = json.loads(out)
@@ -219,7 +221,7 @@ def profiled_runs(tmp_path: Path, scale: Optional[dict[str, float]] = None) -> t
     store = tmp_path / "store"
     ids = []
     for path in (a, b):
-        argv = ["bench", "import", str(path), "--op", "mm", "--store", str(store), "--no-probe", "--format", "json"]
+        argv = ["bench", "import", str(path), *MODEL_IMPORT, "--store", str(store)]
         code, out, err = run_cli(argv, ENV)
         assert code == 0, err
         ids.append(json.loads(out)["run"])
@@ -240,7 +242,7 @@ def test_compare_draws_a_and_b_bars_in_proportion_with_the_verdict(tmp_path: Pat
     assert all(cell_len(line) <= 120 for line in lines), max(lines, key=cell_len)
     starts = [i for i, line in enumerate(lines) if line.startswith("  A  ")]
     assert len(starts) == len(shapes) == 8
-    previous = 2  # after the "A vs B" line and the legend
+    previous = 3  # after the "A vs B" line and the two lines of legend
     bars = {}
     for i, shape in zip(starts, shapes):
         title = " ".join(x.strip() for x in lines[previous:i])  # a long title wraps onto "    " lines
@@ -307,3 +309,110 @@ def test_compare_chart_in_ascii_where_the_output_cannot_encode_blocks(tmp_path: 
     text = raw.getvalue().decode("ascii")  # nothing outside ASCII was written
     row = next(x for x in text.splitlines() if x.startswith("  B  ") and "slower" in x)
     assert row.count("#") > 40 and "[" in text and "95% +" in text
+
+
+# --- which runs the defaults pick: latest is the newest run comparable with the other side
+
+
+def target_run(store: Path, created: str, target: str, fp: Fingerprint, scale: float = 1.0) -> Run:
+    durations = [scale * x for x in noisy(random.Random(created), 100)]
+    run = new_run(
+        op="add_custom", target=target, tool="cpu-checker" if target == "cpu" else "torch_npu", created=created,
+        source="x", files=(), skipped_rows=0, fingerprint=replace(fp, target=target), records=(record(durations),),
+    )  # fmt: skip
+    BenchStore(Store(store)).write(run)
+    return run
+
+
+CPU = Fingerprint(host_cpu="Kunpeng-920", host_cores=2)
+
+
+def defaults(store: Path, *argv: str) -> tuple[int, dict, str]:
+    code, out, err = run_cli(["bench", "compare", *argv, "--store", str(store), "--format", "json"], ENV)
+    return code, json.loads(out) if out else {}, err
+
+
+def test_default_compare_after_an_import_takes_the_newest_run_of_the_baselines_target(tmp_path: Path) -> None:
+    """Issue 25: a CPU baseline, a later CPU run, then an NPU profile imported: "latest" was the
+    import and the defaults failed "stacks differ: cpu vs npu"."""
+    base = target_run(tmp_path, "2026-12-01T09:00:00.000000Z", "cpu", CPU)
+    assert run_cli(["bench", "baseline", "set", base.id, "--store", str(tmp_path)], ENV)[0] == 0
+    later = target_run(tmp_path, "2026-12-01T09:10:00.000000Z", "cpu", CPU)
+    imported = target_run(tmp_path, "2026-12-01T09:20:00.000000Z", "npu", NPU)
+    code, doc, err = defaults(tmp_path)
+    assert code == 0, err
+    assert (doc["a"], doc["b"]) == (base.id, later.id)
+    assert doc["picked"]["a"] == "the baseline of add_custom (cpu)"
+    assert doc["picked"]["b"].startswith("the newest run of add_custom with A's target (cpu) and stack")
+    assert imported.id in doc["picked"]["b"] and "target: cpu vs npu" in doc["picked"]["b"]
+    # the terminal says it too, on stderr beside the comparison
+    code, out, err = run_cli(["bench", "compare", "--store", str(tmp_path)], ENV)
+    assert code == 0 and f"A {base.id}  vs  B {later.id}" in out
+    assert "A: the baseline of add_custom (cpu)" in err and f"the newest, {imported.id}, differs" in err
+
+
+def test_latest_skips_a_run_of_another_host_cpu_and_names_it(tmp_path: Path) -> None:
+    base = target_run(tmp_path, "2026-12-01T09:00:00.000000Z", "cpu", CPU)
+    later = target_run(tmp_path, "2026-12-01T09:10:00.000000Z", "cpu", CPU, scale=1.5)
+    moved = target_run(tmp_path, "2026-12-01T09:20:00.000000Z", "cpu", replace(CPU, host_cpu="Xeon"))
+    code, doc, err = defaults(tmp_path, base.id)  # A named, B the default latest
+    assert code == 1 and (doc["a"], doc["b"]) == (base.id, later.id), err  # the slower run, judged
+    assert doc["picked"]["a"] is None  # named by the user: nothing to explain
+    assert f"the newest, {moved.id}, differs: host_cpu: Kunpeng-920 vs Xeon" in doc["picked"]["b"]
+    # latest on the A side: the newest run comparable with the named B
+    code, doc, err = defaults(tmp_path, "latest", base.id)
+    assert code == 0 and (doc["a"], doc["b"]) == (later.id, base.id), err
+    # a run named outright on both sides is still compared as asked, and refused
+    code, _, err = defaults(tmp_path, base.id, moved.id)
+    assert code == 2 and "host_cpu: Kunpeng-920 vs Xeon" in err
+
+
+def test_latest_with_no_other_comparable_run_is_the_run_itself_and_says_so(tmp_path: Path) -> None:
+    base = target_run(tmp_path, "2026-12-01T09:00:00.000000Z", "npu", NPU)
+    assert run_cli(["bench", "baseline", "set", base.id, "--store", str(tmp_path)], ENV)[0] == 0
+    target_run(tmp_path, "2026-12-01T09:10:00.000000Z", "cpu", CPU)
+    code, doc, err = defaults(tmp_path)
+    assert code == 0 and doc["a"] == doc["b"] == base.id, err
+    assert "A itself, no other run matches" in doc["picked"]["b"]
+
+
+# --- import --op: only that operator's records of a profile that holds many
+
+
+def import_cli(tmp_path: Path, op: str, *extra: str) -> tuple[int, str, str]:
+    path = sample(tmp_path, KD_EDITED, "kernel_details.csv")
+    argv = ["bench", "import", str(path), "--op", op, "--store", str(tmp_path / "store"), "--no-probe", *extra]
+    return run_cli(argv, ENV)
+
+
+def test_import_of_a_profile_without_the_op_warns_lists_its_op_types_and_stores_nothing(tmp_path: Path) -> None:
+    """Issue 25: --op add_custom of a torch_npu profile stored its unrelated ops, silently."""
+    code, out, err = import_cli(tmp_path, "add_custom")
+    assert code == 1 and out == "", err  # as `pip show NAME` of a package that is not there
+    assert "add_custom is absent from" in err and "Traceback" not in err
+    assert "Add, FlashAttentionScore, FlashAttentionScoreGrad, MatMulV2, MatMulV3" in err
+    assert not (tmp_path / "store" / "add_custom").exists()
+    code, out, err = import_cli(tmp_path, "add_custom", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["run"] is None and doc["absent"] is True and "MatMulV2" in doc["op_types"]
+
+
+def test_import_keeps_only_the_ops_records_named_in_either_case(tmp_path: Path) -> None:
+    code, out, err = import_cli(tmp_path, "mat_mul_v2", "--format", "json")  # the op type MatMulV2
+    doc = json.loads(out)
+    assert code == 0, err
+    assert {r["op"] for r in doc["records"]} == {"MatMulV2"}  # not MatMulV3
+    assert doc["left_out"] == ["Add", "FlashAttentionScore", "FlashAttentionScoreGrad", "MatMulV3"]
+    stored = loads_run(Path(doc["path"]).read_text(), doc["path"])
+    assert {r.op for r in stored.records} == {"MatMulV2"}
+    code, out, err = import_cli(tmp_path, "Add")  # the type as the profile spells it
+    assert code == 0 and "left out the other op types" in err and "MatMulV2" in err
+    code, out, err = import_cli(tmp_path, "model", "--all-ops", "--format", "json")  # every op, as asked
+    assert code == 0 and len({r["op"] for r in json.loads(out)["records"]}) == 5 and json.loads(out)["left_out"] == []
+
+
+def test_op_key_matches_a_projects_snake_case_with_its_op_type() -> None:
+    from ascenv.bench.records import op_key
+
+    assert op_key("add_custom") == op_key("AddCustom") == op_key("ADD-CUSTOM")
+    assert op_key("mat_mul_v2") != op_key("MatMulV3")

@@ -131,7 +131,7 @@ def test_missing_durations_are_skipped_and_non_finite_metrics_are_not_metrics(tm
 
 def test_import_of_a_nan_csv_is_exit_2_and_writes_no_run(tmp_path: Path) -> None:
     path = table(tmp_path, launches(20, "nan"))
-    code, out, err = bench(tmp_path, "import", str(path), "--op", "c", "--no-probe", "--format", "json")
+    code, out, err = bench(tmp_path, "import", str(path), "--op", "c", "--all-ops", "--no-probe", "--format", "json")
     assert code == 2 and out == "" and "column 'Duration(us)': 'nan'" in err and "Traceback" not in err
     assert not (tmp_path / "s" / "c").exists()
 
@@ -216,7 +216,9 @@ def test_an_op_that_is_not_one_safe_directory_name_is_refused_before_anything_is
 
 
 def test_dots_inside_a_name_stay_one_directory(tmp_path: Path) -> None:
-    code, _, err = bench(tmp_path, "import", str(table(tmp_path, launches())), "--op", "a..b", "--no-probe")
+    code, _, err = bench(
+        tmp_path, "import", str(table(tmp_path, launches())), "--op", "a..b", "--all-ops", "--no-probe"
+    )
     assert code == 0, err
     assert [p.name for p in (tmp_path / "s").iterdir() if not p.name.startswith(".")] == ["a..b"]
 
@@ -457,7 +459,7 @@ def test_import_where_the_store_cannot_be_written_is_exit_2(tmp_path: Path, monk
         raise OSError(errno.EROFS, os.strerror(errno.EROFS))
 
     monkeypatch.setattr("ascenv.bench.store.write_atomic", read_only)
-    code, _, err = run_cli(["bench", "import", str(path), "--op", "c", "--no-probe"], ENV, cwd=tmp_path)
+    code, _, err = run_cli(["bench", "import", str(path), "--op", "c", "--all-ops", "--no-probe"], ENV, cwd=tmp_path)
     assert code == 2 and "cannot write the bench run to" in err and "Read-only file system" in err, err
 
 
@@ -466,7 +468,9 @@ def test_import_into_a_store_below_a_file_is_exit_2(tmp_path: Path, store: str) 
     (tmp_path / "file").write_text("x")
     path = table(tmp_path, launches())
     code, _, err = run_cli(
-        ["bench", "import", str(path), "--op", "c", "--no-probe", "--store", str(tmp_path / store)], ENV, cwd=tmp_path
+        ["bench", "import", str(path), "--op", "c", "--all-ops", "--no-probe", "--store", str(tmp_path / store)],
+        ENV,
+        cwd=tmp_path,
     )
     assert code == 2 and "Traceback" not in err, err
 
@@ -542,7 +546,7 @@ def test_no_bench_write_goes_through_a_symlink_inside_the_store(tmp_path: Path, 
     target.symlink_to(outside / target.name if link.endswith(".json") else outside)
     before = tree_digest(outside)
     code, _, err = bench(tmp_path, "baseline", "set", a, "--op", "c")
-    code2, _, err2 = bench(tmp_path, "import", str(table(tmp_path, launches())), "--op", "c", "--no-probe")
+    code2, _, err2 = bench(tmp_path, "import", str(table(tmp_path, launches())), "--op", "c", "--all-ops", "--no-probe")
     assert tree_digest(outside) == before, (err, err2)
     assert 2 in (code, code2) and "is a symlink" in err + err2
 

@@ -99,6 +99,35 @@ def test_worker_pool_gives_the_same_totals_as_serial(tmp_path, monkeypatch):
     assert serial[0].files == 1200 and serial[0].allocated == du_bytes(tmp_path / "c")
 
 
+def test_many_small_directories_go_to_workers_in_batches_with_the_same_totals(tmp_path, monkeypatch):
+    """Issue 25's worst shape (directories of 5 files): one job, pipe write and poll per
+    directory cost the caller a third of its time; a job now carries up to BATCH of them, and a
+    chunk of a big directory beside them stays a job of its own."""
+    for d in range(400):
+        for f in range(3):
+            write(str(tmp_path / "c" / f"g{d // 100}" / f"d{d}" / f"f{f}"), b"x" * (f + d))
+    for f in range(40):
+        write(str(tmp_path / "c" / "big" / f"f{f}"), b"y")
+    serial = tree_stats([str(tmp_path / "c")], workers=1)
+    submitted: list[int] = []
+    real_submit = scan_module.Workers.submit
+
+    def counted(self, job, arguments):
+        accepted = real_submit(self, job, arguments)
+        if accepted:
+            submitted.append(len(job))
+            assert all(names is None or len(names) <= 7 for _, names, _ in arguments[0])
+        return accepted
+
+    monkeypatch.setattr(scan_module.Workers, "submit", counted)
+    monkeypatch.setattr(scan_module, "SERIAL_BUDGET", 10)
+    monkeypatch.setattr(scan_module, "CHUNK", 7)
+    assert tree_stats([str(tmp_path / "c")], workers=2) == serial
+    assert serial[0].files == 1240 and serial[0].allocated == du_bytes(tmp_path / "c")
+    assert submitted and max(submitted) == scan_module.BATCH  # a full batch while the queue is long
+    assert len(submitted) < sum(submitted) / 4  # far fewer jobs than directories
+
+
 def test_a_worker_dying_mid_scan_changes_no_total(tmp_path, monkeypatch):
     for d in range(30):
         for f in range(40):
