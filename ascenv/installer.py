@@ -23,6 +23,7 @@ from ascenv.fsutil import file_kind, write_atomic
 from ascenv.package import deploy
 from ascenv.probe.vendors import MANIFEST as VENDOR_MANIFEST
 from ascenv.store import MANIFEST, Entry, Store
+from ascenv.words import counted
 
 if TYPE_CHECKING:
     from ascenv.package.inspection import Inspection
@@ -104,7 +105,7 @@ def inspected_vendors(inspection: Inspection, package: Path) -> list[str]:
     if inspection.dangerous:
         shown = ", ".join(f"{m.path} ({'; '.join(m.dangers)})" for m in inspection.dangerous[:5])
         raise errors.InputError(
-            f"{package}: {len(inspection.dangerous)} member(s) are unsafe to extract: {shown}",
+            f"{package}: unsafe to extract ({counted(len(inspection.dangerous), 'member')}): {shown}",
             hint=f"nothing was run; see ascenv package inspect {package}",
         )
     if not inspection.vendors:

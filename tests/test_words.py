@@ -1,4 +1,5 @@
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,20 @@ def test_counted(n, noun, plural, said):
     assert counted(n, noun, plural) == said
 
 
+def _strings(path: Path):
+    """Every string literal of a module (f-strings too: one STRING token before Python 3.12)."""
+    with tokenize.open(path) as handle:
+        for token in tokenize.generate_tokens(handle.readline):
+            if token.type == tokenize.STRING or token.type == getattr(tokenize, "FSTRING_MIDDLE", -1):
+                yield token.start[0], token.string
+
+
 def test_no_message_falls_back_to_a_parenthesised_plural():
-    """ "node(s)", "error(s)": each message says its count in words that agree with it."""
+    """ "node(s)", "error(s)" after a count: each message says its count in words that agree with it."""
     offenders = [
-        f"{p.relative_to(ASCENV)}:{i}"
-        for p in ASCENV.rglob("*.py")
-        for i, line in enumerate(p.read_text().splitlines(), 1)
-        if re.search(r"\}[^\"'{}]*\w\(s\)", line)
+        f"{p.relative_to(ASCENV)}:{line}"
+        for p in sorted(ASCENV.rglob("*.py"))
+        for line, text in _strings(p)
+        if re.search(r"\}[^\"'{}]*[a-z]\(s\)", text)
     ]
-    assert offenders == [] or all("checks/abi.py" in o for o in offenders), offenders
+    assert offenders == [], offenders
