@@ -17,6 +17,8 @@ the host's files). Where to look, in this order:
 3. the system's Python: ``/usr/local/lib/python3.X`` and ``/usr/lib/python3.X`` (``site-packages``,
    Debian's ``dist-packages``, ``/usr/lib/python3/dist-packages``, the ``lib64`` of Red Hat).
 
+The user site (``~/.local/lib/python3.X``) is not read: whose home it would be is unknown.
+
 The environment judged is the first that has torch_npu, else torch, else any distribution.
 """
 
@@ -49,8 +51,10 @@ class Environment:
 
 
 def probe_root_python(root: Root, environ: Mapping[str, str]) -> PythonInfo:
-    """The environment of the root to judge, read from its files."""
-    read = [(env, _distributions(root, env.sites)) for env in environments(root, environ)]
+    """The environment of the root to judge, read from its files. ``PYTHONPATH`` entries (CANN's
+    set_env.sh adds its python/site-packages) come first in each, as in ``sys.path``."""
+    extra = [p for p in environ.get("PYTHONPATH", "").split(":") if p.startswith("/") and root.is_dir(p)]
+    read = [(env, _distributions(root, [*extra, *env.sites])) for env in environments(root, environ)]
 
     def has(dists: Sequence[Distribution], name: str) -> bool:
         return any(normalize_name(d.name) == name for d in dists)

@@ -92,6 +92,14 @@ def test_debian_system_python_in_its_sys_path_order(tmp_path: Path) -> None:
     assert python.executable == "/usr/bin/python3.11"
 
 
+def test_pythonpath_entries_come_first(tmp_path: Path) -> None:
+    cann = "/usr/local/Ascend/ascend-toolkit/latest/python/site-packages"  # set_env.sh's PYTHONPATH
+    dist(tmp_path, cann, "te", "0.4.0")
+    dist(tmp_path, "/usr/local/lib/python3.11/site-packages", "torch_npu", "2.8.0")
+    python = probe_root_python(Root(tmp_path), {"PYTHONPATH": f"{cann}:/not/in/the/image:"})
+    assert [d.location for d in python.distributions] == [cann, "/usr/local/lib/python3.11/site-packages"]
+
+
 def test_a_link_out_of_the_image_reads_nothing_of_the_host(tmp_path: Path) -> None:
     host_file = tmp_path / "host-metadata"
     host_file.write_text("Name: hosts-own\nVersion: 9.9\n")
