@@ -54,6 +54,9 @@ _C_PREFIXES = (
     ("dlclose", "glibc", ("libdl.so.2", "libc.so.6")),
     ("dlerror", "glibc", ("libdl.so.2", "libc.so.6")),
     ("dladdr", "glibc", ("libdl.so.2", "libc.so.6")),
+    # PyTorch's Python bindings (torch/csrc: THPVariable_Wrap, THPStorage_NewWithStorage), C++
+    # functions at global scope defined in libtorch_python.so
+    ("THP", "torch", ("libtorch_python.so",)),
     ("Py", "python", ("libpython3*.so*",)),
     ("_Py", "python", ("libpython3*.so*",)),
 )
@@ -109,6 +112,13 @@ def top_namespace(symbol: str) -> Optional[str]:
     return rest[n.end() : n.end() + length]
 
 
+def global_function(symbol: str) -> Optional[str]:
+    """The name of a C++ function at global scope (``_Z25THPStorage_NewWithStorage...`` ->
+    ``THPStorage_NewWithStorage``); None for a C name or a nested one."""
+    m = re.match(r"_Z(\d+)", symbol)
+    return symbol[m.end() : m.end() + int(m.group(1))] if m else None
+
+
 def attribute(symbol: str, version: Optional[str], obj: ElfFile) -> tuple[Optional[str], Optional[str]]:
     """(expected_from, layer) of an unbound reference of ``obj``."""
     layer: Optional[str] = None
@@ -122,8 +132,9 @@ def attribute(symbol: str, version: Optional[str], obj: ElfFile) -> tuple[Option
     if namespace in _NAMESPACES:
         layer, patterns = _NAMESPACES[namespace]
     elif namespace is None:
+        name = global_function(symbol) or symbol
         for prefix, lay, pats in _C_PREFIXES:
-            if symbol.startswith(prefix):
+            if name.startswith(prefix):
                 layer, patterns = lay, pats
                 break
     for pattern in patterns:

@@ -245,6 +245,15 @@ def test_host_provided_symbols_are_not_unresolved(tmp_path: Path) -> None:
         ("aclrtMalloc", ("libhccl.so", "libascendcl.so"), ("libascendcl.so", "cann")),
         ("_ZN2at4_ops3add4callEv", ("libc10.so", "libtorch_cpu.so"), ("libtorch_cpu.so", "torch")),
         ("mystery", ("libc.so.6",), (None, None)),
+        # a C++ function at global scope: its name says whose it is (torch 2.9.0 beside torch_npu 2.8.0)
+        (
+            "_Z25THPStorage_NewWithStorageP11_typeobjectN3c107StorageENS1_4impl18PyInterpreterStatusEb",
+            ("libc10.so", "libtorch_python.so"),
+            ("libtorch_python.so", "torch"),
+        ),
+        ("_Z15THPVariable_WrapRKN2at10TensorBaseE", ("libc10.so",), ("libtorch_python.so", "torch")),
+        ("_Z7PyThingv", ("libc.so.6",), (None, "python")),
+        ("_Z7mysteryv", ("libc.so.6",), (None, None)),
     ],
 )
 def test_attribution_of_unversioned_names(
