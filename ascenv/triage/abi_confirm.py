@@ -11,7 +11,9 @@ of them) and lists what it cannot bind in ``details.unresolved``; the cause is
   this one is not among the unbound (the machine's pairing links);
 - not checkable otherwise, with why: the check read no libraries (no torch_npu in the judged
   Python), could not read some, does not read the library of the log (a CANN library: it reads
-  torch_npu's and the custom operators'), or the library that should define it is absent.
+  torch_npu's and the custom operators'), or the library that should define it is absent. That
+  answer is listed only where no other check of the cause answers: it must not reopen a cause
+  the version tables ruled out.
 """
 
 from __future__ import annotations
@@ -43,6 +45,22 @@ def logged(lines: Sequence[LineGroup]) -> list[tuple[Optional[str], str]]:
     return list(out)
 
 
+def with_abi_verdict(
+    verdicts: tuple[CheckVerdict, ...],
+    lines: Sequence[LineGroup],
+    checks: Sequence[str],
+    snapshot: Snapshot,
+    findings: Sequence[Finding],
+) -> tuple[CheckVerdict, ...]:
+    """A cause's verdicts with ASC-ABI-SYMBOLS's on its undefined symbols. Its "not checkable" is
+    added only where no other check answers: the binaries confirm or rule out on top of the tables,
+    and their silence must not reopen a cause the other checks decided."""
+    abi = abi_verdict(lines, snapshot, findings)
+    if abi is None or CHECK in checks or (abi.verdict == NOT_CHECKABLE and verdicts):
+        return verdicts
+    return (*verdicts, abi)
+
+
 def abi_verdict(lines: Sequence[LineGroup], snapshot: Snapshot, findings: Sequence[Finding]) -> Optional[CheckVerdict]:
     """ASC-ABI-SYMBOLS's verdict on the undefined symbols of ``lines``; None when they name none."""
     wanted = logged(lines)
@@ -53,8 +71,8 @@ def abi_verdict(lines: Sequence[LineGroup], snapshot: Snapshot, findings: Sequen
     for kind in (CONFIRMED, NOT_CHECKABLE):
         chosen = [v for v in verdicts if v.verdict == kind]
         if chosen:
-            return CheckVerdict(CHECK, kind, "; ".join(v.reason for v in chosen))
-    return CheckVerdict(CHECK, RULED_OUT, "; ".join(v.reason for v in verdicts))
+            return CheckVerdict(CHECK, kind, "; ".join(dict.fromkeys(v.reason for v in chosen)))
+    return CheckVerdict(CHECK, RULED_OUT, "; ".join(dict.fromkeys(v.reason for v in verdicts)))
 
 
 def _one(lib: Optional[str], symbol: str, snapshot: Snapshot, findings: Sequence[Finding]) -> CheckVerdict:

@@ -9,10 +9,11 @@ import io
 import json
 from pathlib import Path
 
+from ascenv.checks import run_checks
 from ascenv.model import Snapshot
 from ascenv.probe.fs import Root
 from ascenv.probe.snapshot import collect
-from ascenv.triage import triage
+from ascenv.triage import abi_confirm, triage
 from ascenv.triage.abi_confirm import CHECK, logged
 from ascenv.triage.scan import LineGroup
 from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT
@@ -38,10 +39,17 @@ def machine(tmp_path: Path, *, torch_new: bool, with_hccl: bool = True, torch_np
 
 
 def abi_verdict(log: str, snapshot: Snapshot) -> tuple[str, str]:
+    """ASC-ABI-SYMBOLS's answer on the log's undefined symbols (in triage's list only where it
+    decides, or no other check answers: test_not_checkable_is_listed_only_alone)."""
+    lines = [LineGroup(text, 1, n) for n, text in enumerate(log.splitlines(), 1)]
+    found = abi_confirm.abi_verdict(lines, snapshot, run_checks(snapshot, None))
+    assert found is not None
+    return found.verdict, found.reason
+
+
+def in_triage(log: str, snapshot: Snapshot) -> list[tuple[str, str]]:
     result = triage(io.BytesIO(log.encode()), snapshot, None)
-    found = [(v.verdict, v.reason) for c in result.causes for v in c.verdicts if v.check == CHECK]
-    assert len(found) == 1, result.causes
-    return found[0]
+    return [(v.verdict, v.reason) for c in result.causes for v in c.verdicts if v.check == CHECK]
 
 
 def log_of(lib: str, symbol: str) -> str:
@@ -57,6 +65,7 @@ def test_the_logs_symbol_unbound_here_confirms(tmp_path: Path) -> None:
     verdict, reason = abi_verdict(log_of("libtorch_npu.so", CUSTOM), snap)
     assert verdict == CONFIRMED
     assert "libtorch_npu.so needs c10::TensorImpl::is_contiguous_custom(int) const: unbound here" in reason
+    assert in_triage(log_of("libtorch_npu.so", CUSTOM), snap) == [(verdict, reason)]
     result = triage(io.BytesIO(log_of("libtorch_npu.so", CUSTOM).encode()), snap, None)
     assert any(c.confirmed for c in result.causes)
 
@@ -66,6 +75,7 @@ def test_the_same_log_on_a_machine_whose_pairing_links_is_ruled_out(tmp_path: Pa
     verdict, reason = abi_verdict(log_of("libtorch_npu.so", CUSTOM), snap)
     assert verdict == RULED_OUT
     assert f"{SITE}/torch_npu/lib/libtorch_npu.so binds every symbol it needs here" in reason
+    assert in_triage(log_of("libtorch_npu.so", CUSTOM), snap) == [(verdict, reason)]
 
 
 def test_a_saved_snapshot_confirms_as_the_root_does(tmp_path: Path) -> None:
@@ -108,6 +118,22 @@ def test_an_older_snapshot_without_the_bound_libraries_rules_nothing_out(tmp_pat
     snap = collect(Root(machine(tmp_path, torch_new=True)), ENV)
     older = dataclasses.replace(snap, abi=dataclasses.replace(snap.abi, checked=()))
     assert abi_verdict(log_of("libtorch_npu.so", CUSTOM), older)[0] == NOT_CHECKABLE
+
+
+def test_not_checkable_is_listed_only_alone(tmp_path: Path) -> None:
+    # the version tables decide the cause of this log (ASC-TORCH-PAIR...): the binaries' silence
+    # (no torch_npu here) must not reopen it, and is not listed
+    snap = collect(Root(machine(tmp_path, torch_new=False, torch_npu=False)), ENV)
+    log = log_of("libtorch_npu.so", CUSTOM)
+    result = triage(io.BytesIO(log.encode()), snap, None)
+    assert result.causes and all(c.verdicts for c in result.causes)
+    assert in_triage(log, snap) == []
+    # where no other check answers, it is the answer
+    lines = [LineGroup(text, 1, n) for n, text in enumerate(log.splitlines(), 1)]
+    alone = abi_confirm.with_abi_verdict((), lines, (), snap, run_checks(snap, None))
+    assert [(v.check, v.verdict) for v in alone] == [(CHECK, NOT_CHECKABLE)]
+    # a check of the cause that is ASC-ABI-SYMBOLS already is not asked twice
+    assert abi_confirm.with_abi_verdict((), lines, (CHECK,), snap, run_checks(snap, None)) == ()
 
 
 def test_logged_reads_library_and_symbol() -> None:
