@@ -285,6 +285,9 @@ class PythonInfo:
     platform: Optional[str] = None  # sysconfig.get_platform()
     distributions: tuple[Distribution, ...] = ()
     errors: tuple[ProbeError, ...] = ()
+    # read from the files of an environment under --root (probe/root_python.py), no interpreter run:
+    # ``executable`` is then a path inside the root
+    from_files: bool = False
 
     @property
     def packages(self) -> dict[str, str]:
@@ -398,6 +401,9 @@ class AbiInfo:
     # of ``loaded``, what ``import torch_npu`` loads; the rest (libop_plugin_atb.so) is opened later,
     # when a feature needs it, so what it lacks fails that feature, not the import
     imported: tuple[str, ...] = ()
+    # of ``loaded``, the libraries whose references were bound (torch_npu's and the vendors'):
+    # triage rules an undefined symbol out only in one of these (empty in older snapshots)
+    checked: tuple[str, ...] = ()
     ld_library_path: tuple[str, ...] = ()  # the recorded LD_LIBRARY_PATH the search used
     unresolved: tuple[AbiUnresolved, ...] = ()
     missing: tuple[AbiMissingLibrary, ...] = ()

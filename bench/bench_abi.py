@@ -15,12 +15,26 @@ PATH (as tests/abi/test_real_wheels.py builds it): ``ascenv.probe.abi.probe_abi`
 sorted and compared with ``comm`` (goal: within 2x):
 
     .venv/bin/python bench/bench_abi.py --root DIR --site /usr/local/lib/python3.11/site-packages
+
+With ``--pairs DIR [DIR ...]``, roots unpacked like images (tests/abi/test_real_wheels.py leaves
+them in ``.ascenv/test-wheels/roots``): per root, the ABI check as a whole process (a fresh
+interpreter that finds the root's Python from its files, runs ``probe_abi`` and the ABI checks)
+against the readelf | sort | comm pipeline over the same libraries, also a whole process;
+the ratio per root and the worst (goal: within 2x). With ``--doctor-site SITE`` (a site-packages
+holding torch and torch_npu for this machine, e.g. the x86_64 root's), ``ascenv doctor --python``
+of a venv reading it, with the ABI check and with it stubbed out (start-up time it adds):
+
+    roots=.ascenv/test-wheels/roots
+    .venv/bin/python bench/bench_abi.py --pairs $roots/* \
+        --doctor-site $roots/x86_64-torch2.9.0-npu2.8.0/usr/local/python3.11.13/lib/python3.11/site-packages
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -99,15 +113,104 @@ def probe(root: Path, site: str, rounds: int) -> None:
     )
 
 
+# the ABI check in a fresh process: the image's Python from its files, probe_abi, the ABI checks
+CHECK = """
+import sys
+sys.path[:0] = [sys.argv[2]]
+from ascenv.checks import abi
+from ascenv.model import Snapshot
+from ascenv.probe.abi import probe_abi
+from ascenv.probe.fs import Root
+from ascenv.probe.root_python import probe_root_python
+root = Root(sys.argv[1])
+python = probe_root_python(root, {})
+snap = Snapshot(python=python, abi=probe_abi(root, python, {}))
+findings = [f for check in (abi.symbols, abi.needed, abi.glibc, abi.cxx11) for f in check(snap, None)]
+print(len(snap.abi.loaded), len(snap.abi.unresolved), len(findings))
+print("\\n".join(snap.abi.loaded))
+"""
+
+
+def pairs(roots: list[Path], rounds: int) -> None:
+    ratios = []
+    for root in roots:
+        cmd = [sys.executable, "-c", CHECK, str(root), str(ROOT)]
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()
+        loaded = [str(root / p.lstrip("/")) for p in out[1:] if p]
+        floor_cmd = ["sh", "-c", PIPELINE, "sh", *loaded]
+        mine = timed(functools.partial(subprocess.run, cmd, check=True, capture_output=True), rounds)
+        floor = timed(functools.partial(subprocess.run, floor_cmd, check=True, capture_output=True), rounds)
+        ratios.append((mine / floor, root.name))
+        print(
+            f"{root.name}: ABI check process {mine * 1000:.0f} ms ({out[0]}: loaded, unbound, findings), "
+            f"readelf | sort | comm {floor * 1000:.0f} ms over {len(loaded)} libraries (ratio {mine / floor:.2f})"
+        )
+    worst = max(ratios)
+    print(f"worst ratio over {len(ratios)} pairs: {worst[0]:.2f} ({worst[1]}; goal <= 2)")
+
+
+# doctor with the ABI probe replaced by an empty one: what the check adds to its start-up
+NO_ABI = """
+import sys
+sys.path[:0] = [sys.argv.pop(1)]
+from ascenv.model import AbiInfo
+from ascenv.probe import snapshot
+snapshot.probe_abi = lambda *args, **kwargs: AbiInfo()
+from ascenv import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+WITH_ABI = NO_ABI.replace("snapshot.probe_abi = lambda *args, **kwargs: AbiInfo()", "")
+
+
+def doctor(site: Path, rounds: int) -> None:
+    import tempfile
+    import venv
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env_dir = Path(tmp) / "venv"
+        venv.create(env_dir, with_pip=False)
+        python = env_dir / "bin" / "python"
+        out = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"], capture_output=True)
+        # torch and torch_npu "installed": their site-packages on the venv's sys.path (libraries, dist-info)
+        (Path(out.stdout.decode().strip()) / "torch-site.pth").write_text(str(site.resolve()) + "\n")
+        env = dict(os.environ, HOME=tmp)
+        argv = ["doctor", "--python", str(python), "--format", "json"]
+        runs = {
+            name: [sys.executable, "-c", code, str(ROOT), *argv]
+            for name, code in (("with", WITH_ABI), ("without", NO_ABI))
+        }
+        for cmd in runs.values():  # the page cache and the compat cache under HOME
+            subprocess.run(cmd, capture_output=True, env=env)
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(rounds):  # interleaved: a load change weighs on both alike
+            for name, cmd in runs.items():
+                start = time.perf_counter()
+                subprocess.run(cmd, capture_output=True, env=env)
+                times[name].append(time.perf_counter() - start)
+        done = subprocess.run(runs["with"], capture_output=True, env=env, text=True)
+        loaded = len(json.loads(done.stdout)["snapshot"]["abi"]["loaded"])
+    with_abi, without = statistics.median(times["with"]), statistics.median(times["without"])
+    print(
+        f"doctor --python (torch and torch_npu installed, {loaded} libraries read): with the ABI check "
+        f"{with_abi * 1000:.0f} ms, without {without * 1000:.0f} ms (ratio {with_abi / without:.2f})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("libraries", nargs="*", type=Path)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--root", type=Path, help="a root with torch and torch_npu unpacked in --site")
     parser.add_argument("--site", default="/usr/local/lib/python3.11/site-packages")
+    parser.add_argument("--pairs", nargs="+", type=Path, default=[], help="roots unpacked like images")
+    parser.add_argument("--doctor-site", type=Path, help="a site-packages with torch and torch_npu for this machine")
     args = parser.parse_args()
     if args.root:
         probe(args.root, args.site, args.rounds)
+    if args.pairs:
+        pairs(args.pairs, args.rounds)
+    if args.doctor_site:
+        doctor(args.doctor_site, args.rounds)
     for path in args.libraries:
         parsed = elf.read(path)
         if parsed is None:

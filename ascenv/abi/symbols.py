@@ -54,6 +54,9 @@ _C_PREFIXES = (
     ("dlclose", "glibc", ("libdl.so.2", "libc.so.6")),
     ("dlerror", "glibc", ("libdl.so.2", "libc.so.6")),
     ("dladdr", "glibc", ("libdl.so.2", "libc.so.6")),
+    # PyTorch's Python bindings (torch/csrc: THPVariable_Wrap, THPStorage_NewWithStorage), C++
+    # functions at global scope defined in libtorch_python.so
+    ("THP", "torch", ("libtorch_python.so",)),
     ("Py", "python", ("libpython3*.so*",)),
     ("_Py", "python", ("libpython3*.so*",)),
 )
@@ -109,6 +112,13 @@ def top_namespace(symbol: str) -> Optional[str]:
     return rest[n.end() : n.end() + length]
 
 
+def global_function(symbol: str) -> Optional[str]:
+    """The name of a C++ function at global scope (``_Z25THPStorage_NewWithStorage...`` ->
+    ``THPStorage_NewWithStorage``); None for a C name or a nested one."""
+    m = re.match(r"_Z(\d+)", symbol)
+    return symbol[m.end() : m.end() + int(m.group(1))] if m else None
+
+
 def attribute(symbol: str, version: Optional[str], obj: ElfFile) -> tuple[Optional[str], Optional[str]]:
     """(expected_from, layer) of an unbound reference of ``obj``."""
     layer: Optional[str] = None
@@ -122,8 +132,9 @@ def attribute(symbol: str, version: Optional[str], obj: ElfFile) -> tuple[Option
     if namespace in _NAMESPACES:
         layer, patterns = _NAMESPACES[namespace]
     elif namespace is None:
+        name = global_function(symbol) or symbol
         for prefix, lay, pats in _C_PREFIXES:
-            if symbol.startswith(prefix):
+            if name.startswith(prefix):
                 layer, patterns = lay, pats
                 break
     for pattern in patterns:
@@ -244,17 +255,36 @@ class AbiTwin:
     wanted_cxx11: bool  # the reference asks for the C++11 ABI (the definition is pre-C++11)
 
 
+_HEAD = re.compile(r"_Z(?:N[rVKRO]*)?(\d+)")
+
+
+def outer_names(symbol: str) -> str:
+    """The first two names of a mangled symbol (``_ZN2at14RecordFunction6before...`` ->
+    ``2at14RecordFunction``): namespaces and classes, which the C++ ABI of std::string does not
+    change (std's own are left out by the caller). "" when it does not start with a name."""
+    m = _HEAD.match(symbol)
+    if not m:
+        return ""
+    end = m.end() + int(m.group(1))
+    n = re.match(r"\d+", symbol[end:])
+    if n:
+        end += n.end() + int(n.group(0))
+    return symbol[m.start(1) : end]
+
+
 def abi_twins(order: LoadOrder, unbound: Iterable[Unresolved]) -> tuple[AbiTwin, ...]:
     """The unbound C++ references that the load order defines under the other C++ ABI:
     ``_GLIBCXX_USE_CXX11_ABI`` differs between the library and its provider (ATB's two builds)."""
     wanted: dict[str, list[Unresolved]] = {}
     providers: set[str] = set()
+    heads: set[str] = set()
     for u in unbound:
         if not u.symbol.startswith("_Z") or top_namespace(u.symbol) in ("std", "__gnu_cxx", None):
             continue
         if ("Ss" in u.symbol or "Sb" in u.symbol or is_cxx11(u.symbol)) and u.expected_from:
             wanted.setdefault(abi_skeleton(u.symbol), []).append(u)
             providers.add(u.expected_from)
+            heads.add(outer_names(u.symbol))
     out = []
     seen: set[tuple[str, str]] = set()
     # only the libraries the references should come from: libtorch_cpu.so's 45,000 names stay unread
@@ -262,7 +292,8 @@ def abi_twins(order: LoadOrder, unbound: Iterable[Unresolved]) -> tuple[AbiTwin,
         if not wanted or not {o.elf.soname, o.path.rsplit("/", 1)[-1]} & providers:
             continue
         for s in o.elf.symbols:
-            if not s.defined or not s.name.startswith("_Z"):
+            # the two builds of a function share its outer names: the skeleton only of those
+            if not s.defined or not s.name.startswith("_Z") or outer_names(s.name) not in heads:
                 continue
             for u in wanted.get(abi_skeleton(s.name), ()):
                 if s.name != u.symbol and is_cxx11(s.name) != is_cxx11(u.symbol) and (u.library, u.symbol) not in seen:

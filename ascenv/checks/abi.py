@@ -10,6 +10,7 @@ from typing import Any, Optional
 from ascenv.checks import check, finding
 from ascenv.errors import InvalidVersion
 from ascenv.model import AbiInfo, AbiUnresolved, Finding, FindingDetails, Severity, Snapshot
+from ascenv.words import counted
 
 _SHOWN = 3  # demangled names per layer in the words; details.unresolved has them all
 _FIXES = {
@@ -54,7 +55,7 @@ def symbols(snap: Snapshot, matrix: object) -> Iterator[Finding]:
         yield finding(
             "ASC-ABI-SYMBOLS",
             Severity.WARN,
-            f"{len(abi.problems)} file(s) could not be read as ELF: the ABI check read without them",
+            f"{counted(len(abi.problems), 'file')} could not be read as ELF: the ABI check read without them",
             found=_few(list(abi.problems)),
             expected="complete ELF files",
             fix="reinstall the package the file belongs to (a download or copy was cut short?)",
@@ -116,7 +117,7 @@ def _unbound(unbound: list[AbiUnresolved], severity: Severity, effect: str, torc
     return finding(
         "ASC-ABI-SYMBOLS",
         severity,
-        f"{len(unbound)} undefined symbol(s) in {', '.join(libraries)}: {effect}",
+        f"{counted(len(unbound), 'undefined symbol')} in {', '.join(libraries)}: {effect}",
         found="; ".join(groups),
         expected="each defined by " + (", ".join(providers) if providers else "a library in the load order"),
         evidence=tuple(sorted({u.library for u in unbound})),
@@ -268,7 +269,7 @@ def cxx11(snap: Snapshot, matrix: object) -> Iterator[Finding]:
             "ASC-ABI-CXX11",
             _severity(abi, [u.library for u in items]),
             f"{', '.join(users)} want the {want} ABI; {_base(provider)} is built with the {have} one",
-            found=f"{len(items)} symbol(s) defined only under the other ABI in {provider}: {names}",
+            found=f"{counted(len(items), 'symbol')} defined only under the other ABI in {provider}: {names}",
             expected=f"{_base(provider)} built with the {want} ABI",
             evidence=tuple(sorted({u.library for u in items} | {provider})),
             fix=fix,

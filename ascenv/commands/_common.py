@@ -306,10 +306,10 @@ def diagnose_machine(
 
         snapshot = collect(root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
         if args.root != "/" and args.python is None and snapshot.python.executable:
-            # --root never executes anything under DIR: the Python judged is this shell's.
+            # --root never executes anything under DIR: its environments are read from their files
             ctx.out.message(
-                f"note: the Python checked is {snapshot.python.executable} from this shell's PATH,"
-                f" not one inside {args.root}; choose with --python"
+                f"note: the Python checked is {snapshot.python.executable} inside {args.root}, read from its files"
+                " (--python PATH runs an interpreter instead)"
             )
     judged = matrix()
     return diagnose(snapshot, judged, strict=args.strict, extra=extra(snapshot, judged) if extra else ())

@@ -23,11 +23,6 @@ def read_bytes(path):
         return None
 
 
-def read_text(path):
-    data = read_bytes(path)
-    return None if data is None else data.decode("utf-8", "replace")
-
-
 def header_fields(text):
     """The RFC 822 header block of METADATA / PKG-INFO / WHEEL: name -> list of values."""
     fields = {}  # type: dict
@@ -54,12 +49,19 @@ def name_version_from_dirname(entry):
     return name, version or None
 
 
-def distribution(location, entry):
+def distribution(location, entry, read=read_bytes, is_dir=os.path.isdir):
+    """One distribution's record. ``read`` and ``is_dir`` reach the files: this interpreter's own,
+    or (``ascenv.probe.root_python``) those of an image read under ``--root`` without running it."""
+
+    def read_text(path):
+        data = read(path)
+        return None if data is None else data.decode("utf-8", "replace")
+
     path = os.path.join(location, entry)
     is_dist_info = entry.endswith(".dist-info")
     if is_dist_info:
         metadata = read_text(os.path.join(path, "METADATA"))
-    elif os.path.isdir(path):
+    elif is_dir(path):
         metadata = read_text(os.path.join(path, "PKG-INFO"))
     else:  # a single-file egg-info holds the PKG-INFO text itself
         metadata = read_text(path)
@@ -82,7 +84,7 @@ def distribution(location, entry):
         wheel = read_text(os.path.join(path, "WHEEL"))
         if wheel is not None:
             record["wheel_tags"] = header_fields(wheel).get("tag", [])
-        data = read_bytes(os.path.join(path, "RECORD"))
+        data = read(os.path.join(path, "RECORD"))
         if data is not None:
             record["record_hash"] = hashlib.sha256(data).hexdigest()
     return record

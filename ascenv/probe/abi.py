@@ -94,6 +94,7 @@ def probe_abi(
         libraries=tuple(imported + [p for p in later if p not in imported]),
         loaded=tuple(o.path for o in order.objects),
         imported=tuple(o.path for o in at_import.objects),
+        checked=tuple(mine),
         ld_library_path=ld_library_path,
         unresolved=tuple(_unresolved(u, names, twins.get((u.library, u.symbol))) for u in unbound),
         missing=tuple(

@@ -60,7 +60,8 @@ def collect(
     budget: float = BUDGET,
 ) -> Snapshot:
     """Probe everything. ``environ`` is the environment to judge (the caller's, or a saved one);
-    ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH);
+    ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH; under
+    a root other than /, the root's own environments read from their files);
     ``budget`` the seconds all helper programs together may take."""
     failures: list[ProbeError] = []
     deadline = proc.Deadline(budget)
@@ -76,14 +77,14 @@ def collect(
     python_failures: list[ProbeError] = []  # its own list: appended to from another thread
 
     def probe_target_python() -> None:
-        python_result.append(
-            _guarded(
-                python_failures,
-                "python",
-                lambda: probe_python(run, python, path, environ, deadline=deadline),
-                PythonInfo(),
-            )
-        )
+        # under --root nothing is executed: the image's own environments are read from its files
+        if python is None and not root.is_host:
+            from ascenv.probe.root_python import probe_root_python  # here: a host's probe needs none of it
+
+            probe: Callable[[], PythonInfo] = lambda: probe_root_python(root, environ)  # noqa: E731
+        else:
+            probe = lambda: probe_python(run, python, path, environ, deadline=deadline)  # noqa: E731
+        python_result.append(_guarded(python_failures, "python", probe, PythonInfo()))
 
     # daemon: an interrupted ascenv must not wait for this thread at exit (it is stopped below).
     python_thread = threading.Thread(target=probe_target_python, name="ascenv-python-probe", daemon=True)

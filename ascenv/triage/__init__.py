@@ -63,7 +63,7 @@ def is_own_interpreter(python: PythonInfo) -> bool:
     import os
     import sys
 
-    if not python.executable:
+    if not python.executable or python.from_files:  # an image's environment under --root: never ascenv's
         return False
     if os.path.dirname(os.path.abspath(python.executable)) == os.path.dirname(os.path.abspath(sys.executable)):
         return True

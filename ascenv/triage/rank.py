@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ascenv.model import Finding, Severity, Snapshot, normalize_name
+from ascenv.triage.abi_confirm import with_abi_verdict
 from ascenv.triage.scan import LineGroup, ScanResult
 from ascenv.triage.signatures import CauseRule
 from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT, CheckVerdict, Machine, judge_check, overall
@@ -122,6 +123,8 @@ def rank(
     causes = []
     for (cause, _), entry in merged.items():
         verdicts = _decide(entry, findings, snapshot, machine)
+        if findings is not None and snapshot is not None:  # an `undefined symbol`: the binaries decide too (#23)
+            verdicts = with_abi_verdict(verdicts, entry.lines, entry.checks, snapshot, findings)
         confirmed = overall(verdicts) if verdicts else None
         evidence = tuple(f"{v.check}: {v.reason}" for v in verdicts if v.verdict != NOT_CHECKABLE)
         lines = tuple(sorted(entry.lines, key=lambda g: g.first_line)[:MAX_LINES])
