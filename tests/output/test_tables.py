@@ -11,7 +11,8 @@ from ascenv.output import PIPE_WIDTH, Output
 from ascenv.output import bench as bench_render
 from ascenv.output.store import render_ls
 from ascenv.output.tables import print_rows
-from ascenv.store import Store, list_builds
+from ascenv.store import Store
+from ascenv.store_listing import list_builds
 from tests.test_store import add_entry
 
 HISTORY_TITLES = ("RUN", "BUILD", "SOURCE", "OP", "INPUT SHAPES", "BLOCK DIM", "TILING", "MEDIAN us", "SPREAD")
