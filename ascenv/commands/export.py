@@ -1,0 +1,79 @@
+"""Export this machine's stack (or a saved snapshot's) to a monitoring system: `ascenv export
+prometheus` writes the text exposition format for node-exporter's textfile collector, atomically
+(a scrape never reads half a file; the collector skips the temp file, which does not end in
+.prom)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from ascenv import __version__, errors, lockfile
+from ascenv.commands import _common as common
+from ascenv.snapshot_io import load_snapshot
+
+NAME = "export"
+ORDER = 75
+HELP = "export the stack as metrics: `export prometheus` for node-exporter's textfile collector"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
+    prom = kinds.add_parser("prometheus", help="the text exposition format (node-exporter --collector.textfile)")
+    prom.add_argument(
+        "-o",
+        "--output",
+        default=common.STDOUT,
+        metavar="FILE",
+        help="where to write, e.g. <textfile dir>/ascenv.prom; - for standard output (default)",
+    )
+    prom.add_argument(
+        "--from", dest="from_file", metavar="SNAPSHOT", help="a saved snapshot (ascenv snapshot -o FILE) instead"
+    )
+    prom.add_argument(
+        "--lock",
+        action="append",
+        default=[],
+        metavar="LOCK",
+        help="report ascenv_lock_in_sync against this lock (repeatable), as `ascenv lock --check LOCK`",
+    )
+    common.add_machine_options(prom)
+
+
+def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    from ascenv.checks import load_checks
+    from ascenv.checks.summary import diagnose
+    from ascenv.metrics import stack_metrics
+    from ascenv.output import export as render
+
+    common.check_output_path(ctx, args.output)
+    # the locks first: a missing or unreadable one is refused before the machine is probed
+    locks = [(name, lockfile.read_lock(os.path.join(ctx.cwd, name), name)[0]) for name in args.lock]
+    if args.from_file:
+        snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
+    else:
+        from ascenv.probe.snapshot import collect
+
+        snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+    # as `ascenv lock` makes it (its pinned images too), so that a lock just written is in sync
+    machine = lockfile.lock_from_snapshot(
+        snapshot, generator_version=__version__, source=args.from_file or "", images=lockfile.pinned_images()
+    )
+    load_checks()
+    findings = diagnose(snapshot, _matrix(ctx)).findings
+    checks = [lockfile.check_lock(locked, machine, source=name) for name, locked in locks]
+    metrics = stack_metrics(snapshot, machine, findings, checks, now=time.time())
+    # 0644: node-exporter runs as its own user and must read the file
+    common.write_output(ctx, args.output, render.exposition(metrics), mode=0o644)
+    render.render_written(common.summary_output(ctx, args.output), common.output_name(args.output), metrics)
+    return errors.EXIT_OK
+
+
+def _matrix(ctx: common.Context) -> object:
+    """The compat matrix when the data ships with this ascenv (checks without it skip), as doctor."""
+    try:
+        from ascenv import compat
+    except ImportError:
+        return None
+    return compat.load_cached(ctx.cache_dir)
