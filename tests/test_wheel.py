@@ -36,7 +36,7 @@ def test_wheel_ships_data_and_runs(installed: Path, tmp_path: Path) -> None:
             str(python),
             "-c",
             "import json, ascenv.paths as p; "
-            "print(json.dumps({n: str(p.data_dir(n)) for n in ('compat', 'containers', 'kernels')}))",
+            "print(json.dumps({n: str(p.data_dir(n)) for n in ('compat', 'containers', 'kernels', 'deploy')}))",
         ],
         check=True,
         capture_output=True,
