@@ -60,6 +60,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "install": ["install", "--rollback", "customize", "--install-path", "opp"],
         "op": ["op", "check", "--root", root],
         "clean-cache": ["clean-cache", "ls"],
+        "export": ["export", "prometheus", "--from", "snap.json", "--lock", "good.lock"],
         **{name: [name, "--help"] for name in HELP_ONLY},
     }
     return {"cwd": tmp, "environ": environ, "argv": argv}

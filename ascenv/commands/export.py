@@ -66,7 +66,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     metrics = stack_metrics(snapshot, machine, findings, checks, now=time.time())
     # 0644: node-exporter runs as its own user and must read the file
     common.write_output(ctx, args.output, render.exposition(metrics), mode=0o644)
-    render.render_written(common.summary_output(ctx, args.output), common.output_name(args.output), metrics)
+    if not common.to_stdout(args.output):  # on stdout the metrics are the whole output (a pipe, a redirect)
+        render.render_written(ctx.out, common.output_name(args.output), metrics)
     return errors.EXIT_OK
 
 

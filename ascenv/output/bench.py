@@ -29,7 +29,10 @@ def _us(value: float) -> str:
 
 def imported(out: Output, run: Run, path: Path, fmt: str) -> None:
     if fmt == "json":
-        out.json({"run": run.id, "tool": run.tool, "path": str(path), "records": [record_json(r) for r in run.records]})
+        out.json(
+            {"run": run.id, "tool": run.tool, "path": str(path), "records": [record_json(r) for r in run.records]},
+            kind="bench-import",
+        )
         return
     table = Table(box=None, pad_edge=False)
     for title in ("OP", "INPUT SHAPES", "TASK", "N", "MEDIAN us", "MIN", "MAX", "BLOCK DIM", "METRICS"):
@@ -135,7 +138,8 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
                 "differences": [{"field": d.field, "a": d.a, "b": d.b} for d in result.differences],
                 "only_a": [r.op for r in result.only_a],
                 "only_b": [r.op for r in result.only_b],
-            }
+            },
+            kind="bench-compare",
         )
     else:
         glyphs = _glyphs(out)
@@ -170,7 +174,7 @@ def comparison(out: Output, result: Comparison, fmt: str, allow_env_change: bool
 
 def baseline(out: Output, stored: StoredRun, fmt: str) -> None:
     if fmt == "json":
-        out.json({"op": stored.run.op, "target": stored.run.target, "baseline": stored.run.id})
+        out.json({"op": stored.run.op, "target": stored.run.target, "baseline": stored.run.id}, kind="bench-baseline")
         return
     out.console.print(f"baseline of {safe(stored.run.op)} ({safe(stored.run.target)}): {safe(stored.run.id)}")
 
@@ -198,7 +202,8 @@ def history(out: Output, result: History, fmt: str) -> None:
                     }
                     for row in result.rows
                 ],
-            }
+            },
+            kind="bench-history",
         )
         return
     table = Table(box=None, pad_edge=False)
@@ -243,7 +248,8 @@ def ran(out: Output, result: Any, fmt: str) -> None:
                     "ran": False,
                     "reason": result.reason,
                     "commands": list(result.commands),
-                }
+                },
+                kind="bench-commands",
             )
             return
         out.warn(f"{result.reason}: nothing was run; on an NPU host, run:")
@@ -268,7 +274,8 @@ def ran(out: Output, result: Any, fmt: str) -> None:
                     {**record_json(r), "benchmark": r.task_type, "durations_us": list(r.durations), "tiling": r.tiling}
                     for r in run.records
                 ],
-            }
+            },
+            kind="bench-run",
         )
         return
     table = Table(box=None, pad_edge=False)

@@ -80,7 +80,7 @@ def markdown(snap: Snapshot, findings: list[Finding]) -> str:
 
 def render(out: Output, diagnosis: Diagnosis, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(json_payload(diagnosis))
+        out.json(json_payload(diagnosis), kind="doctor")
     elif fmt == "markdown":
         out.text(markdown(diagnosis.snapshot, list(diagnosis.findings)))
     else:

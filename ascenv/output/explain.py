@@ -26,7 +26,8 @@ def render(out: Output, result: Explanation, fmt: str = "human") -> None:
                     for e in result.checks
                 ],
                 "compat_data_as_of": result.compat_data_as_of,
-            }
+            },
+            kind="explain",
         )
         return
     for e in result.checks:

@@ -56,7 +56,7 @@ def exposition(metrics: StackMetrics) -> str:
 
 
 def render_written(out: Output, path: str, metrics: StackMetrics) -> None:
-    """What was written (on stderr when the metrics went to standard output)."""
+    """What was written to ``-o FILE``."""
     drifted = [lock for lock, ok in metrics.locks if not ok]
     counts = ", ".join(f"{n} {s}" for s, n in metrics.findings)
     text = f"wrote {path}: findings {counts}" + (f"; drifted from {', '.join(drifted)}" if drifted else "")

@@ -49,7 +49,7 @@ def op_check_json(result: OpCheck) -> dict[str, Any]:
 
 def render_op_check(out: Output, result: OpCheck, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(op_check_json(result))
+        out.json(op_check_json(result), kind="op-check")
         return
     console = out.console
     unit = result.compute_unit or "no --soc"
