@@ -38,7 +38,7 @@ def test_every_json_output_names_a_shipped_schema():
     assert len(calls) >= 30
     unnamed = [(f, line) for f, line, kind in calls if kind is None]
     assert not unnamed, f"out.json(...) without kind=: {unnamed}"
-    assert {kind for _, _, kind in calls} == set(schemas.names())
+    assert {kind for _, _, kind in calls} | set(generate.FILES) == set(schemas.names())
 
 
 def test_shipped_schemas_are_generated():
@@ -58,6 +58,7 @@ def test_schema_is_valid_against_the_metaschema(kind):
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["type"] == "object" and schema["additionalProperties"] is False
     assert schema["required"][0] == "schema" and schema["properties"]["schema"] == {"const": 1}
+    assert schema["$id"] == f"urn:ascenv:schema:{kind}"
 
 
 def test_every_object_in_every_schema_is_closed():
@@ -161,6 +162,26 @@ def test_lock_check_and_diff_documents(fixture_host, tmp_path):
     assert kind == "diff" and document["identical"] is True
     assert_valid(kind, document)
     assert problems(kind, {**document, "inputs": ["a.lock"]})  # a pair is two
+
+
+def test_report_bundle_members(fixture_host, tmp_path):
+    """The report archive: its MANIFEST.json and snapshot.json follow their schemas, and the
+    command's summary too."""
+    import tarfile
+
+    environ = dict(fixture_host.environ)
+    kind, document = printed(tmp_path, host_argv(fixture_host, "report", "-o", "r.tar.gz"), environ)
+    assert kind == "report"
+    assert_valid(kind, document)
+    with tarfile.open(tmp_path / "r.tar.gz") as archive:
+        members = {m.name.rsplit("/", 1)[-1]: m for m in archive.getmembers() if m.isfile()}
+        read = {name: json.load(archive.extractfile(members[name])) for name in ("MANIFEST.json", "snapshot.json")}
+    assert_valid("report-manifest", read["MANIFEST.json"])
+    assert_valid("snapshot", read["snapshot.json"])
+    spoilt = copy.deepcopy(read["MANIFEST.json"])
+    spoilt["members"][0]["sha256"] = "not-a-digest"
+    assert problems("report-manifest", spoilt)
+    assert problems("report-manifest", {**read["MANIFEST.json"], "kind": "tarball"})
 
 
 def test_explain_documents(tmp_path):

@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional
 
 from ascenv import serde
 from ascenv.model import SNAPSHOT_SCHEMA
+from ascenv.report.bundle import BUNDLE_SCHEMA
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 # ascenv.output.JSON_SCHEMA, the version Output.json adds (the core imports no renderer;
@@ -644,6 +645,27 @@ def doc_image_pin(b: Builder) -> dict:
     return obj({"name": S, "pin": b.dataclass(Pin)})
 
 
+def doc_report_manifest(b: Builder) -> dict:
+    """MANIFEST.json of a report bundle (a file in the archive, not printed)."""
+    member = obj({"name": S, "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"}, "size": I, "source": S})
+    return obj(
+        {
+            "kind": {"const": "ascenv-report"},
+            "created": S,
+            "ascenv_version": S,
+            "snapshot_schema": I,
+            "redacted": B,
+            "redactions": table(I),
+            "members": arr(member),
+        }
+    )
+
+
+# Documents written as files, not printed: no Output.json names them
+FILES = ("report-manifest",)
+# Documents that carry their own version as "schema", not Output.json's
+OWN_VERSIONS = {"snapshot": SNAPSHOT_SCHEMA, "report-manifest": BUNDLE_SCHEMA}
+
 DOCUMENTS: dict[str, Callable[[Builder], dict]] = {
     name[len("doc_") :].replace("_", "-"): function
     for name, function in sorted(globals().items())
@@ -658,9 +680,9 @@ def document(kind: str) -> dict:
     if "$ref" in body:  # a dataclass printed whole: its object, with the version added
         name = body["$ref"].rsplit("/", 1)[-1]
         body = json.loads(json.dumps(b.defs[name]))
-    # the version Output.json adds; a payload's own "schema" (a snapshot's) is what is written
-    own = body["properties"].pop("schema", None)
-    version = SNAPSHOT_SCHEMA if own is not None else JSON_SCHEMA
+    # the version Output.json adds; a document's own "schema" (a snapshot's) is what is written
+    body["properties"].pop("schema", None)
+    version = OWN_VERSIONS.get(kind, JSON_SCHEMA)
     body["properties"] = {"schema": {"const": version}, **body["properties"]}
     body["required"] = ["schema", *(k for k in body["required"] if k != "schema")]
     schema: dict[str, Any] = {
