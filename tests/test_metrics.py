@@ -66,23 +66,17 @@ def test_a_lock_given_twice_is_one_series_with_the_first_verdict():
 
 
 def test_vendors_list_op_types_sorted_and_skip_missing_trees():
+    custom = Vendor(
+        "customize",
+        "/v/customize",
+        "config.ini",
+        0,
+        ops_info={"ascend910b": ("MatMul", "Add")},
+        manifest_digest="f" * 64,
+    )
     vendors = (
-        Vendor(
-            "customize",
-            "/v/customize",
-            "config.ini",
-            0,
-            ops_info={"ascend910b": ("MatMul", "Add")},
-            manifest_digest="f" * 64,
-        ),
-        Vendor(
-            "customize",
-            "/v/customize",
-            "config.ini",
-            0,
-            ops_info={"ascend910b": ("MatMul", "Add")},
-            manifest_digest="f" * 64,
-        ),  # listed twice: one series
+        custom,
+        custom,  # listed twice: one series
         Vendor("gone", "/v/gone", "ASCEND_CUSTOM_OPP_PATH", 1, exists=False),
         Vendor("plain", "/w/plain", "ASCEND_CUSTOM_OPP_PATH", 2, ops_info={"a": ("X",), "b": ("X", "Y")}),
     )
