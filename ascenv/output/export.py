@@ -10,7 +10,7 @@ from ascenv.metrics import StackMetrics
 from ascenv.output import Output, safe
 
 _HELP = {
-    "ascenv_stack_info": "The Ascend stack of this machine as labels (driver, firmware, CANN, torch_npu, NNAL, SoC).",
+    "ascenv_stack_info": "This machine's Ascend stack as labels: driver, firmware, CANN, torch_npu, torch, NNAL, SoC.",
     "ascenv_findings": "ascenv doctor findings on this machine, by severity.",
     "ascenv_lock_in_sync": "1 when this machine matches the lock (ascenv lock --check), 0 when it drifted.",
     "ascenv_last_run_timestamp_seconds": "When ascenv export last wrote these metrics, in seconds since the epoch.",
