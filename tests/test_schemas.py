@@ -112,7 +112,8 @@ def printed(tmp_path: Path, argv: list[str], environ: dict) -> tuple[str, dict]:
         original(payload, kind=kind)
 
     output.json = remember  # type: ignore[method-assign]
-    cli.main(argv, ctx=Context(environ=environ, out=output, cwd=str(tmp_path)))
+    code = cli.main(argv, ctx=Context(environ=environ, out=output, cwd=str(tmp_path)))
+    assert kinds, (code, output.stderr.getvalue() if hasattr(output.stderr, "getvalue") else "")
     (kind,) = kinds
     return kind, json.loads(out.getvalue())
 
@@ -207,3 +208,52 @@ def test_the_suite_wide_check_reports_a_refused_or_unnamed_document(_json_follow
     assert len(wrong) == 3
     assert "extra" in wrong[0] and "baseline" in wrong[1] and "without a kind" in wrong[2]
     wrong.clear()  # seen: the test itself passes
+
+
+# --- one real document of each cheap kind: valid, and refused once spoilt ------------------------------
+# (the kinds that need a Docker engine, built operators, bench runs or Ansible nodes, and
+# clean-cache, which reads the real home, are validated in their own tests by tests/conftest.py)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> dict:
+    """A fixture host, its snapshot and lock, a log, a vendor tree with a kept previous one and a
+    makeself package: what the commands below need to print (as tests/test_stdout_errors.py)."""
+    from tests.cli_helpers import run_cli
+    from tests.fixture_hosts import build_host
+    from tests.package.pkgbuild import small_package
+
+    tmp = tmp_path_factory.mktemp("documents")
+    host = build_host("a2-cann800", tmp / "hosts")
+    assert run_cli(["snapshot", "--root", str(host.root), "-o", "snap.json"], host.environ, tmp)[0] == 0
+    assert run_cli(["lock", "--from", "snap.json", "-o", "good.lock"], host.environ, tmp)[0] == 0
+    (tmp / "app.log").write_text("RuntimeError: EZ3002 the op is not supported\n" * 3)
+    for tree in ("opp/vendors/customize", "opp/.ascenv-previous/customize"):
+        (tmp / tree).mkdir(parents=True)
+        (tmp / tree / "TAG").write_text(tree)
+    return {"cwd": tmp, "environ": dict(host.environ), "root": str(host.root), "package": small_package(tmp / "pkg")}
+
+
+CASES = {
+    "doctor": ["doctor", "--from", "snap.json"],
+    "triage": ["triage", "app.log", "--from", "snap.json"],
+    "explain-code": ["explain", "EZ3002"],
+    "diff": ["diff", "snap.json", "good.lock"],
+    "diff-fleet": ["diff", "snap.json", "good.lock", "snap.json"],
+    "store-ls": ["store", "ls", "--store", "store"],
+    "op-check": ["op", "check", "--root", "{root}"],
+    "install-rollback": ["install", "--rollback", "customize", "--install-path", "opp"],
+    "package-inspect": ["package", "inspect", "{package}"],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+def test_real_document_of_each_kind(workspace, kind):
+    argv = [a.format(**workspace) for a in CASES[kind]] + ["--format", "json"]
+    printed_kind, document = printed(workspace["cwd"], argv, workspace["environ"])
+    assert printed_kind == kind
+    assert_valid(kind, document)
+    # closed: a key the schema does not list is refused; and the first key it requires is required
+    assert problems(kind, {**document, "unlisted": True})
+    first = next(k for k in schemas.load(kind)["required"] if k != "schema")
+    assert problems(kind, {k: v for k, v in document.items() if k != first})
