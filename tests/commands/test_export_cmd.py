@@ -75,6 +75,20 @@ def test_two_locks_two_series(tmp_path):
     ]
 
 
+def test_a_lock_of_another_platform_is_left_out(tmp_path):
+    a2 = host_with_site("a2-cann800", tmp_path / "a2")
+    assert ascenv(a2, tmp_path, "lock", "-o", "a2.lock")[0] == 0
+    a3 = build_host("a3-cann850", tmp_path / "a3")
+    assert ascenv(a3, tmp_path, "lock", "-o", "a3.lock")[0] == 0
+    code, out, err = export(a3, tmp_path, "--lock", "a2.lock", "--lock", "a3.lock")
+    assert code == 0, err
+    assert samples(out, "ascenv_lock_in_sync") == ['ascenv_lock_in_sync{lock="a3.lock"} 1']
+    assert "a2.lock is for another platform" in err
+    code, out, err = export(a2, tmp_path, "--lock", "a3.lock")
+    assert code == 0 and samples(out, "ascenv_lock_in_sync") == [], err
+    assert "# TYPE ascenv_lock_in_sync gauge" in out  # the family stays declared
+
+
 def test_from_snapshot_equals_the_live_probe(tmp_path):
     host = host_with_site("a2-cann800", tmp_path)
     assert ascenv(host, tmp_path, "snapshot", "-o", "node.json")[0] == 0
