@@ -20,7 +20,12 @@ HELP = "export the stack as metrics: `export prometheus` for node-exporter's tex
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
-    prom = kinds.add_parser("prometheus", help="the text exposition format (node-exporter --collector.textfile)")
+    prom = kinds.add_parser(
+        "prometheus",
+        help="the text exposition format (node-exporter --collector.textfile)",
+        description="Write ascenv_stack_info, ascenv_findings, ascenv_lock_in_sync, ascenv_vendor_info and "
+        "ascenv_last_run_timestamp_seconds in the text exposition format, atomically.",
+    )
     prom.add_argument(
         "-o",
         "--output",
@@ -29,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="where to write, e.g. <textfile dir>/ascenv.prom; - for standard output (default)",
     )
     prom.add_argument(
-        "--from", dest="from_file", metavar="SNAPSHOT", help="a saved snapshot (ascenv snapshot -o FILE) instead"
+        "--from", dest="from_file", metavar="SNAPSHOT", help="a snapshot (ascenv snapshot -o FILE), not this machine"
     )
     prom.add_argument(
         "--lock",
