@@ -9,7 +9,7 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def data_dir(name: str) -> Path:
-    """``compat``, ``containers`` or ``kernels``: the installed copy, else the checkout's."""
+    """``compat``, ``containers``, ``kernels`` or ``deploy``: the installed copy, else the checkout's."""
     installed = _PACKAGE / "_data" / name
     if installed.is_dir():
         return installed

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any, Optional
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -21,12 +24,40 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"  # reference-only materi
 pytest_plugins = ["tests.engine_fixtures"]  # engine, builder_image, built: one set for the suite
 
 
+@pytest.fixture(autouse=True)
+def _json_follows_its_schema(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Every JSON document a command prints in-process (``Output.json``) is validated against its
+    published schema, ascenv/schemas/<kind>.json; a document without a kind, or one its schema
+    refuses, fails the test that printed it (at teardown: the CLI would turn an exception raised
+    inside it into exit 3). Commands run in a subprocess are validated where their tests read them
+    (tests.json_schemas.assert_valid). A test of Output.json itself, with a document of no command,
+    is marked ``any_json``."""
+    from ascenv.output import JSON_SCHEMA, Output
+    from ascenv.serde import to_data
+    from tests.json_schemas import problems
+
+    wrong: list[str] = []
+    original = Output.json
+
+    def validating(self: Output, payload: Mapping[str, Any], *, kind: Optional[str] = None) -> None:
+        # the document as written: through to_data and JSON, as Output.json encodes it
+        document = json.loads(json.dumps(to_data({"schema": JSON_SCHEMA, **payload}), allow_nan=False))
+        if request.node.get_closest_marker("any_json") is None:
+            wrong.extend(problems(kind, document) if kind else ["a JSON document without a kind (its schema's name)"])
+        original(self, payload, kind=kind)
+
+    monkeypatch.setattr(Output, "json", validating)
+    yield wrong  # tests/test_schemas.py reads it to show the check fails
+    assert not wrong, "JSON output that does not follow its schema:\n" + "\n".join(wrong[:10])
+
+
 class YouForgotToChooseARoot(AssertionError):
     """A test built a Root over the live file system without the live_host marker."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "live_host: the test may read the real machine under /")
+    config.addinivalue_line("markers", "any_json: prints JSON of no command (Output.json's own tests): not validated")
 
 
 @pytest.fixture(autouse=True)

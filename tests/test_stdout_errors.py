@@ -80,6 +80,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "test": ["test", "add_custom", "--target", "npu", "--store", "store", "--format", "json"],
         "compat": ["compat", "update", "--remove"],
         "completion": ["completion", "bash"],
+        "export": ["export", "prometheus", "--from", "snap.json", "--lock", "good.lock"],
         **{name: [name, "--help"] for name in HELP_ONLY},
     }
     return {"cwd": tmp, "environ": environ, "argv": argv}

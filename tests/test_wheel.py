@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from ascenv import schemas
+from tests.json_schemas import assert_valid
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -36,7 +39,7 @@ def test_wheel_ships_data_and_runs(installed: Path, tmp_path: Path) -> None:
             str(python),
             "-c",
             "import json, ascenv.paths as p; "
-            "print(json.dumps({n: str(p.data_dir(n)) for n in ('compat', 'containers', 'kernels')}))",
+            "print(json.dumps({n: str(p.data_dir(n)) for n in ('compat', 'containers', 'kernels', 'deploy')}))",
         ],
         check=True,
         capture_output=True,
@@ -66,3 +69,14 @@ def test_wheel_ships_data_and_runs(installed: Path, tmp_path: Path) -> None:
     assert snap.returncode == 0, snap.stderr
     data = json.loads(snap.stdout)
     assert data["schema"] == 1 and data["host"]["os_id"] == "openEuler"
+    # the JSON Schemas ship in the wheel (ascenv.schemas), and the document follows the shipped one
+    shipped = subprocess.run(
+        [str(python), "-c", "import json, ascenv.schemas as s; print(json.dumps(s.load('snapshot')))"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    schema = json.loads(shipped.stdout)
+    assert schema == schemas.load("snapshot")
+    assert_valid("snapshot", data)

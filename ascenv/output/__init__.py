@@ -133,8 +133,9 @@ class Output:
         return self._consoles[stream]
 
     # machine output ----------------------------------------------------------------------------
-    def json(self, payload: Mapping[str, Any]) -> None:
-        """One JSON document to stdout, ``{"schema": JSON_SCHEMA, ...payload}``."""
+    def json(self, payload: Mapping[str, Any], *, kind: Optional[str] = None) -> None:
+        """One JSON document to stdout, ``{"schema": JSON_SCHEMA, ...payload}``. ``kind`` names its
+        published schema, ascenv/schemas/<kind>.json (the tests validate each document with it)."""
         from ascenv.serde import to_data  # text that is not UTF-8 (a path given as bad\xff) as shown
 
         document = to_data({"schema": JSON_SCHEMA, **payload})

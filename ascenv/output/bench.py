@@ -184,7 +184,8 @@ def comparison(
                 "differences": [{"field": d.field, "a": d.a, "b": d.b} for d in result.differences],
                 "only_a": [r.op for r in result.only_a],
                 "only_b": [r.op for r in result.only_b],
-            }
+            },
+            kind="bench-compare",
         )
     else:
         glyphs = _glyphs(out)
@@ -228,7 +229,7 @@ def comparison(
 
 def baseline(out: Output, stored: StoredRun, fmt: str) -> None:
     if fmt == "json":
-        out.json({"op": stored.run.op, "target": stored.run.target, "baseline": stored.run.id})
+        out.json({"op": stored.run.op, "target": stored.run.target, "baseline": stored.run.id}, kind="bench-baseline")
         return
     out.console.print(f"baseline of {safe(stored.run.op)} ({safe(stored.run.target)}): {safe(stored.run.id)}")
 
@@ -300,7 +301,8 @@ def history(out: Output, result: History, fmt: str) -> None:
                     }
                     for row in result.rows
                 ],
-            }
+            },
+            kind="bench-history",
         )
         return
     rows = []
@@ -377,7 +379,8 @@ def ran(out: Output, result: Any, fmt: str) -> None:
                     {**record_json(r), "benchmark": r.task_type, "durations_us": list(r.durations), "tiling": r.tiling}
                     for r in run.records
                 ],
-            }
+            },
+            kind="bench-run",
         )
         return
     rows = []

@@ -51,7 +51,7 @@ def json_payload(outcome: Outcome) -> dict:
 
 def render(out: Output, outcome: Outcome, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(json_payload(outcome))
+        out.json(json_payload(outcome), kind="build")
         return
     entry = outcome.entry
     m = entry.manifest

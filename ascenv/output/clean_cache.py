@@ -121,7 +121,7 @@ def can_confirm(out: Output, fmt: str) -> bool:
 def render(out: Output, result: CleanCache, fmt: str = "human") -> None:
     """The listing (ls), or the result of the delete; JSON: the whole run in one document."""
     if fmt == "json":
-        out.json(json_payload(result))
+        out.json(json_payload(result), kind="clean-cache")
     elif result.mode == LS:
         render_listing(out, result.listed, result.now)
     elif result.outcome is not None:

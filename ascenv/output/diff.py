@@ -82,7 +82,10 @@ def render_pair(out: Output, inputs: tuple[str, str], changes: tuple[Change, ...
     if fmt == "json":
         from ascenv import serde
 
-        out.json({"inputs": list(inputs), "identical": not changes, "changes": [serde.to_data(c) for c in changes]})
+        out.json(
+            {"inputs": list(inputs), "identical": not changes, "changes": [serde.to_data(c) for c in changes]},
+            kind="diff",
+        )
     elif fmt == "markdown":
         out.text(pair_markdown(a, b, changes))
     else:
@@ -93,7 +96,9 @@ def render_fleet(out: Output, total: int, groups: tuple[Group, ...], fmt: str = 
     if fmt == "json":
         from ascenv import serde
 
-        out.json({"nodes": total, "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]})
+        out.json(
+            {"nodes": total, "stacks": len(groups), "groups": [serde.to_data(g) for g in groups]}, kind="diff-fleet"
+        )
     elif fmt == "markdown":
         out.text(fleet_markdown(total, groups))
     else:

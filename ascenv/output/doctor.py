@@ -88,7 +88,7 @@ def markdown(snap: Snapshot, findings: list[Finding], command: str = "doctor", d
 def render(out: Output, diagnosis: Diagnosis, fmt: str = "human", command: str = "doctor") -> None:
     """``command`` (doctor, check) names the report and, in JUnit, the test suite."""
     if fmt == "json":
-        out.json(json_payload(diagnosis))
+        out.json(json_payload(diagnosis), kind="doctor")
     elif fmt == "markdown":
         out.text(markdown(diagnosis.snapshot, list(diagnosis.findings), command, data_line(diagnosis)))
     elif fmt == "junit":

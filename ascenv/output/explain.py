@@ -29,7 +29,8 @@ def render(out: Output, result: Explanation, fmt: str = "human") -> None:
                 ],
                 "compat_data_as_of": result.compat_data_as_of,
                 "error_codes": list(result.error_codes),
-            }
+            },
+            kind="explain",
         )
         return
     for e in result.checks:

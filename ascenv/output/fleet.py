@@ -62,7 +62,8 @@ def render_audit(out: Output, result: FleetAudit, folder: str, fmt: str = "human
                 "results": folder,
                 "nodes": [_verdict_data(v) for v in result.nodes],
                 "groups": [serde.to_data(g) for g in result.groups],
-            }
+            },
+            kind="fleet-audit",
         )
     elif fmt == "markdown":
         out.text(audit_markdown(result, folder))
@@ -79,7 +80,8 @@ def render_locked(out: Output, path: str, group: Group, results: tuple[NodeResul
                 "input_hash": group.input_hash,
                 "nodes": list(group.nodes),
                 "not_locked": [{"host": r.host, "status": r.status, "message": r.message} for r in missing],
-            }
+            },
+            kind="fleet-lock",
         )
         return
     out.console.print(

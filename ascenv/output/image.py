@@ -23,7 +23,7 @@ def _short(digest: str | None) -> str:
 
 def render_ls(out: Output, statuses: tuple[ImageStatus, ...], fmt: str = "human") -> None:
     if fmt == "json":
-        out.json({"images": serde.to_data(list(statuses))})
+        out.json({"images": serde.to_data(list(statuses))}, kind="image-ls")
         return
     table = Table("Kind", "State", "Pinned", "Present", "Size MB")
     table.columns.insert(0, Column("Image", no_wrap=True))
@@ -36,7 +36,7 @@ def render_ls(out: Output, statuses: tuple[ImageStatus, ...], fmt: str = "human"
 
 def render_verify(out: Output, s: ImageStatus, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(serde.to_data(s))
+        out.json(serde.to_data(s), kind="image-verify")
         return
     if s.state == OK:
         out.console.print(f"[green]ok[/] {safe(s.name)}: the present image is the pinned {safe(s.pinned or '')}")
@@ -64,7 +64,7 @@ def render_verify(out: Output, s: ImageStatus, fmt: str = "human") -> None:
 
 def render_build(out: Output, o: BuildOutcome, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(serde.to_data(o))
+        out.json(serde.to_data(o), kind="image-build")
         return
     if o.reused:
         out.console.print(
@@ -83,6 +83,6 @@ def render_build(out: Output, o: BuildOutcome, fmt: str = "human") -> None:
 
 def render_pinned(out: Output, name: str, pin: Pin, path: Path, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json({"name": name, "pin": serde.to_data(pin)})
+        out.json({"name": name, "pin": serde.to_data(pin)}, kind="image-pin")
         return
     out.console.print(f"[bold]pinned[/] {safe(name)} = {safe(pin.image_id or pin.ref or '')} in {safe(str(path))}")

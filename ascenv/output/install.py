@@ -17,7 +17,8 @@ def render(out: Output, result: Installed, fmt: str = "human") -> None:
                 "install_path": str(result.install_path),
                 "manifests": [str(p) for p in result.manifests],
                 "kept": [str(p) for p in result.kept],
-            }
+            },
+            kind="install",
         )
         return
     out.console.print(f"[green]installed[/] {safe(str(result.package))} into {safe(str(result.install_path))}")
@@ -44,7 +45,8 @@ def render_rollback(out: Output, result: Rollback, fmt: str = "human") -> None:
                 "finished_interrupted": result.finished_interrupted,
                 "compute_units": list(result.compute_units),
                 "clean_kernel_caches": cache_command(result.compute_units),
-            }
+            },
+            kind="install-rollback",
         )
         return
     if result.finished_interrupted:

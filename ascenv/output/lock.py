@@ -31,7 +31,7 @@ def stack_summary(lock: Lock) -> str:
 
 def render_written(out: Output, path: str, lock: Lock, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json({"path": path, "lock": lock_data(lock)})
+        out.json({"path": path, "lock": lock_data(lock)}, kind="lock")
         return
     out.console.print(f"[bold]wrote[/] {safe(path)}: {safe(stack_summary(lock))}")
     out.console.print(f"input-hash {lock.input_hash}")
@@ -110,7 +110,8 @@ def render_check(out: Output, result: LockCheck, fmt: str = "human", accept: str
                 "exit_code": result.exit_code,
                 "input_hash": {"lock": result.lock.input_hash, "machine": result.machine.input_hash},
                 "changes": [serde.to_data(c) for c in result.changes],
-            }
+            },
+            kind="lock-check",
         )
         return
     path, lock, changes = result.source, result.lock, result.changes

@@ -53,7 +53,7 @@ def _seen_by(o: Any) -> tuple[tuple[str, bool], ...]:
 
 def render_op_check(out: Output, result: OpCheck, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(op_check_json(result))
+        out.json(op_check_json(result), kind="op-check")
         return
     if fmt == "junit":
         from ascenv.output import junit

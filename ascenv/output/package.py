@@ -65,7 +65,7 @@ def inspection_json(found: Inspection) -> dict[str, Any]:
 
 def render_inspection(out: Output, found: Inspection, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(inspection_json(found))
+        out.json(inspection_json(found), kind="package-inspect")
         return
     h = found.header
     console = out.console
@@ -142,7 +142,7 @@ def normalized_json(result: Normalized) -> dict[str, Any]:
 
 def render_normalized(out: Output, result: Normalized, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(normalized_json(result))
+        out.json(normalized_json(result), kind="package-normalize")
         return
     out.console.print(
         f"{safe(result.output)}: {result.members} members, packaged {safe(result.date)}, sha256 {result.sha256}"

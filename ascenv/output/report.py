@@ -166,7 +166,7 @@ def bench_lines(page: Page) -> list[str]:
 
 def written(out: Output, path: str, result: dict, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(result)
+        out.json(result, kind="report")
         return
     c = out.console
     summary = result["summary"]

@@ -21,7 +21,7 @@ def render(out: Output, snap: Snapshot, fmt: str = "human") -> None:
     if fmt == "json":
         from ascenv.snapshot_io import snapshot_to_json
 
-        out.json(snapshot_to_json(snap))
+        out.json(snapshot_to_json(snap), kind="snapshot")
     else:
         render_snapshot(out, snap)
 

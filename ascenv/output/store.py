@@ -61,7 +61,8 @@ def render_ls(out: Output, listing: Listing, fmt: str = "human") -> None:
                 "exists": listing.exists,
                 "builds": [entry_data(b) for b in listing.builds],
                 "not_builds": [stray_data(s) for s in listing.strays],
-            }
+            },
+            kind="store-ls",
         )
         return
     if not listing.exists:
@@ -96,7 +97,7 @@ def render_show(out: Output, shown: Shown, fmt: str = "human") -> None:
     entry = shown.build.entry
     if fmt == "json":
         manifest = serde.to_data(entry.manifest) if entry.manifest else None
-        out.json({**entry_data(shown.build), "manifest": manifest})
+        out.json({**entry_data(shown.build), "manifest": manifest}, kind="store-show")
         return
     out.console.print(f"[bold]{safe(str(entry.path))}[/]")
     out.text(shown.manifest_text)
@@ -152,7 +153,8 @@ def render_gc(out: Output, result: GcResult, fmt: str = "human") -> None:
                 "freed": result.freed,
                 "left_alone": [stray_data(s) for s in result.left_alone],
                 "not_removed": list(result.problems),
-            }
+            },
+            kind="store-gc",
         )
         return
     for e in result.removed:

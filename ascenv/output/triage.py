@@ -20,7 +20,7 @@ _MD_MARK = {True: "❌", False: "✅", None: "❔"}
 
 def render(out: Output, result: TriageResult, code: int, name: str, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(to_json(result, code))
+        out.json(to_json(result, code), kind="triage")
     elif fmt == "markdown":
         out.text(markdown(result, name))
     else:
@@ -227,7 +227,8 @@ def explain_code(out: Output, code: str, signatures: Sequence[Signature], fmt: s
                     }
                     for s in signatures
                 ],
-            }
+            },
+            kind="explain-code",
         )
         return 0
     parts = []

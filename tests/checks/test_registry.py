@@ -18,6 +18,7 @@ from ascenv.checks import LAYER_PREFIXES, LAYERS, REGISTRY, RENAMED, check, chec
 from ascenv.snapshot_io import dumps_snapshot
 from checks.helpers import a2_host
 from tests.cli_helpers import run_cli
+from tests.json_schemas import assert_valid
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = Path(checks_package.__file__).parent
@@ -123,6 +124,8 @@ def test_offline_doctor_emits_new_ids_and_loads_no_probe_module(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
     code, probes, out = eval(done.stderr.strip().splitlines()[-1])  # noqa: S307 - our own repr
     assert code in (0, 1) and probes == []
-    ids = {f["id"] for f in json.loads(out)["findings"]}
+    document = json.loads(out)
+    assert_valid("doctor", document)  # printed in a subprocess: tests/conftest.py does not see it
+    ids = {f["id"] for f in document["findings"]}
     assert ids and ids <= set(REGISTRY) and not ids & set(RENAMED)
     assert "ASC-KERNELS-TARGET" in ids  # the A2 host's --soc_version, under its new ID

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
 from rich.table import Table
 
 from ascenv.output import PIPE_WIDTH, Output, printable, safe
@@ -62,6 +63,7 @@ def test_plain_text_keeps_newlines_and_tabs_only() -> None:
     assert stdout.getvalue() == "| a | b\\x1b]0;x\\x07 |\n\tnext\\x0d\n"
 
 
+@pytest.mark.any_json
 def test_json_escapes_c1_and_line_separators_and_stays_the_same_value() -> None:
     stdout = io.StringIO()
     quiet(stdout).json({"value": "a\x9b2J\x7f\u2028é\x1b"})
@@ -128,6 +130,7 @@ def _strict(text: str) -> str:
     return text
 
 
+@pytest.mark.any_json
 def test_json_text_and_rich_show_undecodable_bytes_as_backslash_x() -> None:
     stdout = io.StringIO()
     out = quiet(stdout)
