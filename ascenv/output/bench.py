@@ -37,7 +37,7 @@ def _op_types(names: tuple[str, ...]) -> str:
 def absent(out: Output, op: str, source: str, op_types: tuple[str, ...], fmt: str) -> None:
     """``bench import --op OP`` of a profile that holds no launch of OP: nothing stored."""
     if fmt == "json":
-        out.json({"run": None, "op": op, "absent": True, "op_types": list(op_types)})
+        out.json({"run": None, "op": op, "absent": True, "op_types": list(op_types)}, kind="bench-import-absent")
     out.warn(
         f"{op} is absent from {source}: it holds the op types {_op_types(op_types)}; nothing stored "
         f"(--all-ops keeps them all under {op})"
@@ -53,7 +53,8 @@ def imported(out: Output, run: Run, path: Path, fmt: str, left_out: tuple[str, .
                 "path": str(path),
                 "records": [record_json(r) for r in run.records],
                 "left_out": list(left_out),
-            }
+            },
+            kind="bench-import",
         )
         return
     rows = []
@@ -345,7 +346,8 @@ def npu_commands(out: Output, result: Any, fmt: str) -> None:
                 "ran": False,
                 "reason": result.reason,
                 "commands": list(result.commands),
-            }
+            },
+            kind="bench-commands",
         )
         return
     out.warn(f"{result.reason}: nothing was run; on an NPU host, run:")

@@ -9,7 +9,7 @@ from ascenv.output import Output, safe
 
 def installed(out: Output, result: Installed, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(serde.to_data(result))
+        out.json(serde.to_data(result), kind="compat-update")
         return
     c = out.console
     c.print(f"installed {safe(', '.join(result.added))} in {safe(result.overlay)}")
@@ -21,7 +21,7 @@ def installed(out: Output, result: Installed, fmt: str = "human") -> None:
 
 def removed(out: Output, result: Removed, fmt: str = "human") -> None:
     if fmt == "json":
-        out.json(serde.to_data(result))
+        out.json(serde.to_data(result), kind="compat-remove")
     elif result.files:
         out.console.print(
             f"removed {safe(', '.join(result.files))} from {safe(result.overlay)}: the shipped data is used"

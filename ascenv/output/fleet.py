@@ -105,7 +105,7 @@ _STATE_STYLE = {
 def render_rollout(out: Output, journal: Journal, path: str, fmt: str = "human") -> None:
     """`fleet rollout` and `fleet rollout --status`: the journal, wave by wave."""
     if fmt == "json":
-        out.json({"journal": path, **serde.to_data(journal)})
+        out.json({"journal": path, **serde.to_data(journal)}, kind="fleet-rollout")
         return
     if fmt == "markdown":
         lines = [f"## Rollout of {journal.op} build {journal.key[:12]}: {journal.phase}", ""]

@@ -28,7 +28,7 @@ def tested(out: Output, result: Any, fmt: str) -> None:
         return
     run = result.run
     if fmt == "json":
-        out.json({**run_json(run), "path": str(result.path)})
+        out.json({**run_json(run), "path": str(result.path)}, kind="test")
         return
     table = Table(box=None, pad_edge=False)
     for title in ("SHAPE", "RESULT", "MAX ABS ERR", "MAX REL ERR", "BEYOND TOL", "ALLOWED", "TOLERANCE", "SEED"):

@@ -160,7 +160,16 @@ def doc_snapshot(b: Builder) -> dict:
 
 
 def doc_doctor(b: Builder) -> dict:
-    return obj({"exit_code": I, "summary": summary_counts(), "findings": arr(finding(b)), "snapshot": snapshot(b)})
+    data = obj({"as_of": opt(S), "overlay": arr(S), "overlay_ignored": arr(S)})
+    return obj(
+        {
+            "exit_code": I,
+            "summary": summary_counts(),
+            "data": data,
+            "findings": arr(finding(b)),
+            "snapshot": snapshot(b),
+        }
+    )
 
 
 def doc_lock(b: Builder) -> dict:
@@ -205,7 +214,7 @@ def doc_fleet_audit(b: Builder) -> dict:
     from ascenv.diff import Group
     from ascenv.fleet.verdicts import Verdict
 
-    verdict = obj(b.pick(Verdict, "host", "status", "differs_in", "message"))
+    verdict = obj({**b.pick(Verdict, "host", "status", "differs_in", "message"), "vendor_builds": arr(S)})
     return obj({"against": S, "results": S, "nodes": arr(verdict), "groups": arr(b.dataclass(Group))})
 
 
@@ -266,7 +275,7 @@ def doc_triage(b: Builder) -> dict:
 
 def doc_explain(b: Builder) -> dict:
     check = obj({"id": S, "layer": S, "title": S, "explain": S, "compat_data_as_of": opt(S), "renamed_from": arr(S)})
-    return obj({"checks": arr(check), "compat_data_as_of": opt(S)})
+    return obj({"checks": arr(check), "compat_data_as_of": opt(S), "error_codes": arr(S)})
 
 
 def doc_explain_code(b: Builder) -> dict:
@@ -324,7 +333,44 @@ def _record(b: Builder) -> dict[str, dict]:
 
 
 def doc_bench_import(b: Builder) -> dict:
-    return obj({"run": S, "tool": S, "path": S, "records": arr(obj(_record(b)))})
+    return obj({"run": S, "tool": S, "path": S, "records": arr(obj(_record(b))), "left_out": arr(S)})
+
+
+def doc_bench_import_absent(b: Builder) -> dict:
+    """``bench import --op OP`` of a profile without OP: nothing stored, the op types it holds."""
+    return obj({"run": NULL, "op": S, "absent": {"const": True}, "op_types": arr(S)})
+
+
+def doc_test(b: Builder) -> dict:
+    """``ascenv test``: the accuracy run as stored (``output.test.run_json``) and where."""
+    from ascenv.accuracy.results import TestRun
+
+    fields = {("build" if k == "build_key" else k): v for k, v in b.pick(TestRun, *_field_names(TestRun)).items()}
+    fields.pop("id")
+    return obj({"run": S, "passed": B, **fields, "path": S})
+
+
+def doc_compat_update(b: Builder) -> dict:
+    from ascenv.compat.overlay import Installed
+
+    return b.dataclass(Installed)
+
+
+def doc_compat_remove(b: Builder) -> dict:
+    from ascenv.compat.overlay import Removed
+
+    return b.dataclass(Removed)
+
+
+def doc_fleet_rollout(b: Builder) -> dict:
+    """``fleet rollout`` and ``--status``: the journal file's path and the journal."""
+    from ascenv.fleet.rollout import Journal
+
+    return obj({"journal": S, **b.pick(Journal, *_field_names(Journal))})
+
+
+def _field_names(cls: Any) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls)]
 
 
 def doc_bench_run(b: Builder) -> dict:
@@ -362,6 +408,8 @@ def doc_bench_compare(b: Builder) -> dict:
             "regression": B,
             "samples": {"type": "array", "items": I, "minItems": 2, "maxItems": 2},
             "median_us": {"type": "array", "items": N, "minItems": 2, "maxItems": 2},
+            "measure": {"enum": ["duration_us", "duration/peer"]},
+            "medians": {"type": "array", "items": N, "minItems": 2, "maxItems": 2},
             "reason": opt(S),
             "against_peer": B,
         }
@@ -370,6 +418,7 @@ def doc_bench_compare(b: Builder) -> dict:
         {
             "a": S,
             "b": S,
+            "picked": obj({"a": opt(S), "b": opt(S)}),
             "threshold": N,
             "shapes": arr(shape),
             "differences": arr(obj({"field": S, "a": ANY, "b": ANY})),
@@ -401,6 +450,7 @@ def _store_entry(b: Builder) -> dict[str, dict]:
     from ascenv.store import Manifest
 
     outputs = b.of(_hints(Manifest)["outputs"])
+    from ascenv.accuracy.results import BuildTest
     from ascenv.bench.store import BuildRun
 
     run = obj(b.pick(BuildRun, "id", "created", "tool", "target", "records", "baseline", "damaged", file="name"))
@@ -416,6 +466,7 @@ def _store_entry(b: Builder) -> dict[str, dict]:
         "manifest_sha256": opt(S),
         "outputs": outputs,
         "bench_runs": arr(run),
+        "tests": arr(b.dataclass(BuildTest)),
     }
 
 
@@ -459,6 +510,8 @@ def doc_build(b: Builder) -> dict:
             "verified": B,
             "replaced": arr(S),
             "seconds": N,
+            "build_seconds": arr(N),
+            "matched_stored": B,
             "path": S,
             "outputs": b.of(_hints(Manifest)["outputs"]),
         }
