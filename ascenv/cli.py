@@ -95,7 +95,10 @@ class _Parser(argparse.ArgumentParser):
         named = ", ".join(repr(c) for c in choices)
         close = difflib.get_close_matches(value, [str(c) for c in choices], n=3, cutoff=0.6)
         guess = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        raise argparse.ArgumentError(action, f"invalid choice: {value!r}{guess} (choose from {named})")
+        # argparse's own words for the argument, then the guess (parse_args would add the usage)
+        self.error(
+            f"argument {argparse._get_action_name(action)}: invalid choice: {value!r}{guess} (choose from {named})"
+        )
 
     def error(self, message: str) -> NoReturn:
         actions = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]

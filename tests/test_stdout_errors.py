@@ -75,7 +75,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "package": ["package", "inspect", str(small_package(tmp / "pkg"))],
         # a rollback swaps the live and the kept vendor: every run prints, and two runs swap back
         "install": ["install", "--rollback", "customize", "--install-path", "opp"],
-        "op": ["op", "check", "--root", root],
+        "op": ["op", "check", "--root", root, "--format", "json"],  # no vendor there: the document says so
         "clean-cache": ["clean-cache", "ls"],
         "test": ["test", "add_custom", "--target", "npu", "--store", "store", "--format", "json"],
         "compat": ["compat", "update", "--remove"],

@@ -19,7 +19,7 @@ HELP = "export the stack as metrics: `export prometheus` for node-exporter's tex
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
+    kinds = parser.add_subparsers(dest="kind", metavar="ACTION", required=True)
     prom = kinds.add_parser(
         "prometheus",
         help="the text exposition format (node-exporter --collector.textfile)",

@@ -26,6 +26,7 @@ from typing import Optional
 from ascenv.model import Finding, Snapshot
 from ascenv.triage.scan import LineGroup
 from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT, CheckVerdict
+from ascenv.words import counted
 
 CHECK = "ASC-ABI-SYMBOLS"
 # the family signature's reading of the loader's message (compat/triage/signatures.toml, "undefined-symbol")
@@ -95,7 +96,7 @@ def _one(lib: Optional[str], symbol: str, snapshot: Snapshot, findings: Sequence
     if not abi.read:
         return CheckVerdict(CHECK, NOT_CHECKABLE, "the ABI check read no libraries (no torch_npu in the Python judged)")
     if abi.problems:
-        return CheckVerdict(CHECK, NOT_CHECKABLE, f"{len(abi.problems)} file(s) could not be read as ELF")
+        return CheckVerdict(CHECK, NOT_CHECKABLE, f"{counted(len(abi.problems), 'file')} could not be read as ELF")
     absent = [u for u in abi.unresolved if u.symbol == symbol and u.expected_from]
     if absent:
         return CheckVerdict(

@@ -84,4 +84,4 @@ def test_diff_markdown_and_terminal_show_one_row_per_package() -> None:
     ]
     stdout = io.StringIO()
     diff_render.pair_human(Output(stdout=stdout, stderr=io.StringIO(), interactive=False), "a", "b", changes)
-    assert "2 difference(s) in packages" in stdout.getvalue()
+    assert "2 differences in packages" in stdout.getvalue()
