@@ -51,7 +51,7 @@ def stack_metrics(
         "cann": active,
         "torch_npu": packages.get("torch-npu"),
         "torch": packages.get("torch"),
-        "nnal": None,  # the snapshot does not record NNAL's version (yet): an empty label
+        "nnal": next((part.version for part in snapshot.stack if part.name == "nnal-atb"), None),
         "soc": machine.platform.compute_unit,
     }
     locks: dict[str, bool] = {}

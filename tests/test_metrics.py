@@ -85,3 +85,14 @@ def test_vendors_list_op_types_sorted_and_skip_missing_trees():
         ("customize", "Add,MatMul", "f" * 64),
         ("plain", "X,Y", ""),
     ]
+
+
+def test_the_nnal_label_is_the_release_its_version_info_names():
+    from dataclasses import replace
+
+    from ascenv.model import StackPart
+
+    atb = StackPart(name="nnal-atb", version="8.5.0", path="/usr/local/Ascend/nnal/atb/8.5.0", source="x/version.info")
+    mindie = StackPart(name="mindie", version="2.1.RC1", path="/usr/local/Ascend/mindie/2.1.RC1", source="y")
+    m = stack_metrics(replace(snap(), stack=(mindie, atb)), MACHINE, [], [], now=1.0)
+    assert dict(m.stack)["nnal"] == "8.5.0"
