@@ -519,7 +519,8 @@ def doc_build(b: Builder) -> dict:
 
 
 def doc_install(b: Builder) -> dict:
-    return obj({"op": S, "key": S, "package": S, "install_path": S, "manifests": arr(S), "kept": arr(S)})
+    # op and key are null for `install FILE.run`: a package built elsewhere has no store build
+    return obj({"op": opt(S), "key": opt(S), "package": S, "install_path": S, "manifests": arr(S), "kept": arr(S)})
 
 
 def doc_install_rollback(b: Builder) -> dict:
