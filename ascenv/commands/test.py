@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @termination_as_interrupt()  # SIGTERM ends the children it runs, as Ctrl-C does
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
+    try:  # a dependency of the package, but a node's bundle (fleet rollout) runs on the node's own Python
+        import numpy  # noqa: F401
+    except ImportError:
+        raise errors.ToolMissing(
+            "ascenv test needs numpy (the inputs, the reference and the comparison), and this Python has none",
+            hint="pip install numpy (it comes with `pip install ascenv`)",
+        ) from None
     from ascenv import builder, paths
     from ascenv.accuracy import runner
     from ascenv.output import test as render

@@ -129,3 +129,18 @@ def test_a_tiling_dropping_the_remainder_of_lengths_not_divisible_by_the_cores_f
     # = 16000 elements written; 1024001 = 64001 blocks: 40 * 1600 * 16 = 1024000 written.
     assert first_bad(data) == {"16385": list(range(16000, 16010)), "1024001": [1024000]}
     assert [s["comparison"]["beyond"] for s in data["shapes"]] == [0, 385, 1]
+
+
+def test_without_numpy_it_is_exit_4_naming_numpy_never_a_traceback(tmp_path):
+    """A fleet node runs the shipped ascenv on its own python3, which may lack numpy: the test gate
+    must read a clear exit 4, not exit 3 and a traceback."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"  # `import numpy` now raises ImportError
+        "from ascenv import cli; sys.exit(cli.main(['test', 'add_custom', '--store', 'store']))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 4, done.stderr
+    assert "needs numpy" in done.stderr and "Traceback" not in done.stderr
