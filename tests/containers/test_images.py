@@ -51,8 +51,9 @@ def test_two_builds_give_the_same_image_id(built):
     )
     assert built.first.packages["cmake"] == "3.25.1-1" and built.first.packages["make"] == "4.3-4.1"
     # the minutes of mmdebstrap are announced, with the mirror read from the host's apt sources
-    boot, write, load = built.first_events
+    boot, done, write, load = built.first_events
     assert boot.startswith(f"bootstrapping {BUILDER}: mmdebstrap bookworm/") and " from http" in boot
+    assert done.startswith(f"bootstrapping {BUILDER}: done in ")  # and how long it took (M:SS)
     assert write == "writing the image archive" and load == f"loading {built.first.image_id[:19]} into the engine"
     debs = list((built.cache / "images" / BUILDER / "debs").iterdir())
     assert debs and all(p.name.endswith(".deb") for p in debs)  # the second build read these
