@@ -50,7 +50,7 @@ from typing import Optional, Union
 
 from ascenv import serde
 from ascenv.errors import InputError, SchemaError, UsageError
-from ascenv.fsutil import file_kind, read_input, write_atomic
+from ascenv.fsutil import TEMP_PREFIX, file_kind, read_input, write_atomic
 from ascenv.names import is_name
 from ascenv.store_tag import (
     CACHEDIR_TAG,
@@ -356,7 +356,9 @@ class Store:
         runs imported for a build key, ``bench import --build``)."""
         for name in os.listdir(self.root):
             if name.startswith("."):
-                if name not in OWN_HIDDEN:
+                # a concurrent ascenv writing the tag leaves its temporary file for a moment
+                # (fsutil.write_atomic): two first builds into a new store raced on it
+                if name not in OWN_HIDDEN and not (name.startswith(TEMP_PREFIX) and name.endswith(".tmp")):
                     return False
                 continue
             path = self.root / name

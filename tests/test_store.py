@@ -416,3 +416,18 @@ def test_hash_tree_skips_a_file_swapped_for_a_fifo_after_its_lstat(tmp_path: Pat
 
     monkeypatch.setattr(store, "sha256_file", swap_then_hash)
     assert [f.path for f in store.hash_tree(root)] == ["build.sh", "link"]
+
+
+def test_a_new_store_whose_tag_another_ascenv_is_writing_is_not_refused(tmp_path: Path) -> None:
+    """Two first builds into one new store: the second saw the first's temporary tag file
+    (``.ascenv-CACHEDIR.TAG.<random>.tmp``) and called the store foreign (a CI run, exit 2)."""
+    root = tmp_path / "store"
+    root.mkdir()
+    (root / ".ascenv-CACHEDIR.TAG.k2x9.tmp").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    Store(root).ensure()
+    assert (root / "CACHEDIR.TAG").is_file()
+    other = tmp_path / "foreign"
+    other.mkdir()
+    (other / ".something-else").write_text("")
+    with pytest.raises(UsageError):
+        Store(other).ensure()
