@@ -207,6 +207,7 @@ def run(
         # a Ctrl-C or SIGTERM on this thread between the fork and the registration (inside Popen,
         # which does not kill the child it leaves) would leave it running, known to no clean-up;
         # it is acted on right after, here, where the ``finally`` kills the child.
+        tell = watch.fd if watch is not None else None
         with held(), _running_lock:
             try:
                 child = subprocess.Popen(
@@ -217,14 +218,14 @@ def run(
                     env=None if env is None else dict(env),
                     cwd=cwd,
                     start_new_session=True,
-                    preexec_fn=_dies_with(os.getpid()),
+                    preexec_fn=_dies_with(os.getpid(), tell),
                 )
             except FileNotFoundError as exc:
                 return failed(NOT_FOUND, str(exc))
             except OSError as exc:
                 return failed(OS_ERROR, f"{type(exc).__name__}: {exc}")
             _running[child.pid] = child
-            if watch is not None:
+            if watch is not None and tell is None:
                 watch.watch(child.pid)
         out, err, timed_out = _communicate(child, input, start + max(0.0, timeout), limit)
     finally:
@@ -454,17 +455,24 @@ def end(signum, frame):
             break
     os._exit(0)
 signal.signal(signal.SIGTERM, end)
+# SIGTERM waits until the group is known: ascenv's death while the line is on its way (the
+# child wrote it, this process was not scheduled yet) must not make the guard leave unknowing.
+# The line comes from the child itself, before its exec; the read ends at EOF when ascenv died
+# before starting it (the child closes its copy of the pipe at exec).
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 sys.stdout.write("ready\\n")
 sys.stdout.flush()
 line = sys.stdin.readline()  # the group to guard
-if not line.strip():
+if line.strip():
+    for number in (1, 2):
+        try:
+            held.append(os.open(f"/proc/{int(line)}/fd/{number}", os.O_RDONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+    group = int(line)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+if group is None:
     os._exit(0)
-for number in (1, 2):
-    try:
-        held.append(os.open(f"/proc/{int(line)}/fd/{number}", os.O_RDONLY | os.O_NONBLOCK))
-    except OSError:
-        pass
-group = int(line)
 while True:
     signal.pause()
 """
@@ -473,6 +481,16 @@ while True:
 class _Guard:
     def __init__(self, process: subprocess.Popen) -> None:
         self.process = process
+
+    @property
+    def fd(self) -> Optional[int]:
+        """The guard's stdin, for the child to write its group to before its exec (``_dies_with``):
+        told by ascenv after ``Popen`` returns, a guard missed the group of a child started just
+        before ascenv was SIGKILLed, and its grandchildren outlived both (1 run in 5 beside two busy
+        loops). None when the descriptor is 0, 1 or 2, which the child replaces by its own streams."""
+        assert self.process.stdin is not None
+        fd = self.process.stdin.fileno()
+        return fd if fd > 2 else None
 
     @classmethod
     def start(cls) -> Optional[_Guard]:
@@ -539,19 +557,26 @@ def _prctl() -> Optional[Callable[..., int]]:
     return function
 
 
-def _dies_with(parent: int) -> Optional[Callable[[], None]]:
+def _dies_with(parent: int, tell: Optional[int] = None) -> Optional[Callable[[], None]]:
     """The child's set-up (run after fork, before exec): PR_SET_PDEATHSIG, so the child gets
     SIGTERM when ascenv dies, even by SIGKILL, when no ``finally`` of ours can run (prctl(2):
     the signal is kept across execve, cleared by fork). SIGTERM rather than SIGKILL: no one is
     left to send a SIGKILL after a grace, and SIGTERM lets the child clean up, as makeself's
     trap does. Only the direct child is covered (its own children do not inherit the setting).
-    If the parent died before the prctl, the child is already an orphan: it ends itself."""
+    If the parent died before the prctl, the child is already an orphan: it ends itself.
+    ``tell``: a guard's stdin, told the child's pid (its group) here, before the exec closes it."""
     prctl = _prctl()
     if prctl is None:
         return None
+    line = b"" if tell is None else b"%d\n"
 
     def set_up() -> None:
         prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if tell is not None:
+            try:
+                os.write(tell, line % os.getpid())
+            except OSError:
+                pass
         if os.getppid() != parent:
             os.kill(os.getpid(), signal.SIGTERM)
 
