@@ -2,14 +2,14 @@
 build from the store, whose manifest is then recorded in the installed vendor directory
 (DIR/vendors/<vendor>/ascenv-manifest.toml, a byte-for-byte copy of the store's manifest.toml), so
 `ascenv doctor` and `ascenv lock` tie the vendor to its build and its CANN; or a ``.run`` file
-built elsewhere, read first as `ascenv package inspect` reads it (checksums, members, vendors;
-nothing runs) and refused when it is damaged, unsafe to extract or holds no vendor. Both install
+built elsewhere. Either is read first as `ascenv package inspect` reads it (checksums, members,
+vendors; nothing runs, not even the header's ``--list``) and refused when it is damaged, unsafe to
+extract or holds no vendor. Both install
 the same way, under the same lock, keeping the vendors they replace for --rollback. The package's
 --check option is never used: it runs the installer (see the README)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 import stat
 import tempfile
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from ascenv.package.inspection import Inspection
 
 INSTALL_TIMEOUT = 600.0
-_VENDOR_IN_LISTING = re.compile(r"(?:^|\s)(?:\./)?packages/vendors/([^/\s]+)/")
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ def install(
     merges into vendors/ and rewrites vendors/config.ini, which two runs at once would interleave."""
     entry = pick_build(st, op, key)
     package = run_file(entry)
-    vendors = package_vendors(package, run, environ)
+    vendors = package_vendors(package)
     with deploy.replacing(root, vendors, on_wait) as kept:
         _run_installer(package, package.name, root, kept, run, environ)
         return Installed(entry, package, root, tuple(record_manifest(entry, root, vendors)), tuple(kept))
@@ -173,26 +172,20 @@ def install_argv(package: Path, root: Path) -> list[str]:
     return ["bash", str(package), f"--install-path={root}"]
 
 
-def package_vendors(package: Path, run: proc.Runner, environ: Mapping[str, str]) -> list[str]:
-    """Vendor names from the archive listing (``--list`` only lists; ``--check`` would install),
-    each checked as --rollback's are: a listing naming ``packages/vendors/../x`` made the install
-    copy the install root into itself (I5)."""
-    done = run(["bash", str(package), "--list"], timeout=120, env=dict(environ))
-    names = sorted(set(_VENDOR_IN_LISTING.findall(done.stdout))) if done.ok else []
-    return [deploy.check_vendor_name(name, f"the listing of {package.name}") for name in names]
+def package_vendors(package: Path) -> list[str]:
+    """The vendors of a stored build's package, read as `package inspect` reads it: nothing in it
+    runs. ``bash PKG --list`` ran the package's own header script to list it, which does whatever
+    that header says. Each name is checked as --rollback's are: a package naming
+    ``packages/vendors/../x`` made the install copy the install root into itself (I5)."""
+    from ascenv.package.inspection import inspect_package  # imported on use: start-up time counts
+
+    return inspected_vendors(inspect_package(package), package)
 
 
 def record_manifest(entry: Entry, root: Path, vendors: list[str]) -> list[Path]:
-    """Copy manifest.toml into each installed vendor directory, atomically."""
+    """Copy manifest.toml into each installed vendor directory (``vendors``: the package's, at
+    least one), atomically."""
     vendors_dir = root / "vendors"
-    if not vendors:  # no listing: the one vendor directory the installer made
-        found = sorted(p.name for p in vendors_dir.iterdir() if p.is_dir()) if vendors_dir.is_dir() else []
-        vendors = [name for name in found if deploy.vendor_name_problem(name) is None]  # not staging names
-        if len(vendors) != 1:
-            raise errors.InstallFailed(
-                f"cannot tell which vendor {entry.op} installed under {vendors_dir} "
-                f"(found: {', '.join(vendors) or 'none'})"
-            )
     data = (entry.path / MANIFEST).read_bytes()
     written = []
     for vendor in vendors:

@@ -159,13 +159,8 @@ def _plan(args: argparse.Namespace, ctx: common.Context, inventory: str, entry: 
     from ascenv import installer
     from ascenv.fleet import rollout, rollout_run
 
-    vendors = installer.package_vendors(installer.run_file(entry), ctx.run, ctx.environ)
-    if not vendors:
-        raise errors.UsageError(
-            f"the package of build {entry.key[:12]} lists no packages/vendors/<vendor>: a rollout cannot tell"
-            " what to check and roll back",
-            hint="ascenv package inspect shows what the package holds",
-        )
+    # read, never run; a package with no packages/vendors/<vendor>/ is exit 2: nothing to check or roll back
+    vendors = installer.package_vendors(installer.run_file(entry))
     groups = rollout_run.hosts_and_groups(inventory, ctx.environ, ctx.run)
     limits = rollout.limit_groups(groups, args.limit) if args.limit else None
     shares = rollout.parse_shares(args.waves) if args.waves else (100,)

@@ -46,7 +46,9 @@ def kept(path: str, size: int) -> int:
 
 def vendor_file(path: str) -> Optional[tuple[str, str]]:
     """(vendor, vendor-relative path) of a member below packages/vendors/<vendor>/; None for any
-    other member, and for a vendor name that is not a plain directory name."""
+    other member, and for a vendor name that is not a plain directory name. Read as tar extracts
+    it: ``packages/vendors/./x/a`` and ``packages//vendors/x/a`` are vendor x's."""
+    path = "/".join(part for part in path.split("/") if part not in ("", "."))
     if not path.startswith(VENDORS):
         return None
     name, _, rest = path[len(VENDORS) :].partition("/")
@@ -59,11 +61,13 @@ def vendors_of(members: tuple[contents.Member, ...], kept: dict[str, bytes]) -> 
     """The vendor trees, from the members that are safe to extract: a dangerous one (``..``, an
     absolute path, a link out of the package, a device) never becomes part of a vendor."""
     trees: dict[str, list[str]] = {}
+    named: dict[tuple[str, str], str] = {}  # (vendor, rel) -> the member's own name, which ``kept`` uses
     for member in members:
         found = vendor_file(member.path) if member.kind != "dir" and member.safe else None
         if found:
             trees.setdefault(found[0], []).append(found[1])
+            named[found] = member.path
     return tuple(
-        layout.describe(name, paths, lambda rel, name=name: kept.get(f"{VENDORS}{name}/{rel}"))  # type: ignore[misc]
+        layout.describe(name, paths, lambda rel, name=name: kept.get(named.get((name, rel), "")))  # type: ignore[misc]
         for name, paths in sorted(trees.items())
     )

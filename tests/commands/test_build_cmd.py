@@ -18,6 +18,8 @@ from ascenv import errors, lockfile, store
 from ascenv.probe.fs import Root
 from ascenv.probe.vendors import probe_vendors
 from tests.cli_helpers import run_cli
+from tests.package import pkgbuild
+from tests.package.pkgbuild import cann_header, make_package, needs_makeself
 from tests.test_builder import make_project
 from tests.test_store import add_entry
 
@@ -148,34 +150,33 @@ def test_store_gc_keeps_what_the_lock_references(tmp_path: Path) -> None:
     assert code == errors.EXIT_USAGE and "needs --keep N" in err
 
 
-FAKE_RUN = """#!/bin/sh
-# A stand-in for custom_opp_<os>_<arch>.run (makeself): --list lists, --install-path installs.
-echo "$@" >> "{calls}"
-case "$1" in
-  --list) echo "drwxr-xr-x root/root 0 2024-01-01 00:00 ./packages/vendors/customize/"
-          echo "-rw-r--r-- root/root 9 2024-01-01 00:00 ./packages/vendors/customize/version.info" ;;
-  --install-path=*) root="${{1#--install-path=}}"
-          mkdir -p "$root/vendors/customize/op_api/lib"
-          echo "custom_opp_compiler_version=7.7.0.1.238" > "$root/vendors/customize/version.info" ;;
-  *) echo "unexpected option $1" >&2; exit 9 ;;
-esac
-"""
+def npu_package(tmp_path: Path, install_sh: str) -> bytes:
+    """A custom_opp_<os>_<arch>.run made by makeself (tests.package.pkgbuild), CANN's header."""
+    work = tmp_path / f"pkg-{uuid.uuid4().hex[:8]}"
+    return cann_header(make_package(work, tmp_path / "canary", install_sh=install_sh)).read_bytes()
 
 
+# install.sh that also records its arguments
+RECORDING_INSTALL_SH = pkgbuild.INSTALL_SH.replace(
+    'echo ran > "{canary}"\n', 'echo ran > "{canary}"\necho "$@" >> "{canary}.calls"\n'
+)
+
+
+@needs_makeself
 def test_install_uses_install_path_and_records_the_manifest_in_the_vendor(tmp_path: Path) -> None:
-    calls = tmp_path / "calls.txt"
+    calls = tmp_path / "canary.calls"
     st = store.Store(tmp_path / ".ascenv" / "store")
     entry = add_entry(
         st,
         "add_custom",
         "c" * 64,
         target="npu",
-        outputs={"custom_opp_ubuntu_aarch64.run": FAKE_RUN.format(calls=calls).encode()},
+        outputs={"custom_opp_ubuntu_aarch64.run": npu_package(tmp_path, RECORDING_INSTALL_SH)},
     )
     code, out, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
     assert code == 0, err
     root = tmp_path / "opp"
-    assert calls.read_text().splitlines() == ["--list", f"--install-path={root}"]  # never --check
+    assert calls.read_text().splitlines() == [f"--install-path={root}"]  # never --check, never --list
     recorded = root / "vendors" / "customize" / "ascenv-manifest.toml"
     assert recorded.read_bytes() == (entry.path / "manifest.toml").read_bytes()
     assert f"manifest recorded: {recorded}" in out
@@ -186,13 +187,19 @@ def test_install_uses_install_path_and_records_the_manifest_in_the_vendor(tmp_pa
     assert vendors[0].version_info == {"custom_opp_compiler_version": "7.7.0.1.238"}
 
 
-def test_install_refuses_a_cpu_only_store_and_a_failing_installer(tmp_path: Path) -> None:
+@needs_makeself
+def test_install_refuses_a_cpu_only_store_a_package_that_is_none_and_a_failing_installer(tmp_path: Path) -> None:
     st = store.Store(tmp_path / ".ascenv" / "store")
     add_entry(st, "add_custom", "d" * 64, target="cpu")
     code, _, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
     assert code == errors.EXIT_USAGE and "has no npu build of 'add_custom'" in err
-    add_entry(st, "add_custom", "e" * 64, target="npu", outputs={"custom_opp.run": b"echo broken >&2; exit 4\n"})
+    script = f"echo ran > {tmp_path / 'ran'}\n".encode()  # no makeself header: read, never run
+    add_entry(st, "add_custom", "e" * 64, target="npu", outputs={"custom_opp.run": script})
     code, _, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
+    assert code == errors.EXIT_USAGE and "is not a makeself package" in err and not (tmp_path / "ran").exists()
+    failing = pkgbuild.INSTALL_SH.replace('echo "SUCCESS"', "echo broken >&2; exit 4")
+    add_entry(st, "add_custom", "f" * 64, target="npu", outputs={"custom_opp.run": npu_package(tmp_path, failing)})
+    code, _, err = ascenv(tmp_path, "install", "add_custom", "--key", "f" * 6, "--install-path", "opp")
     assert code == errors.EXIT_BUILD_FAILED and "the installer of custom_opp.run failed" in err and "broken" in err
 
 

@@ -16,7 +16,8 @@ import pytest
 
 from ascenv import errors, store
 from ascenv.package import deploy
-from tests.package.pkgbuild import vendor_tree
+from tests.package.hostile import build, compress, real_header, tar_bytes, ti
+from tests.package.pkgbuild import needs_makeself, vendor_tree
 from tests.package.test_deploy import REPO, tree
 from tests.test_store import add_entry
 
@@ -32,6 +33,7 @@ from pathlib import Path
 from ascenv import cli, proc
 from ascenv.commands._common import Context
 from ascenv.output import Output
+from ascenv.package.inspection import inspect_package
 
 cwd, seed = sys.argv[1], int(sys.argv[2])
 rng = random.Random(seed)
@@ -44,9 +46,8 @@ def files(version):
 
 def run(argv, **_):
     argv = tuple(argv)
-    if argv[-1] == "--list":
-        return proc.Completed(argv, proc.OK, 0, "-rw-r--r-- 0 ./packages/vendors/customize/version.info\n", "", 0.0)
-    version = Path(argv[1]).read_text().strip()
+    # the version the package holds (ascenv reads it the same way for its vendors; nothing runs it)
+    version = next(m.path[-1] for m in inspect_package(Path(argv[1])).members if "/version-" in m.path)
     live = Path(argv[2].split("=", 1)[1]) / "vendors" / "customize"
     shutil.rmtree(live, ignore_errors=True)
     for rel, data in files(version).items():
@@ -84,13 +85,16 @@ def whole_trees(tmp_path: Path, st: store.Store) -> dict[str, dict]:
 
 
 @pytest.mark.slow
+@needs_makeself
 def test_installs_and_rollbacks_at_once_always_leave_one_whole_live_vendor_and_a_whole_kept_one(
-    tmp_path: Path,
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     workers, rounds = 4, 20
     st = store.Store(tmp_path / "store")
     for version in ("A", "B"):
-        add_entry(st, "add_custom", version.lower() * 64, target="npu", outputs={PACKAGE: f"{version}\n".encode()})
+        members = [ti(f"packages/vendors/customize/{name}", b"x") for name in ("version.info", f"version-{version}")]
+        package = build(tmp_path / PACKAGE, real_header(tmp_path_factory), compress(tar_bytes(members)))
+        add_entry(st, "add_custom", version.lower() * 64, target="npu", outputs={PACKAGE: package.read_bytes()})
     wholes = whole_trees(tmp_path, st)
     env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "HOME": str(tmp_path)}
     procs = [
