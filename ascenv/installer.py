@@ -57,7 +57,7 @@ def install(
     package = run_file(entry)
     vendors = package_vendors(package)
     with deploy.replacing(root, vendors, on_wait) as kept:
-        _run_installer(package, package.name, root, kept, run, environ)
+        _run_installer(package, package.name, root, vendors, kept, run, environ)
         return Installed(entry, package, root, tuple(record_manifest(entry, root, vendors)), tuple(kept))
 
 
@@ -91,7 +91,7 @@ def install_file(
         inspection = inspect_package(copy)  # a damaged or oversized package: InputError, exit 2
         vendors = inspected_vendors(inspection, package)
         with deploy.replacing(root, vendors, on_wait) as kept:
-            _run_installer(copy, package.name, root, kept, run, environ)
+            _run_installer(copy, package.name, root, vendors, kept, run, environ)
             for vendor in vendors:
                 (root / "vendors" / vendor / VENDOR_MANIFEST).unlink(missing_ok=True)
         return Installed(None, package, root, (), tuple(kept))
@@ -116,17 +116,27 @@ def inspected_vendors(inspection: Inspection, package: Path) -> list[str]:
 
 
 def _run_installer(
-    package: Path, shown: str, root: Path, kept: list[Path], run: proc.Runner, environ: Mapping[str, str]
+    package: Path,
+    shown: str,
+    root: Path,
+    vendors: list[str],
+    kept: list[Path],
+    run: proc.Runner,
+    environ: Mapping[str, str],
 ) -> None:
+    """Run the package's installer; when it fails (an exit code, a timeout), undo what it did to
+    the install path (``deploy.put_back``: it merges into the live vendor, so a failure midway left
+    a mix of the new files and the old) and say so, exit 8. An interrupt is not undone here: the
+    vendor it replaced stays kept for ``install --rollback`` (README)."""
+    before = deploy.before_install(root, vendors, kept)
     # guard: even a SIGKILL'd ascenv leaves no installer writing the vendor tree (I4)
     done = run(install_argv(package, root), timeout=INSTALL_TIMEOUT, env=dict(environ), guard=True)
     if not done.ok:
-        undo = "".join(
-            f"; ascenv install --rollback {p.name} --install-path {root} puts back the previous" for p in kept
-        )
+        said = deploy.put_back(root, vendors, before)
+        undone = "; ".join(said) if said else "it changed no vendor"
         raise errors.InstallFailed(
-            f"the installer of {shown} failed:\n{done.describe()}",
-            hint="nothing was recorded; see the installer's output above" + undo,
+            f"the installer of {shown} failed:\n{done.describe()}\nundone: {undone}",
+            hint="nothing was installed or recorded; see the installer's output above",
         )
 
 

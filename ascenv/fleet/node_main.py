@@ -197,7 +197,7 @@ def _rollout(envelope, spec_path, argv, work):
         report["installed"] = code == 0
         if code != 0:
             report["error"] = _said(err) or f"ascenv install exited {code}"
-            report["restored"] = _restore(real, vendors, kept_before)
+            report["restored"] = _restore(real, vendors, kept_before, report["live_before"])
     report["live_after"] = _live_keys(real, vendors)
     if spec["action"] == "apply" and "error" not in report:
         paths = [args.install_path.rstrip("/") + "/vendors/" + v for v in vendors]
@@ -223,14 +223,19 @@ def _identity(path):
     return [st.st_dev, st.st_ino]
 
 
-def _restore(real, vendors, kept_before):
-    """After a failed install: put back each vendor this install kept (its keep is new since),
-    the installer having merged part of the build into the live tree; a keep from an earlier
-    install (the install failed before keeping) is left alone. The vendors put back."""
+def _restore(real, vendors, kept_before, live_before):
+    """After a failed install, the vendors back at the build that was live before. ``ascenv
+    install`` puts back what a failed installer merged into the live tree itself (the keep is
+    then the one from before, or none); should a keep still be new since (an ascenv that did not
+    undo it), ``install --rollback`` puts it back here. A keep from an earlier install (the
+    install failed before keeping) is left alone."""
     restored = []
+    live_now = _live_keys(real, vendors)
     for vendor in vendors:
         now = _identity(os.path.join(real, ".ascenv-previous", vendor))
         if now is None or now == kept_before.get(vendor):
+            if live_before.get(vendor) is not None and live_now.get(vendor) == live_before.get(vendor):
+                restored.append(vendor)
             continue
         code, out, err = _run(["install", "--rollback", vendor, "--install-path", real, "--format", "json"])
         if code == 0:

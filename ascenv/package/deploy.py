@@ -7,10 +7,17 @@ Layout, inside the install path (the directory holding ``vendors/``)::
     vendors/.<v>.ascenv-outgoing          the displaced tree, where an exchange is not available
     .ascenv-previous/<v>/                 the vendor the last install or rollback replaced
     .ascenv-previous/<v>.rollback.json    journal of a rollback under way
+    .ascenv-previous/.<v>.discard         the tree kept before, held until the install succeeds
+    .ascenv-previous/.<v>.failed          the tree a failed install left, on its way out
     .ascenv-previous/.lock                held (flock) by every install and rollback of this path
 
 ``.ascenv-previous`` lies beside ``vendors/``, not in it, so CANN never takes it for a vendor
 (it loads the vendor directories below ``vendors/`` and those of ASCEND_CUSTOM_OPP_PATH).
+
+An install whose installer fails is undone (``put_back``): install.sh merges into the live
+vendor, so a failure midway leaves some new files among the old. The kept copy is renamed back
+in, the tree kept before it back to ``.ascenv-previous``, and a vendor that did not exist before
+is removed: the install path is as it was, byte for byte.
 
 A rollback is a rename-based swap: the kept tree is renamed to the staging name, then exchanged
 with the live one by ``renameat2(RENAME_EXCHANGE)`` (Linux >= 3.15, man 2 rename), so the live
@@ -129,6 +136,10 @@ class VendorPaths:
     @property
     def discard(self) -> Path:
         return self.root / KEEP_DIR / f".{self.vendor}.discard"
+
+    @property
+    def failed(self) -> Path:
+        return self.root / KEEP_DIR / f".{self.vendor}.failed"
 
     @property
     def journal(self) -> Path:
@@ -346,7 +357,7 @@ def _tidy(root: Path, keep: Path) -> None:
             with contextlib.suppress(errors.InputError):
                 finish_interrupted(VendorPaths(root, name[: -len(JOURNAL_SUFFIX)]))
             continue
-        for suffix in (".partial", ".discard"):
+        for suffix in (".partial", ".discard", ".failed"):
             vendor = name[1 : -len(suffix)] if name.startswith(".") and name.endswith(suffix) else ""
             if vendor and vendor_name_problem(vendor) is None:
                 _settle_keep(VendorPaths(root, vendor))
@@ -356,7 +367,9 @@ def _settle_keep(paths: VendorPaths) -> None:
     """A keep stopped midway, from what is on disk. The copy goes to ``partial``; only once it is
     whole is the old kept tree renamed to ``discard``, then ``partial`` to ``previous``. So a
     ``discard`` means ``partial`` is whole: it becomes the kept tree. A ``partial`` alone may be
-    half a copy: it is removed."""
+    half a copy: it is removed. A ``failed`` tree (``put_back``) is removed: the kept copy is
+    live again, or still at ``previous`` for --rollback."""
+    _remove(paths.failed)
     if _identity(paths.discard) is not None:
         if _identity(paths.previous) is None:
             source = paths.partial if _identity(paths.partial) is not None else paths.discard
@@ -373,7 +386,8 @@ def _settle_keep(paths: VendorPaths) -> None:
 def replacing(root: Path, vendors: Sequence[str], on_wait: Waiting = _no_wait) -> Iterator[list[Path]]:
     """For an install into ``root`` (created when absent) that replaces ``vendors``: hold the
     install path's lock for the block (the installer runs inside it), after keeping each live
-    vendor the install replaces (``keep_previous``); yields the kept trees."""
+    vendor the install replaces (``keep_previous``); yields the kept trees. The trees kept before
+    are held (``.<v>.discard``) until the block ends, for ``put_back`` to restore them."""
     for vendor in vendors:
         check_vendor_name(vendor, "the install")
     prepare_root(root, create=True)
@@ -381,17 +395,23 @@ def replacing(root: Path, vendors: Sequence[str], on_wait: Waiting = _no_wait) -
         assert keep is not None
         try:
             _tidy(root, keep)
-            kept = keep_previous(root, vendors)
+            kept = keep_previous(root, vendors, hold=True)
         except OSError as exc:  # finishing what killed runs left (keep_previous names its own)
             raise _cannot("prepare the install in", root, exc) from None
-        yield kept
+        try:
+            yield kept
+        finally:  # installed, or failed and not put back: the tree kept before goes, as it always did
+            for vendor in vendors:
+                with contextlib.suppress(OSError):
+                    _remove(VendorPaths(root, vendor).discard)
 
 
-def keep_previous(root: Path, vendors: Sequence[str], step: Step = _no_step) -> list[Path]:
+def keep_previous(root: Path, vendors: Sequence[str], step: Step = _no_step, *, hold: bool = False) -> list[Path]:
     """Copy each live vendor the install will replace to ``.ascenv-previous/<v>`` (copied, not
     moved: the installer may merge into the existing directory). The copy is made under a
     partial name and renamed in, so the kept tree is complete or absent. The caller holds the
-    lock (``replacing``)."""
+    lock (``replacing``). ``hold``: the tree kept before stays at ``.<v>.discard`` (a run killed
+    meanwhile leaves it to the next run's ``_tidy``, which removes it)."""
     kept = []
     for vendor in vendors:
         paths = VendorPaths(root, check_vendor_name(vendor, "the install"))
@@ -416,11 +436,89 @@ def keep_previous(root: Path, vendors: Sequence[str], step: Step = _no_step) -> 
             os.rename(paths.partial, paths.previous)
             _sync_dir(keep)
             step("kept")
-            _remove(paths.discard)
+            if not hold:
+                _remove(paths.discard)
         except OSError as exc:
             raise _cannot("keep the previous vendor in", keep, exc) from None
         kept.append(paths.previous)
     return kept
+
+
+# --- a failed install, undone ---------------------------------------------------------------------
+
+CONFIG = "config.ini"  # vendors/config.ini: install.sh writes the vendors' load priority there
+
+
+@dataclass(frozen=True)
+class BeforeInstall:
+    """What an install may change, as it was before the installer ran (under the lock)."""
+
+    kept: tuple[str, ...]  # vendors that were live, each copied to .ascenv-previous/<v>
+    config: Optional[bytes]  # vendors/config.ini; None when there was none
+    config_mode: int = 0o644
+
+
+def before_install(root: Path, vendors: Sequence[str], kept: Sequence[Path]) -> BeforeInstall:
+    """The state ``put_back`` restores, read once ``replacing`` has kept the live vendors."""
+    names = {path.name for path in kept}
+    config = root / "vendors" / CONFIG
+    try:
+        mode = os.lstat(config).st_mode
+        data: Optional[bytes] = config.read_bytes() if stat.S_ISREG(mode) else None
+    except OSError:
+        mode, data = 0o644, None
+    return BeforeInstall(tuple(v for v in vendors if v in names), data, stat.S_IMODE(mode))
+
+
+def put_back(root: Path, vendors: Sequence[str], before: BeforeInstall) -> list[str]:
+    """Undo a failed install (the caller still holds the lock): each vendor that was live gets its
+    kept copy back, byte for byte, and ``.ascenv-previous`` the tree it held before; a vendor the
+    install created is removed; vendors/config.ini is as it was. Each step is a rename, so a run
+    killed midway leaves the kept copy live or still kept, and the failed tree to ``_tidy``.
+    Returns what was done, one sentence each; an OSError is an InstallFailed saying where."""
+    said = []
+    for vendor in vendors:
+        paths = VendorPaths(root, vendor)
+        try:
+            if vendor in before.kept:
+                if not _is_real_dir(paths.previous):  # nothing to put back: leave what is live
+                    said.append(f"the previous {vendor} vendor could not be put back: {paths.previous} is gone")
+                    continue
+                _remove(paths.failed)
+                if _identity(paths.current) is not None:
+                    os.rename(paths.current, paths.failed)
+                os.rename(paths.previous, paths.current)
+                if _identity(paths.discard) is not None:
+                    os.rename(paths.discard, paths.previous)
+                _sync_dir(paths.current.parent)
+                _sync_dir(paths.previous.parent)
+                _remove(paths.failed)
+                said.append(f"the {vendor} vendor is back as it was before ({paths.current})")
+            elif _identity(paths.current) is not None:
+                _remove(paths.failed)
+                os.rename(paths.current, paths.failed)
+                _sync_dir(paths.current.parent)
+                _remove(paths.failed)
+                said.append(f"the partial {vendor} vendor it left was removed ({paths.current})")
+        except OSError as exc:
+            raise errors.InstallFailed(
+                f"the install failed and the {vendor} vendor could not be put back: "
+                f"{exc.filename or paths.current}: {exc.strerror or exc}",
+                hint=f"look at {paths.current} and {paths.previous}: ascenv install --rollback {vendor} "
+                f"--install-path {root} swaps them",
+            ) from None
+    config = root / "vendors" / CONFIG
+    try:
+        now: Optional[bytes] = config.read_bytes() if config.is_file() else None
+        if now != before.config:
+            if before.config is None:
+                config.unlink()
+            else:
+                write_atomic(config, before.config, mode=before.config_mode)
+            said.append(f"{config} is back as it was")
+    except OSError as exc:
+        said.append(f"{config} could not be put back: {exc.strerror or exc}")
+    return said
 
 
 def _keep_failed(paths: VendorPaths, exc: OSError) -> errors.UsageError:

@@ -309,3 +309,68 @@ def test_what_runs_is_the_copy_that_was_inspected_even_when_the_file_is_swapped(
     assert len(ran) == 1 and ran[0][1] != str(package) and not Path(ran[0][1]).exists()  # a copy, removed after
     assert result.package == package and not (tmp_path / "swapped").exists()
     assert (tmp_path / "opp" / "vendors" / "customize" / "version.info").is_file()
+
+
+# --- an installer that fails midway is undone: the vendor from before, byte for byte ------------
+
+# install.sh that copies part of the package (op_impl/ only), rewrites config.ini, then fails
+HALF_INSTALL_SH = pkgbuild.INSTALL_SH.replace(
+    '  cp -rf "$vendor"/. "$root/vendors/$name/"\n',
+    '  cp -rf "$vendor"/op_impl "$root/vendors/$name/"\n'
+    '  echo "load_priority=$name" > "$root/vendors/config.ini"\n'
+    '  echo "cp: write error: No space left on device" >&2\n  exit 1\n',
+)
+
+
+def digest(path: Path) -> str:
+    """sha256 of a tree: every entry's path, kind, mode and bytes (or link target)."""
+    import hashlib
+
+    found = hashlib.sha256()
+    for p in sorted(path.rglob("*")):
+        info = p.lstat()
+        found.update(f"{p.relative_to(path)}\0{info.st_mode:o}\0".encode())
+        found.update(os.readlink(p).encode() if p.is_symlink() else b"dir" if p.is_dir() else p.read_bytes())
+    return found.hexdigest()
+
+
+def test_an_installer_failing_midway_puts_back_the_vendor_and_the_keep_byte_for_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored(tmp_path, "a" * 64, "2026-01-01T00:00:00Z", kernel=b"kernel-v1")
+    stored(tmp_path, "b" * 64, "2026-01-02T00:00:00Z", op_types=("AddCustom", "SubCustom"), kernel=b"kernel-v2")
+    for key in ("a", "b"):
+        code, _, err = ascenv(tmp_path, "install", "add_custom", "--key", key * 6, "--install-path", "opp")
+        assert code == 0, err
+    opp = tmp_path / "opp"
+    (opp / "vendors" / "config.ini").write_text("load_priority=customize,other\n")
+    live, keep = opp / "vendors" / "customize", opp / ".ascenv-previous" / "customize"
+    before = {"live": digest(live), "keep": digest(keep), "all": digest(opp)}
+    monkeypatch.setattr(pkgbuild, "INSTALL_SH", HALF_INSTALL_SH)
+    stored(tmp_path, "c" * 64, "2026-01-03T00:00:00Z", op_types=("MulCustom",), kernel=b"kernel-v3")
+
+    code, out, err = ascenv(tmp_path, "install", "add_custom", "--key", "c" * 6, "--install-path", "opp")
+    assert code == errors.EXIT_BUILD_FAILED and out == "" and "Traceback" not in err, err
+    assert {"live": digest(live), "keep": digest(keep), "all": digest(opp)} == before
+    assert "No space left on device" in err  # the installer's own words
+    assert f"the customize vendor is back as it was before ({live})" in err
+    assert f"{opp / 'vendors' / 'config.ini'} is back as it was" in err
+    assert sorted(os.listdir(opp / ".ascenv-previous")) == [".lock", "customize"]
+    # and --rollback still swaps in the vendor kept before this install (build a)
+    code, _, err = ascenv(tmp_path, "install", "--rollback", "customize", "--install-path", "opp")
+    assert code == 0, err
+    assert digest(live) == before["keep"]
+
+
+def test_an_installer_failing_midway_into_an_empty_install_path_leaves_no_vendor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pkgbuild, "INSTALL_SH", HALF_INSTALL_SH)
+    stored(tmp_path, "c" * 64, "2026-01-03T00:00:00Z")
+    code, out, err = ascenv(tmp_path, "install", "add_custom", "--install-path", "opp")
+    assert code == errors.EXIT_BUILD_FAILED and "Traceback" not in err, err
+    assert (tmp_path / "canary").exists()  # it did run, and copied part of the vendor
+    vendors = tmp_path / "opp" / "vendors"
+    assert os.listdir(vendors) == []  # no vendor, no config.ini naming one
+    assert f"the partial customize vendor it left was removed ({vendors / 'customize'})" in err
+    assert sorted(os.listdir(tmp_path / "opp" / ".ascenv-previous")) == [".lock"]

@@ -117,5 +117,5 @@ def test_an_installer_failing_halfway_leaves_the_vendor_from_before_not_a_merge(
         and outcome.build is None
         and "the vendor from before is back" in outcome.message
     )
-    # the keep now holds the half-merged tree (what the swap put there): a hand rollback would bring it back
-    assert tree(real / ".ascenv-previous" / "customize") != kept
+    # ascenv install put it back itself: the keep is the one from before, a hand rollback brings back OLD
+    assert tree(real / ".ascenv-previous" / "customize") == kept

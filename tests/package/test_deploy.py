@@ -123,3 +123,29 @@ def test_a_keep_killed_midway_leaves_the_earlier_kept_tree(installed: tuple[Path
     assert deploy.keep_previous(root, ["customize"]) == [root / deploy.KEEP_DIR / "customize"]
     assert tree(root / deploy.KEEP_DIR / "customize") == new
     assert sorted(p.name for p in (root / deploy.KEEP_DIR).iterdir()) == ["customize"]
+
+
+@pytest.mark.parametrize("stop", ["failed-out", "kept-copy-in"])
+def test_a_put_back_killed_midway_is_settled_by_the_next_run(tmp_path: Path, stop: str) -> None:
+    """deploy.put_back renames the failed tree out, the kept copy in, the tree kept before back;
+    killed after either of the first two, the next run's tidy-up leaves no failed tree and the
+    kept copy live or kept (for --rollback), never the failed tree."""
+    root = tmp_path / "opp"
+    paths = deploy.VendorPaths(root, "customize")
+    vendor_tree(paths.previous, kernel=b"kept copy")
+    vendor_tree(paths.discard, kernel=b"kept before")
+    vendor_tree(paths.failed, kernel=b"half merged")
+    paths.current.parent.mkdir()
+    if stop == "kept-copy-in":
+        os.rename(paths.previous, paths.current)
+    copy, earlier = tree(paths.current if stop == "kept-copy-in" else paths.previous), tree(paths.discard)
+    with deploy.locked(root, create=True) as keep:
+        assert keep is not None
+        deploy._tidy(root, keep)
+    assert not paths.failed.exists() and not paths.discard.exists()
+    if stop == "kept-copy-in":  # all but done: the tree kept before is kept again
+        assert tree(paths.current) == copy and tree(paths.previous) == earlier
+    else:  # no live vendor: the kept copy waits for --rollback
+        assert not paths.current.exists() and tree(paths.previous) == copy
+        deploy.rollback(root, "customize")
+        assert tree(paths.current) == copy
