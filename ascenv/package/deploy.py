@@ -94,7 +94,7 @@ def vendor_name_problem(name: str) -> Optional[str]:
 
 def check_vendor_name(name: str, source: str) -> str:
     """``name`` when it is a vendor name; otherwise a UsageError (exit 2) saying where it came
-    from (``source``: "--rollback", "the package listing of X") and why. The one check for every
+    from (``source``: "--rollback", "the package X") and why. The one check for every
     vendor name ascenv turns into a path."""
     problem = vendor_name_problem(name)
     if problem is not None:
