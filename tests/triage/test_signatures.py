@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 
@@ -308,3 +309,21 @@ def test_suspect_remote_error_lists_the_peer_and_a_kernel_fault(text):
 def test_507057_inside_another_number_is_no_remote_error():
     causes, _ = _ranked("allocated block at offset 15070570 failed: error code is 15070571\n")
     assert "framework_build_mismatch" not in [c for c, _ in causes]
+
+
+def test_the_literal_set_names_the_same_candidates_as_one_in_per_literal():
+    import dataclasses
+    import random
+
+    table = load()
+    plain = dataclasses.replace(table)
+    plain.__dict__["_literal_set"] = None  # the fallback without google-re2
+    literals = [literal for literal, _ in table._by_literal]
+    rng = random.Random(24)
+    lines = [*literals, "", "no literal here", "找不到 数据 \x1b[0m"]
+    for _ in range(300):
+        lines.append(" ".join(rng.choice([*literals, "noise", "19", "(", "数据"]) for _ in range(rng.randint(1, 4))))
+    for line in lines:
+        assert table.candidates(line) == plain.candidates(line), line
+    if importlib.util.find_spec("re2") is not None:
+        assert table._literal_set is not None
