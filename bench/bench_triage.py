@@ -9,7 +9,10 @@ ratio, and which matcher the scan used (re2, or the bytes.find fallback). The tw
 ``--rounds`` times, and the medians are compared: on a shared machine one run of either can take
 twice as long as the next.
 
-    .venv/bin/python bench/bench_triage.py [--mb 100] [--rounds 5] [--dense]
+    .venv/bin/python bench/bench_triage.py [--mb 100] [--rounds 5] [--dense | --every]
+
+--every is the worst shape measured: every line an error, each with its own time, pid and device
+(no two lines the same text, so nothing is remembered between lines); use --mb 20 for it.
 """
 
 from __future__ import annotations
@@ -50,7 +53,22 @@ DENSE_LINE = (
 )
 
 
-def make_log(path: Path, megabytes: int, dense: bool = False) -> None:
+def every_line(index: int) -> str:
+    return (
+        f"ERROR 04-18 08:{index // 60 % 60:02d}:{index % 60:02d} [worker.py:{index % 997}] (pid={index % 5000}) "
+        f"open device {index % 8} failed, runtime result = 507033.\n"
+    )
+
+
+def make_log(path: Path, megabytes: int, dense: bool = False, every: bool = False) -> None:
+    if every:
+        with open(path, "wb") as out:
+            written, index = 0, 0
+            while written < megabytes * 1_000_000:
+                chunk = "".join(every_line(i) for i in range(index, index + 10_000)).encode()
+                out.write(chunk)
+                written, index = written + len(chunk), index + 10_000
+        return
     error = ERROR_LOG.read_text(encoding="utf-8")
     chunk = ((NOISE * 11 + DENSE_LINE) * 180 if dense else NOISE * 2000).encode()
     with open(path, "wb") as out:
@@ -69,7 +87,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--dense", action="store_true", help="an error line every 34 lines, not 3 in the log")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--dense", action="store_true", help="an error line every 34 lines, not 3 in the log")
+    shape.add_argument("--every", action="store_true", help="every line an error, each its own text")
     args = parser.parse_args()
     rg = shutil.which("rg")
     if rg is None:
@@ -80,7 +100,7 @@ def main() -> int:
     table = load(known_checks=set(load_checks()))
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "serve.log"
-        make_log(log, args.mb, args.dense)
+        make_log(log, args.mb, args.dense, args.every)
         patterns = Path(tmp) / "literals.txt"
         patterns.write_text("".join(literal + "\n" for literal in table.literals), encoding="utf-8")
         size = log.stat().st_size
@@ -97,9 +117,10 @@ def main() -> int:
             triage_times.append(time.perf_counter() - start)
         rg_s, triage_s = statistics.median(rg_times), statistics.median(triage_times)
     assert result.causes and result.causes[0].cause == "device_busy", result.causes
+    shape = "every line an error" if args.every else ("an error every 34 lines" if args.dense else "3 errors")
     engine = LiteralMatcher(tuple(lit.encode() for lit in table.literals)).engine
     counts = f"{len(table.signatures)} signatures / {len(table.literals)} literals"
-    print(f"log: {size / 1e6:.0f} MB, {result.lines} lines, {counts}")
+    print(f"log: {size / 1e6:.0f} MB ({shape}), {result.lines} lines, {counts}")
     rounds = f"median of {len(rg_times)}"
     print(f"rg -F -f <the {len(table.literals)} literals> -c: {rg_s:.3f} s, {rounds} ({count} lines)")
     print(f"ascenv triage (scan + rank, no machine; matcher {engine}): {triage_s:.3f} s, {rounds}")

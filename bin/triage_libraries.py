@@ -5,13 +5,21 @@ which layer of the stack) from the saved file lists of real packages in compat/s
 Maintenance script, not imported by ascenv. Each saved list starts with ``# key: value`` lines:
 ``source`` (how it was read), ``retrieved``, ``package``, ``layer`` (one of triage's library
 layers), ``kind`` (``ships``: the package installs these files; ``mounts``: the files a runtime
-bind-mounts from the host, which may include system libraries) and ``url`` (the public page of the
-package or list). The body is the list as published: one path per line, or a wheel's RECORD rows
-(``path,hash,size``). Only library files (``lib*.so``, ``lib*.so.N``) become rows.
+bind-mounts from the host, which may include system libraries), ``url`` (the public page of the
+package or list) and optionally ``format``. The body is the list as published, in its format:
+``paths`` (the default: one path per line, or a wheel's RECORD rows ``path,hash,size``),
+``cann-filelist`` (the ``filelist.csv`` a CANN .run package installs: a CSV whose
+``relative_install_path`` column names each file; ``mkdir``/``del`` rows and link-time stubs
+under ``devlib/`` or ``stub/``, stand-ins for the driver's libraries, are not shipped libraries)
+or ``tree`` (the output of ``tree``: indentation gives the folders). Only library files
+(``lib*.so``, ``lib*.so.N``) become rows.
 
 A name listed by a ``ships`` list of one layer and a ``mounts`` list of another belongs to the
 shipping package (the Ascend Docker runtime mounts libsemanage from the OS: the OS ships it).
-Two ``ships`` lists of different layers naming one library are an error. A family glob
+A name two ``ships`` lists of different layers both install (the driver and the CANN runtime
+each ship libc_sec.so and libmmpa.so) belongs to the first of PRECEDENCE (the OS, then the lower
+layer of the stack: what a copy further up bundles is still the lower package's library), and
+its row names every package. A family glob
 (``libaicpu_*.so*``) is written where a layer has two or more libraries sharing a ``lib<word>_``
 prefix and no library of another layer matches it.
 
@@ -23,6 +31,7 @@ prefix and no library of another layer matches it.
 from __future__ import annotations
 
 import argparse
+import csv
 import fnmatch
 import re
 import sys
@@ -40,6 +49,11 @@ LISTS = ROOT / "compat" / "sources" / "filelists"
 OUTPUT = ROOT / "compat" / "triage" / "libraries.toml"
 LAYERS = tuple(DOCTOR_LAYER)
 KINDS = ("ships", "mounts")
+FORMATS = ("paths", "cann-filelist", "tree")
+# who a library two layers both ship belongs to: the OS first, then from the bottom of the stack up
+PRECEDENCE = ("system", "driver", "cann", "cann_compiler", "nnal", "torch", "torch_npu", "python", "framework")
+_TREE = re.compile(r"^((?:[|` ] {3})*)(?:\|-- |`-- )(.*)$")
+_STUB = re.compile(r"(^|/)(devlib|stub)/")
 REQUIRED = ("source", "retrieved", "package", "layer", "kind", "url")
 _FAMILY = re.compile(r"^(lib[a-z]+_)")
 
@@ -61,6 +75,7 @@ class Row:
     layer: str
     package: str
     url: list[str] = field(default_factory=list)
+    also: list[str] = field(default_factory=list)  # the packages of other layers that ship it too
     lists: list[str] = field(default_factory=list)
 
 
@@ -84,9 +99,52 @@ def parse_filelist(name: str, text: str) -> FileList:
         raise ListError(f"{name}: kind: expected one of {', '.join(KINDS)}, found {meta['kind']!r}")
     if not meta["url"].startswith("https://"):
         raise ListError(f"{name}: url: expected an https:// URL, found {meta['url']!r}")
-    # a RECORD row is "path,hash,size": a path never holds a comma in these lists
-    paths = tuple(line.split(",", 1)[0].strip().rstrip("/") for line in lines[index:] if line.strip())
+    fmt = meta.setdefault("format", "paths")
+    body = lines[index:]
+    if fmt == "cann-filelist":
+        paths = _cann_filelist(name, body)
+    elif fmt == "tree":
+        paths = _tree(body)
+    elif fmt == "paths":
+        # a RECORD row is "path,hash,size": a path never holds a comma in these lists
+        paths = tuple(line.split(",", 1)[0].strip().rstrip("/") for line in body if line.strip())
+    else:
+        raise ListError(f"{name}: format: expected one of {', '.join(FORMATS)}, found {fmt!r}")
     return FileList(name, meta, paths)
+
+
+def _cann_filelist(name: str, body: list[str]) -> tuple[str, ...]:
+    rows = list(csv.reader(body))
+    columns = [c.strip() for c in rows[0]] if rows else []
+    if "operation" not in columns or "relative_install_path" not in columns:
+        found = body[0] if body else "nothing"
+        raise ListError(
+            f"{name}: expected a CANN filelist.csv header with operation and relative_install_path, found {found!r}"
+        )
+    op, target = columns.index("operation"), columns.index("relative_install_path")
+    return tuple(
+        row[target].strip()
+        for row in rows[1:]
+        if len(row) > target and row[op].strip() not in ("mkdir", "del") and not _STUB.search(row[target])
+    )
+
+
+def _tree(body: list[str]) -> tuple[str, ...]:
+    """The paths of a ``tree`` listing: each level indents by four characters (``|   ``)."""
+    paths: list[str] = []
+    stack: list[str] = []
+    for line in body:
+        found = _TREE.match(line)
+        if found is None:
+            if line.strip() and not stack and " directories" not in line:
+                stack = [line.strip().rstrip("/")]  # the root line
+            continue
+        depth = len(found.group(1)) // 4
+        entry = found.group(2).split(" -> ", 1)[0].strip()
+        del stack[depth + 1 :]
+        stack.append(entry)
+        paths.append("/".join(stack))
+    return tuple(paths)
 
 
 def build(lists: Iterable[FileList]) -> tuple[list[Row], list[Row]]:
@@ -103,10 +161,13 @@ def build(lists: Iterable[FileList]) -> tuple[list[Row], list[Row]]:
             if row is None:
                 row = target[name] = Row(name, file_list.meta["layer"], file_list.meta["package"])
             elif row.layer != file_list.meta["layer"] and target is shipped:
-                raise ListError(
-                    f"{file_list.name}: {name} is shipped in layer {file_list.meta['layer']!r}, "
-                    f"and in layer {row.layer!r} by {', '.join(row.lists)}"
-                )
+                # two layers ship it: it is the one PRECEDENCE names first; the row names both
+                other, package = file_list.meta["layer"], file_list.meta["package"]
+                if PRECEDENCE.index(other) < PRECEDENCE.index(row.layer):
+                    row.also.insert(0, row.package)
+                    row.layer, row.package = other, package
+                elif package not in row.also:
+                    row.also.append(package)
             if file_list.meta["url"] not in row.url:
                 row.url.append(file_list.meta["url"])
             if file_list.name not in row.lists:
@@ -155,7 +216,7 @@ def render(libraries: list[Row], family_rows: list[Row]) -> str:
                 f"[[{table}]]",
                 f"{key} = {_string(row.name)}",
                 f"layer = {_string(row.layer)}",
-                f"package = {_string(row.package)}",
+                f"package = {_string('; also '.join([row.package, *row.also]))}",
                 f"source = {quoted(row.url)}",
                 f"lists = {quoted(row.lists)}",
             ]

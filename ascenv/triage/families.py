@@ -49,6 +49,8 @@ class Library:
     package: str  # what ships it, in words
     missing: str  # the [[meaning]] id of its absence
     source: tuple[str, ...]
+    # a judgment no file list can make (e.g. which releases lack the library): before the lists
+    over_lists: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,11 +88,15 @@ class Layers:
     def library(self, name: str) -> Optional[Library]:
         """What ships ``name`` (a file name or a path): a library a real package's file list
         names, else the first hand-kept row whose pattern matches, else a family glob of the
-        file lists (a name is more certain than a judgment, a judgment than a shared prefix)."""
+        file lists (a name is more certain than a judgment, a judgment than a shared prefix).
+        A hand-kept row marked ``over_lists`` (what older releases lack) comes before the lists."""
+        base = name.rsplit("/", 1)[-1]
+        for row in self.libraries:
+            if row.over_lists and any(fnmatch.fnmatchcase(name if "/" in p else base, p) for p in row.patterns):
+                return row
         shipped = self.shipped.exact(name)
         if shipped is not None:
             return self._row(shipped)
-        base = name.rsplit("/", 1)[-1]
         for row in self.libraries:
             for pattern in row.patterns:
                 if fnmatch.fnmatchcase(name if "/" in pattern else base, pattern):
@@ -326,6 +332,7 @@ def load_layers(directory: Path, known_checks: Optional[set[str]] = None) -> Opt
             package=row.string("package"),
             missing=known_meaning(row, "missing"),
             source=sources(row),
+            over_lists=bool(row.raw("over_lists", bool, False)),
         )
 
     def namespace(row: Any) -> Namespace:

@@ -12,7 +12,7 @@ without its wheel), the ``bytes.find`` passes are the fallback: same result, slo
 from __future__ import annotations
 
 import importlib
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 def _re2() -> Optional[Any]:
@@ -30,6 +30,7 @@ class LiteralMatcher:
         re2 = _re2() if literals and use_re2 else None
         self.engine = "bytes.find"
         self._compiled: Optional[Any] = None
+        self._spans: Optional[Callable[[bytes, int, int], tuple[int, int]]] = None
         if re2 is not None:
             options = re2.Options()
             options.max_mem = 64 << 20  # the DFA of a few hundred literals; RE2 falls back when out
@@ -39,9 +40,22 @@ class LiteralMatcher:
             pattern = b"|".join(_escape(literal) for literal in literals)
             self._compiled = re2.compile(pattern, options)
             self.engine = "re2"
+            self._spans = _raw_search(re2, self._compiled, b"noise\n" + literals[0] + b" tail\n")
 
     def line_starts(self, block: bytes, end: int) -> set[int]:
         starts: set[int] = set()
+        if self._spans is not None:
+            spans = self._spans
+            position = 0
+            while True:
+                first, last = spans(block, position, end)
+                if first < 0:
+                    return starts
+                starts.add(block.rfind(b"\n", 0, first) + 1)
+                stop = block.find(b"\n", last, end)
+                if stop == -1:
+                    return starts
+                position = stop  # the rest of this line is already selected
         if self._compiled is not None:
             position = 0
             while True:
@@ -63,6 +77,33 @@ class LiteralMatcher:
                     break
                 position = block.find(literal, stop, end)
         return starts
+
+
+def _raw_search(re2: Any, compiled: Any, sample: bytes) -> Optional[Callable[[bytes, int, int], tuple[int, int]]]:
+    """The span of the first match in ``block[position:end]`` ((-1, -1): none), straight from the
+    compiled RE2 object: ``search`` wraps each call in a generator, a match object and its groups,
+    which was a third of the scan of a log whose every 34th line matches (profile of
+    bench_triage.py --dense). The binding's ``_regexp.Match(anchor, text, pos, endpos)`` returns
+    the spans ``search`` itself is made of; None when this google-re2 has no such method (the
+    public ``search`` is used then), and it is checked against ``search`` on ``sample`` (a line
+    holding a literal) and on a block without any."""
+    regexp = getattr(compiled, "_regexp", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if regexp is None or anchor is None or not hasattr(regexp, "Match"):
+        return None
+
+    def spans(block: bytes, position: int, end: int) -> tuple[int, int]:
+        return regexp.Match(anchor, block, position, end)[0]
+
+    try:
+        for probe in (sample, b"no literal here\n"):
+            expected = compiled.search(probe, 0, len(probe))
+            found = spans(probe, 0, len(probe))
+            if (expected is None) != (found[0] < 0) or (expected is not None and tuple(found) != expected.span()):
+                return None
+    except Exception:  # noqa: BLE001 - a binding whose private call differs: the public one is used
+        return None
+    return spans
 
 
 def _escape(literal: bytes) -> bytes:

@@ -97,11 +97,79 @@ def test_a_shipping_package_wins_over_a_runtime_mount():
     assert layers == {"libsemanage.so": "system", "libdcmi.so": "driver"}
 
 
-def test_two_shipping_layers_for_one_library_are_an_error():
-    one = tool.parse_filelist("a", header("torch") + "torch/lib/libc10.so\n")
-    two = tool.parse_filelist("b", header("torch_npu") + "torch_npu/lib/libc10.so\n")
-    with pytest.raises(tool.ListError, match="libc10.so is shipped in layer 'torch_npu'"):
-        tool.build([one, two])
+def test_two_shipping_layers_for_one_library_go_to_the_lower_one_naming_both():
+    # the driver's lib64/common and the CANN runtime both install libc_sec.so (their file lists)
+    cann = tool.parse_filelist("c", header("cann") + "x/lib64/libc_sec.so\n")
+    driver = tool.parse_filelist("d", header("driver") + "lib64/common/libc_sec.so\n")
+    compiler = tool.parse_filelist("k", header("cann_compiler") + "x/lib64/libc_sec.so\nx/libge_runner.so\n")
+    for order in ([cann, driver, compiler], [compiler, driver, cann]):
+        libraries, _ = tool.build(order)
+        rows = {row.name: row for row in libraries}
+        assert rows["libc_sec.so"].layer == "driver"
+        sec = rows["libc_sec.so"]
+        assert {"pkg-driver", "pkg-cann", "pkg-cann_compiler"} == {sec.package, *sec.also}
+        assert rows["libge_runner.so"].layer == "cann_compiler"
+    # a system library a package bundles stays the OS's
+    system = tool.parse_filelist("s", header("system") + "/lib/libz.so.1\n")
+    torch = tool.parse_filelist("t", header("torch") + "torch/lib/libz.so.1\n")
+    assert [r.layer for r in tool.build([torch, system])[0]] == ["system"]
+    assert set(tool.PRECEDENCE) == set(tool.LAYERS)
+
+
+CSV_HEADER = "module,operation,relative_path_in_pkg,relative_install_path,is_in_docker,permission\n"
+
+
+def test_a_cann_filelist_gives_the_installed_libraries_only():
+    text = (
+        header("cann")
+        + "# format: cann-filelist\n"
+        + CSV_HEADER
+        + (
+            "runtime,mkdir,NA,runtime/lib64,TRUE,750\n"
+            "lib64,copy,runtime/lib64/libascendcl.so,aarch64-linux/lib64/libascendcl.so,TRUE,440\n"
+            "lib64,copy,runtime/lib64/stub/linux/aarch64/libascend_hal.so,aarch64-linux/devlib/linux/aarch64/libascend_hal.so,TRUE,440\n"
+            "old,del,NA,aarch64-linux/lib64/libgone.so,TRUE,440\n"
+            "sim,move,toolkit/tools/lib/libtsch.so,aarch64-linux/simulator/lib/libtsch.so,TRUE,440\n"
+        )
+    )
+    parsed = tool.parse_filelist("f", text)
+    # the driver stub under devlib/ is not the driver's library; a del row installs nothing
+    assert parsed.paths == ("aarch64-linux/lib64/libascendcl.so", "aarch64-linux/simulator/lib/libtsch.so")
+    with pytest.raises(tool.ListError, match="expected a CANN filelist.csv header"):
+        tool.parse_filelist("g", header("cann") + "# format: cann-filelist\nfilepath\nlibx.so\n")
+    with pytest.raises(tool.ListError, match="format: expected one of"):
+        tool.parse_filelist("h", header("cann") + "# format: yaml\n")
+
+
+def test_a_tree_listing_gives_full_paths():
+    text = (
+        header("driver")
+        + "# format: tree\n"
+        + (
+            "driver\n|-- include\n|   `-- dcmi_interface_api.h\n`-- lib64\n    |-- common\n    |   `-- libc_sec.so\n"
+            "    `-- driver\n        |-- libascend_hal.so\n        `-- libdcmi.so -> libdcmi.so.1\n"
+            "\n4 directories, 4 files\n"
+        )
+    )
+    assert tool.parse_filelist("t", text).paths == (
+        "driver/include",
+        "driver/include/dcmi_interface_api.h",
+        "driver/lib64",
+        "driver/lib64/common",
+        "driver/lib64/common/libc_sec.so",
+        "driver/lib64/driver",
+        "driver/lib64/driver/libascend_hal.so",
+        "driver/lib64/driver/libdcmi.so",
+    )
+
+
+def test_every_layer_of_the_stack_has_a_real_list():
+    layers = {
+        tool.parse_filelist(p.name, p.read_text(encoding="utf-8")).meta["layer"]
+        for p in tool.LISTS.glob("*.txt")
+        if "# kind: ships" in p.read_text(encoding="utf-8")
+    }
+    assert {"driver", "cann", "cann_compiler", "nnal", "torch", "torch_npu", "system"} <= layers
 
 
 def test_a_family_needs_two_members_and_no_other_layer():
@@ -153,9 +221,10 @@ def top(text: str):
             "container_no_device",
             "the Ascend driver",
         ),
-        # the driver's AICPU family, a member no list names
+        # the driver's TSD family, a member no list names (libaicpu_* is no family: the CANN
+        # compiler component ships libaicpu_*_engine libraries too)
         (
-            "error while loading shared libraries: libaicpu_kernels_v2.so: cannot open shared object file",
+            "error while loading shared libraries: libtsd_client_v2.so: cannot open shared object file",
             "container_no_device",
             "the Ascend driver",
         ),
@@ -167,6 +236,31 @@ def top(text: str):
         ),
         # torch's, from its wheel
         ("OSError: libshm.so: cannot open shared object file: No such file or directory", "other", "(torch"),
+        # CANN 8.1.RC1's filelist.csv: the runtime, hccl and opp components, the compiler component
+        (
+            "ImportError: libnnopbase.so: cannot open shared object file: No such file or directory",
+            "env_not_sourced",
+            "CANN toolkit 8.1.RC1, runtime component",
+        ),
+        ("OSError: libhccl_heterog.so: cannot open shared object file", "env_not_sourced", "hccl component"),
+        (
+            "[ERROR] 2026-01-02 dlopen libcust_opapi.so failed; libopapi.so: cannot open shared object file",
+            "env_not_sourced",
+            "opp component (operator package)",
+        ),
+        (
+            "error while loading shared libraries: libge_runner.so: cannot open shared object file",
+            "other",
+            "CANN toolkit 8.1.RC1, compiler component",
+        ),
+        # NNAL 8.1.RC1's filelist.csv (libatbops.so: no hand-kept pattern has it)
+        ("OSError: libatbops.so: cannot open shared object file", "env_not_sourced", "NNAL 8.1.RC1 (ATB)"),
+        # the driver's tree: libqueue_schedule.so (no hand-kept pattern, no mount list)
+        (
+            "\x1b[31mImportError: libqueue_schedule.so: cannot open shared object file\x1b[0m",
+            "container_no_device",
+            "the Ascend driver",
+        ),
         # the OS's, from Debian's file lists
         (
             "ImportError: libsemanage.so.2: cannot open shared object file: No such file or directory",

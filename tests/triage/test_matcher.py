@@ -40,3 +40,26 @@ def test_end_bounds_the_search():
 @pytest.mark.skipif(not HAS_RE2, reason="google-re2 not installed: the bytes.find fallback is used")
 def test_re2_is_the_engine_when_installed():
     assert LiteralMatcher(LITERALS).engine == "re2"
+
+
+@pytest.mark.skipif(not HAS_RE2, reason="google-re2 not installed: the bytes.find fallback is used")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(pieces, max_size=40))
+def test_the_direct_re2_call_finds_what_search_finds(parts):
+    block = b"".join(parts)
+    fast = LiteralMatcher(LITERALS)
+    assert fast._spans is not None  # this google-re2 has the call: the fast path is the one used
+    public = LiteralMatcher(LITERALS)
+    public._spans = None  # the public search() path
+    for end in (len(block), len(block) // 2):
+        assert fast.line_starts(block, end) == public.line_starts(block, end)
+
+
+def test_a_binding_without_the_direct_call_falls_back_to_search():
+    from ascenv.triage import matcher
+
+    class Compiled:  # a google-re2 whose private object differs: no _regexp
+        def search(self, text, pos, end):
+            return None
+
+    assert matcher._raw_search(object(), Compiled(), b"x\n") is None

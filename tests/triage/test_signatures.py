@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 
@@ -237,3 +238,92 @@ def test_family_signature_needs_the_layers_table(tmp_path):
     bad = FAMILY.replace('family = "missing_library"', 'family = "spelling"')
     with pytest.raises(errors.DataFileError, match=r"signature\[0\]\.family: expected one of undefined_symbol"):
         load(write(tmp_path, bad), known_checks={"ASC-NPU-SMI"})
+
+
+# --- rules over a kind of message the text alone cannot decide: three variants each, none of them
+# from the corpus (other device ids, other HCCL calls, log prefixes, Chinese text, ANSI colours)
+
+
+def _ranked(text: str) -> tuple[list[tuple[str, str]], str]:
+    import io
+
+    from ascenv.triage import load as load_table
+    from ascenv.triage import triage
+
+    result = triage(io.BytesIO(text.encode()), None, None, load_table(known_checks=set(load_checks())))
+    summaries = " ".join(s.summary for s in result.signatures)
+    return [(c.cause, c.detail or "") for c in result.causes], summaries
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[rank3]: RuntimeError: HcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config), error code is 19\n",
+        "\x1b[31mERROR 05-02 11:20:07 [worker.py:88] ra init failed, return[19] devicePhyId_[0], "
+        "nicPosition[1]\x1b[0m\n",
+        "(EngineCore pid=91) 初始化失败：HcclGetRootInfo(&rootId), error code is 19\n",
+    ],
+)
+def test_hccp_start_failure_names_the_user_first_and_says_what_would_decide(text):
+    causes, summaries = _ranked(text)
+    assert [c for c, _ in causes[:3]] == ["permission", "device_busy", "other"], causes
+    assert causes[2][1].startswith("hccl_nic_config")
+    assert "not decidable from the text" in summaries and "/etc/passwd" in summaries
+
+
+def test_an_hccl_code_ending_in_19_is_not_network():
+    causes, _ = _ranked("HcclCommInitRootInfo(n, &info, r, &comm), error code is 195\n")
+    assert "permission" not in [c for c, _ in causes]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: SetDevice:torch_npu/csrc/core/npu/NPUFunctions.cpp:96 NPU function error: "
+        "c10_npu::SetDevice(device), error code is 507033\n        open device 5 failed, runtime result = 507033.\n",
+        "[2026-03-01 10:00:01] [ERROR] [mindie] aclrtSetDevice failed : 507033, open device 2 failed\n",
+        "设备打开失败：open device 7 failed, runtime result = 507033.\n",
+    ],
+)
+def test_device_setup_error_keeps_the_container_in_the_top_three(text):
+    causes, summaries = _ranked(text)
+    assert "container_no_device" in [c for c, _ in causes[:3]], causes
+    assert "not decidable from the text" in summaries and "ASCEND_RT_VISIBLE_DEVICES" in summaries
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: SUSPECT REMOTE ERROR, error code is 507057\n",
+        "[rank1]: E0407 acl::AclrtSynchronizeStreamWithTimeout(stream), error code is 507057\n",
+        "\x1b[33m(Worker_TP2 pid=77)\x1b[0m rtStreamSynchronize execute failed, reason=[suspect remote error]\n",
+    ],
+)
+def test_suspect_remote_error_lists_the_peer_and_a_kernel_fault(text):
+    causes, summaries = _ranked(text)
+    assert [c for c, _ in causes[:2]] == ["other", "framework_build_mismatch"], causes
+    assert causes[0][1].startswith("peer_device_fault")
+    assert "not decidable from the text" in summaries
+
+
+def test_507057_inside_another_number_is_no_remote_error():
+    causes, _ = _ranked("allocated block at offset 15070570 failed: error code is 15070571\n")
+    assert "framework_build_mismatch" not in [c for c, _ in causes]
+
+
+def test_the_literal_set_names_the_same_candidates_as_one_in_per_literal():
+    import dataclasses
+    import random
+
+    table = load()
+    plain = dataclasses.replace(table)
+    plain.__dict__["_literal_set"] = None  # the fallback without google-re2
+    literals = [literal for literal, _ in table._by_literal]
+    rng = random.Random(24)
+    lines = [*literals, "", "no literal here", "找不到 数据 \x1b[0m"]
+    for _ in range(300):
+        lines.append(" ".join(rng.choice([*literals, "noise", "19", "(", "数据"]) for _ in range(rng.randint(1, 4))))
+    for line in lines:
+        assert table.candidates(line) == plain.candidates(line), line
+    if importlib.util.find_spec("re2") is not None:
+        assert table._literal_set is not None
