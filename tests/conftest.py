@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Optional
@@ -20,6 +21,14 @@ settings.load_profile("ascenv")
 
 CORPUS = Path(__file__).parent / "data" / "corpus"  # copies of ../shared/corpus (public captures)
 SHARED = Path(__file__).resolve().parents[2] / "shared"  # reference-only material, may be absent
+
+# The signal tests send SIGHUP and SIGINT to ascenv and its children and expect what a terminal's
+# user gets. A run started under `nohup`, or as a `&` job of a non-interactive shell, ignores them,
+# and an ignored disposition is inherited by every child (ascenv rightly keeps it: that is nohup's
+# meaning), so those tests would wait on an installer that never hears the signal. A handled
+# disposition is reset to the default by exec, so the children start as from a terminal.
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 pytest_plugins = ["tests.engine_fixtures"]  # engine, builder_image, built: one set for the suite
 
