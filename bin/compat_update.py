@@ -36,7 +36,7 @@ from typing import Any, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the version spellings are normalised by ascenv.versions, once
 
-from ascenv.versions import ProductLine, canonical, covers  # noqa: E402
+from ascenv.versions import AscendVersion, ProductLine, canonical, covers  # noqa: E402
 
 DATA = ROOT / "compat"
 SOURCES = DATA / "sources"
@@ -370,13 +370,89 @@ def parse_conda_listing(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def ops_block(saved: Saved) -> str:
+CANN_IMAGE_OPS = "cann-container-image-ops-packages.txt"
+# The chip token of a run package's name (Ascend-cann-kernels-910b, Atlas-A3-cann-kernels,
+# Ascend-cann-A3-ops, Ascend-cann-950-ops), lower-cased as the image tags write it.
+_RUN_PACKAGE = re.compile(
+    r"/(?P<package>Ascend-cann-kernels-(?P<k>[0-9a-z]+)|Atlas-(?P<a>A3)-cann-kernels|Ascend-cann-(?P<o>[0-9A-Za-z]+)-ops)"
+    r"_(?P<version>[\w.-]+?)_linux-"
+)
+_IMAGE_LINE = re.compile(r"^cann/(?P<tag>[^/\s]+)/Dockerfile:\s*(?P<line>.*)$")
+
+
+def parse_image_ops_packages(text: str) -> list[tuple[str, str, str]]:
+    """(CANN release, compute unit, run package name) from the lines of cann-container-image's
+    Dockerfiles that download a per-chip package, ``cann/8.5.1-a3-…/Dockerfile: CANN_OPS_URL=…/
+    Ascend-cann-A3-ops_8.5.1_linux-${ARCH}.run``: the image tag names the chip, the file name the
+    package and its CANN. A package of another chip than its tag's, or of another CANN, is refused
+    (the copy is not what it says). Pre-releases are kept as themselves: 8.5.0.alpha001 still
+    shipped Atlas-A3-cann-kernels where 8.5.0 ships Ascend-cann-A3-ops."""
+    found: list[tuple[str, str, str]] = []
+    for raw in text.splitlines():
+        match = _IMAGE_LINE.match(raw.strip())
+        if match is None:
+            continue
+        stack, package = parse_image_tag(match["tag"]), _RUN_PACKAGE.search(match["line"])
+        if stack is None or package is None:
+            raise SystemExit(f"{CANN_IMAGE_OPS}: {raw.strip()[:120]!r}: expected an image tag and a run package")
+        chip = (package["k"] or package["a"] or package["o"]).lower()
+        version = canonical(package["version"], line=ProductLine.CANN)
+        if chip != stack.chip or version != stack.cann:
+            raise SystemExit(
+                f"{CANN_IMAGE_OPS}: image {match['tag']} installs {package['package']}_{package['version']} "
+                f"(chip {chip}, CANN {version}); expected chip {stack.chip}, CANN {stack.cann}"
+            )
+        if chip not in _CHIP_UNITS:
+            raise SystemExit(f"{CANN_IMAGE_OPS}: {package['package']} names a chip without a known compute unit")
+        row = (version, _CHIP_UNITS[chip], package["package"])
+        if row not in found:
+            found.append(row)
+    return found
+
+
+def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per CANN release and compute unit; every listing that names it adds its source.
+    Listings naming different packages for one release and unit become one row per name with
+    status "conflict", each carrying every source (the check then names none as documented)."""
+    named: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for saved, rows in listings:
+        for cann, unit, package in rows:
+            sources = named.setdefault((cann, unit), {}).setdefault(package, [])
+            if saved.citation not in sources:
+                sources.append(saved.citation)
+    out, conflicts = [], []
+    for (cann, unit), packages in sorted(
+        named.items(), key=lambda item: (AscendVersion.parse(item[0][0], line=ProductLine.CANN), item[0][1])
+    ):
+        every = [s for sources in packages.values() for s in sources]
+        status = "documented" if len(packages) == 1 else "conflict"
+        if status == "conflict":
+            conflicts.append(
+                f"ops_packages CANN {cann} {unit}: " + "; ".join(f"{p} ({', '.join(s)})" for p, s in packages.items())
+            )
+        for package, sources in packages.items():
+            row_sources = sources if status == "documented" else list(dict.fromkeys(every))
+            row = {"cann": cann, "compute_unit": unit, "package": package, "status": status}
+            out.append({**row, "source": row_sources})
+    return out, conflicts
+
+
+def ops_block(saved: dict[str, Saved]) -> tuple[str, list[str]]:
+    """The [[ops_packages]] rows of cann.toml from the conda channel's listing and the packages
+    the official CANN images install."""
+    listings = [(saved[CONDA_LISTING], parse_conda_listing(saved[CONDA_LISTING].text))]
+    if CANN_IMAGE_OPS in saved:
+        listings.append((saved[CANN_IMAGE_OPS], parse_image_ops_packages(saved[CANN_IMAGE_OPS].text)))
+    rows, conflicts = ops_rows(listings)
     out = [OPS_BEGIN]
-    for cann, unit, package in parse_conda_listing(saved.text):
-        out += ["", "[[ops_packages]]", f'cann = "{cann}"', f'compute_unit = "{unit}"', f'package = "{package}"']
-        out += ['status = "documented"', f"source = [{json.dumps(saved.citation, ensure_ascii=False)}]"]
+    for row in rows:
+        out += ["", "[[ops_packages]]"] + [f'{k} = "{row[k]}"' for k in ("cann", "compute_unit", "package", "status")]
+        if len(row["source"]) == 1:
+            out.append(f"source = [{json.dumps(row['source'][0], ensure_ascii=False)}]")
+        else:
+            out += ["source = ["] + [f"  {json.dumps(s, ensure_ascii=False)}," for s in row["source"]] + ["]"]
     out.append(OPS_END)
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n", conflicts
 
 
 def torch_pin(requirement: str) -> tuple[str, str]:
@@ -972,14 +1048,15 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
         (
             (s, parse_release_notes_zh(s.text) if name.endswith(".zh.txt") else parse_release_notes(s.text))
             for name, s in saved.items()
-            if name.startswith("cann-")
+            if name.startswith("cann-") and not name.startswith("cann-container-image")
         ),
         key=lambda pair: pair[0].name,
     )
     block, conflicts = hdk_block(notes)
     cann_text = (data / "cann.toml").read_text(encoding="utf-8")
     new_cann = replace_block(cann_text, block, "compat/cann.toml")
-    new_cann = replace_block(new_cann, ops_block(saved[CONDA_LISTING]), "compat/cann.toml", OPS_BEGIN, OPS_END)
+    ops, ops_conflicts = ops_block(saved)
+    new_cann = replace_block(new_cann, ops, "compat/cann.toml", OPS_BEGIN, OPS_END)
     torch_text = (data / "torch_npu.toml").read_text(encoding="utf-8")
     pairings = [
         (s, parse_pytorch_release_notes(s.text)[0])
@@ -998,8 +1075,8 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
     report += _block_report(
         torch_text, with_windows, WINDOWS_BEGIN, WINDOWS_END, "windows", ("pta", "cann", "kind", "status")
     )
-    report += [f"conflict {c}" for c in conflicts + window_conflicts]
-    contradicted = conflicts + window_conflicts + [c.detail for c in changes if c.action == "conflict"]
+    report += [f"conflict {c}" for c in conflicts + window_conflicts + ops_conflicts]
+    contradicted = conflicts + window_conflicts + ops_conflicts + [c.detail for c in changes if c.action == "conflict"]
     new_stacks = stacks_toml(saved)
     stacks_path = data / "stacks.toml"
     old_stacks = stacks_path.read_text(encoding="utf-8") if stacks_path.exists() else ""

@@ -3,6 +3,7 @@ parsers read the published formats, and a contradiction between sources becomes 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -334,10 +335,131 @@ def test_the_conda_listing_names_each_chips_ops_package_of_a_release() -> None:
 
 def test_ops_package_rows_are_generated_with_their_source() -> None:
     matrix = compat.load(SHIPPED)
-    (row,) = [p for p in matrix.ops_packages if p.compute_unit == "ascend950"]
-    assert (
-        str(row.cann) == "9.0.0" and "saved: compat/sources/conda-ascend-channel-listing.md" in row.provenance.source[0]
+    rows = {str(p.cann): p for p in matrix.ops_packages if p.compute_unit == "ascend950"}
+    assert sorted(rows) == ["9.0.0", "9.0.1", "9.1.0.beta1", "9.1.0.beta3"]
+    # both listings name the 9.0.0 package: one row carrying both sources
+    assert [s.split("(saved: ")[1].split(",")[0] for s in rows["9.0.0"].provenance.source] == [
+        "compat/sources/conda-ascend-channel-listing.md",
+        "compat/sources/cann-container-image-ops-packages.txt",
+    ]
+    assert rows["9.0.1"].package == "Ascend-cann-950-ops" and rows["9.0.1"].provenance.status is Status.DOCUMENTED
+    assert "cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9" in rows["9.0.1"].provenance.source[0]
+
+
+def test_the_cann_images_name_the_ops_package_of_each_chip_and_release() -> None:
+    found = tool.parse_image_ops_packages(_saved(tool.CANN_IMAGE_OPS).text)
+    assert ("8.1.RC1", "ascend910_93", "Atlas-A3-cann-kernels") in found
+    assert ("8.3.RC2", "ascend910", "Ascend-cann-kernels-910") in found
+    assert ("8.5.1", "ascend910_93", "Ascend-cann-A3-ops") in found
+    assert ("9.0.1", "ascend310p", "Ascend-cann-310p-ops") in found
+    assert ("9.0.1", "ascend950", "Ascend-cann-950-ops") in found
+    releases = {c for c, _, _ in found if "alpha" not in c and "beta" not in c}
+    assert releases == {"8.1.RC1", "8.2.RC1", "8.2.RC2", "8.3.RC1", "8.3.RC2"} | {
+        "8.5.0",
+        "8.5.1",
+        "8.5.2",
+        "9.0.0",
+        "9.0.1",
+    }
+    # 281 Dockerfile lines: 910b, a3, 310p (+910 from 8.2.RC1, +950 from 9.0.0), 14 pre-releases as themselves
+    assert len(found) == len(set(found)) == 87
+    # a pre-release keeps its own packaging: 8.5.0.alpha001 still installs the kernels packages
+    assert ("8.5.0.alpha1", "ascend910_93", "Atlas-A3-cann-kernels") in found
+    assert ("9.1.0.beta3", "ascend950", "Ascend-cann-950-ops") in found
+    # the packaging changed at 8.5: kernels-<chip> up to 8.3.RC2, <chip>-ops from 8.5.0 on
+    assert {p for c, _, p in found if c in ("8.5.0", "8.5.1", "8.5.2")} == {
+        "Ascend-cann-910-ops",
+        "Ascend-cann-910b-ops",
+        "Ascend-cann-A3-ops",
+        "Ascend-cann-310p-ops",
+    }
+
+
+_URL = "CANN_OPS_URL=https://example.invalid/CANN/{file}_linux-${{ARCH}}.run && \\"
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        # variants the saved copy does not hold: a newer release, an RC, a beta
+        (
+            "cann/9.2.0-a3-ubuntu24.04-py3.13/Dockerfile: " + _URL.format(file="Ascend-cann-A3-ops_9.2.0"),
+            [("9.2.0", "ascend910_93", "Ascend-cann-A3-ops")],
+        ),
+        (
+            "cann/8.0.rc3-910b-openeuler22.03-py3.9/Dockerfile: "
+            + _URL.format(file="Ascend-cann-kernels-910b_8.0.RC3"),
+            [("8.0.RC3", "ascend910b", "Ascend-cann-kernels-910b")],
+        ),
+        (
+            "cann/9.2.0-beta.1-950-ubuntu22.04-py3.12/Dockerfile: "
+            + _URL.format(file="Ascend-cann-950-ops_9.2.0-beta.1"),
+            [("9.2.0.beta1", "ascend950", "Ascend-cann-950-ops")],
+        ),
+    ],
+)
+def test_an_image_ops_line_not_in_the_copy(line, expected) -> None:
+    assert tool.parse_image_ops_packages("# header\n" + line + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (
+            "cann/9.0.1-a3-ubuntu22.04-py3.12/Dockerfile: " + _URL.format(file="Ascend-cann-910b-ops_9.0.1"),
+            "installs Ascend-cann-910b-ops_9.0.1 .chip 910b, CANN 9.0.1.; expected chip a3, CANN 9.0.1",
+        ),
+        (
+            "cann/9.0.1-a3-ubuntu22.04-py3.12/Dockerfile: " + _URL.format(file="Ascend-cann-A3-ops_9.0.0"),
+            "expected chip a3, CANN 9.0.1",
+        ),
+        (
+            "cann/9.0.1-a3-ubuntu22.04-py3.12/Dockerfile: RUN wget https://example.invalid/cann.run",
+            "expected an image tag and a run package",
+        ),
+    ],
+)
+def test_an_image_ops_line_that_is_not_what_it_says_is_refused(line, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_image_ops_packages(line + "\n")
+
+
+def test_listings_naming_two_packages_for_one_release_are_a_conflict_with_both_sources() -> None:
+    a = tool.Saved("a.md", "https://a.example", "2026-12-04", "")
+    b = tool.Saved("b.txt", "github:x/y@1:z", "2026-12-04", "")
+    rows, conflicts = tool.ops_rows(
+        [
+            (a, [("9.0.0", "ascend910_93", "Ascend-cann-A3-ops"), ("9.0.0", "ascend910b", "Ascend-cann-910b-ops")]),
+            (b, [("9.0.0", "ascend910_93", "Atlas-A3-cann-ops"), ("9.0.0", "ascend910b", "Ascend-cann-910b-ops")]),
+        ]
     )
+    a3 = [r for r in rows if r["compute_unit"] == "ascend910_93"]
+    assert {r["package"] for r in a3} == {"Ascend-cann-A3-ops", "Atlas-A3-cann-ops"}
+    assert all(r["status"] == "conflict" and r["source"] == [a.citation, b.citation] for r in a3)
+    (b910,) = [r for r in rows if r["compute_unit"] == "ascend910b"]
+    assert b910["status"] == "documented" and b910["source"] == [a.citation, b.citation]
+    (line,) = conflicts
+    assert "CANN 9.0.0 ascend910_93" in line and "Ascend-cann-A3-ops (https://a.example" in line
+
+
+def test_a_listing_outranks_a_release_rows_inferred_name_and_a_conflict_says_so() -> None:
+    matrix = compat.load(SHIPPED)
+    # 8.5.1's release row infers its A3 package; the official image documents it
+    assert matrix.ops_package("8.5.1", "ascend910_93") == ("Ascend-cann-A3-ops", Status.DOCUMENTED)
+    assert matrix.ops_package("8.1.RC1", "ascend910_93") == ("Atlas-A3-cann-kernels", Status.DOCUMENTED)
+    # a pre-release is its own row: 8.5.0.alpha001 was inferred as the 8.5.0 name, wrongly
+    assert matrix.ops_package("8.5.0.alpha001", "ascend910_93") == ("Atlas-A3-cann-kernels", Status.DOCUMENTED)
+    # before the images (8.0.0) it stays inferred
+    assert matrix.ops_package("8.0.0", "ascend910_93") == ("Atlas-A3-cann-kernels", Status.INFERRED)
+    # every release row's documented name agrees with the listings'
+    for row in matrix.ops_packages:
+        release = matrix.cann_release(row.cann)
+        if release is not None and row.compute_unit in release.packages:
+            assert release.packages[row.compute_unit] == row.package, (str(row.cann), row.compute_unit)
+    (listed,) = [p for p in matrix.ops_packages if str(p.cann) == "9.0.1" and p.compute_unit == "ascend950"]
+    other = dataclasses.replace(listed, package="Ascend-cann-950x-ops")
+    disagreeing = dataclasses.replace(matrix, ops_packages=(listed, other))
+    assert disagreeing.ops_package("9.0.1", "ascend950") == ("Ascend-cann-950-ops", Status.CONFLICT)
 
 
 def test_an_ops_package_of_an_unknown_chip_is_refused() -> None:
