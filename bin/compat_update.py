@@ -864,15 +864,22 @@ def _substitute(text: str, args: dict[str, str]) -> str:
 
 
 def _wheel_version(text: str, project: str) -> Optional[str]:
-    """The version in the first ``<project>-<version>-cp…whl`` file name (``%2B`` is ``+``)."""
+    """The version in the first ``<project>-<version>-cp…whl`` file name (``%2B`` is ``+``), else
+    the first exact pin ``pip install <project>==<version>`` (``triton-ascend==3.2.1``: vllm-ascend's
+    Dockerfiles; the project's ``_`` may be written ``-``)."""
     match = re.search(rf"\b{project}-([\w.%+]+?)-cp\d", text)
-    return match.group(1).replace("%2B", "+") if match else None
+    if match:
+        return match.group(1).replace("%2B", "+")
+    spelled = project.replace("_", "[-_]")
+    pin = re.search(rf"pip3? install\b[^\n]*?\s{spelled}==([\w.+]+)", text)
+    return pin.group(1) if pin else None
 
 
 def parse_dockerfile(text: str) -> ImageStack:
     """What an official Dockerfile builds on and installs: ``FROM quay.io/ascend/cann:<tag>``
     (its ``$ARG`` parts filled from the ``ARG`` defaults, as sglang's NPU Dockerfiles write it),
-    vllm-ascend's ``ARG VLLM_TAG=``; the torch_npu and triton_ascend wheels it installs (sglang);
+    vllm-ascend's ``ARG VLLM_TAG=``; the torch_npu and triton_ascend wheels it installs (sglang) or
+    pins (``pip install triton-ascend==3.2.1``, vllm-ascend);
     cann-container-image's ``Ascend-cann-<chip>-ops_<v>`` and ``Ascend-cann-nnal_<v>`` run
     packages (its own tag is in the saved copy's source line)."""
     args = _build_args(text)

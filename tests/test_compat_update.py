@@ -574,7 +574,8 @@ def test_the_mindie_table_rows_name_the_mindie_release():
 
 def test_stack_rows_carry_their_sources_and_a_new_copy_is_reported(data: Path) -> None:
     matrix = compat.load(SHIPPED)
-    assert all(r.provenance.source[0].endswith("retrieved 2026-12-01)") for r in matrix.vllm_ascend + matrix.images)
+    retrieved = ("retrieved 2026-12-01)", "retrieved 2026-12-04)")
+    assert all(r.provenance.source[0].endswith(retrieved) for r in matrix.vllm_ascend + matrix.images)
     policy = data / "sources" / tool.VLLM_ASCEND_MATRIX
     text = policy.read_text(encoding="utf-8")
     row = "| v0.23.0     | v0.23.0 "
@@ -588,6 +589,37 @@ def test_sglang_npu_dockerfile_fills_its_args_and_names_its_wheels():
     parsed = tool.parse_dockerfile(_saved("sglang-npu-950.Dockerfile.txt").text)
     assert (parsed.cann, parsed.chip, parsed.python, parsed.os) == ("9.1.0", "950", "3.12", "ubuntu22.04")
     assert (parsed.torch_npu, parsed.triton_ascend, parsed.sglang) == ("2.10.0.post4", "3.2.2", "main")
+
+
+def test_sglang_a2_a3_dockerfile():
+    parsed = tool.parse_dockerfile(_saved("sglang-npu.Dockerfile.txt").text)
+    assert (parsed.cann, parsed.chip, parsed.python) == ("8.5.0", "a3", "3.11")
+    assert (parsed.torch_npu, parsed.triton_ascend, parsed.sglang) == ("2.10.0", "3.2.1", "main")
+
+
+def test_vllm_ascend_dockerfiles_pin_their_triton_ascend():
+    pins = {
+        n: tool.parse_dockerfile(_saved(n).text).triton_ascend
+        for n in ("vllm-ascend-v0.25.1rc1-Dockerfile.txt", "vllm-ascend-v0.23.0-Dockerfile.a5.txt")
+    }
+    assert list(pins.values()) == ["3.2.1", "3.2.2"]
+    # the 310P image uninstalls it and pins none
+    assert tool.parse_dockerfile(_saved("vllm-ascend-v0.25.1rc1-Dockerfile.310p.txt").text).triton_ascend is None
+
+
+@pytest.mark.parametrize(
+    "line, pinned",
+    [
+        # spellings the saved copies do not hold
+        ("RUN pip3 install --no-cache-dir triton_ascend==3.3.0rc1 && \\", "3.3.0rc1"),
+        ("    python3 -m pip install pybind11 triton-ascend==3.2.2.post1", "3.2.2.post1"),
+        ("RUN pip install triton-ascend>=3.2.0", None),  # a range names no version
+        ("RUN pip uninstall -y triton-ascend && echo triton-ascend==3.2.0", None),
+    ],
+)
+def test_a_pip_pin_in_a_dockerfile(line, pinned):
+    text = f"FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12\n{line}\n"
+    assert tool.parse_dockerfile(text).triton_ascend == pinned
 
 
 def test_a_dockerfile_wheel_url_with_a_local_label():
