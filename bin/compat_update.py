@@ -410,6 +410,53 @@ def parse_image_ops_packages(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
+PRODUCT_OPS = "hicann-asc-tools-quick_start-ops.zh.md"
+# Product names as CANN's install steps write them -> compute unit (compat/hardware.toml); the
+# 200I/500 A2 is tried before "Atlas A2", which it does not contain.
+_PRODUCT_UNITS = (
+    (r"Atlas 200I/500 A2|310B", "ascend310b"),
+    (r"Atlas A2", "ascend910b"),
+    (r"Atlas A3", "ascend910_93"),
+    (r"950PR|950DT|Atlas 350", "ascend950"),
+    (r"Atlas 推理系列产品|300I|310P", "ascend310p"),
+    (r"Atlas 训练系列产品", "ascend910"),
+)
+
+
+def parse_product_ops_list(text: str) -> list[tuple[str, str, str]]:
+    """(CANN release, compute unit, run package name) from an install step's per-product list,
+    ``- Atlas A3 训练系列产品/Atlas A3 推理系列产品：[ops x86_64包](…/Ascend-cann-A3-ops_9.0.0_linux-x86_64.run)、…``
+    (hicann/asc-tools quick start; the hiascend install guides' 表1 names the products the same way).
+    Every product of a line must be one compute unit, and its links one package of that unit's chip."""
+    found: list[tuple[str, str, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line.startswith("- ") or "：" not in line or ".run" not in line:
+            continue
+        products, links = line[2:].split("：", 1)
+        units = set()
+        for product in re.split(r"/(?=Atlas |Ascend )", products):  # not the "/" of "200I/500 A2"
+            unit = next((u for pattern, u in _PRODUCT_UNITS if re.search(pattern, product)), None)
+            if unit is None:
+                raise SystemExit(f"{PRODUCT_OPS}: product {product.strip()!r} has no known compute unit")
+            units.add(unit)
+        packages = {
+            (m["package"], m["version"], (m["k"] or m["a"] or m["o"]).lower()) for m in _RUN_PACKAGE.finditer(links)
+        }
+        if len(units) != 1 or len(packages) != 1:
+            raise SystemExit(
+                f"{PRODUCT_OPS}: {line[:80]!r}: expected one compute unit and one package, found "
+                f"{sorted(units)} and {sorted(p for p, _, _ in packages)}"
+            )
+        (unit,), ((package, version, chip),) = units, packages
+        if _CHIP_UNITS.get(chip) != unit:
+            raise SystemExit(f"{PRODUCT_OPS}: {products.strip()} ({unit}) is given {package}, a package of chip {chip}")
+        row = (canonical(version, line=ProductLine.CANN), unit, package)
+        if row not in found:
+            found.append(row)
+    return found
+
+
 def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[list[dict[str, Any]], list[str]]:
     """One row per CANN release and compute unit; every listing that names it adds its source.
     Listings naming different packages for one release and unit become one row per name with
@@ -438,11 +485,13 @@ def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[
 
 
 def ops_block(saved: dict[str, Saved]) -> tuple[str, list[str]]:
-    """The [[ops_packages]] rows of cann.toml from the conda channel's listing and the packages
-    the official CANN images install."""
+    """The [[ops_packages]] rows of cann.toml from the conda channel's listing, the packages the
+    official CANN images install and a CANN install step's per-product list."""
     listings = [(saved[CONDA_LISTING], parse_conda_listing(saved[CONDA_LISTING].text))]
     if CANN_IMAGE_OPS in saved:
         listings.append((saved[CANN_IMAGE_OPS], parse_image_ops_packages(saved[CANN_IMAGE_OPS].text)))
+    if PRODUCT_OPS in saved:
+        listings.append((saved[PRODUCT_OPS], parse_product_ops_list(saved[PRODUCT_OPS].text)))
     rows, conflicts = ops_rows(listings)
     out = [OPS_BEGIN]
     for row in rows:

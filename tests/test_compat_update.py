@@ -49,6 +49,7 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
                 "github:vllm-project/vllm-ascend@",
                 "github:Ascend/cann-container-image@",
                 "github:sgl-project/sglang@",
+                "github:hicann/asc-tools@",
                 "METADATA and WHEEL of torch-npu wheels",
                 "ascend-deployer 26.0.0 wheel",
             )
@@ -341,6 +342,7 @@ def test_ops_package_rows_are_generated_with_their_source() -> None:
     assert [s.split("(saved: ")[1].split(",")[0] for s in rows["9.0.0"].provenance.source] == [
         "compat/sources/conda-ascend-channel-listing.md",
         "compat/sources/cann-container-image-ops-packages.txt",
+        "compat/sources/hicann-asc-tools-quick_start-ops.zh.md",
     ]
     assert rows["9.0.1"].package == "Ascend-cann-950-ops" and rows["9.0.1"].provenance.status is Status.DOCUMENTED
     assert "cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9" in rows["9.0.1"].provenance.source[0]
@@ -422,6 +424,56 @@ def test_an_image_ops_line_not_in_the_copy(line, expected) -> None:
 def test_an_image_ops_line_that_is_not_what_it_says_is_refused(line, message) -> None:
     with pytest.raises(SystemExit, match=message):
         tool.parse_image_ops_packages(line + "\n")
+
+
+def test_an_install_steps_per_product_list_names_each_products_ops_package() -> None:
+    found = tool.parse_product_ops_list(_saved(tool.PRODUCT_OPS).text)
+    assert found == [
+        ("9.0.0", "ascend910b", "Ascend-cann-910b-ops"),  # Atlas A2 训练系列产品/Atlas A2 推理系列产品
+        ("9.0.0", "ascend910_93", "Ascend-cann-A3-ops"),  # Atlas A3 …
+        ("9.0.0", "ascend950", "Ascend-cann-950-ops"),  # Ascend 950PR/Ascend 950DT
+    ]
+
+
+_LINK = "[ops aarch64包](<download host>/x/{file}_linux-aarch64.run)"
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        # products the saved copy does not list
+        (
+            "- Atlas 200I/500 A2 推理产品：" + _LINK.format(file="Ascend-cann-310b-ops_9.1.0"),
+            [("9.1.0", "ascend310b", "Ascend-cann-310b-ops")],
+        ),
+        (
+            "- Atlas 推理系列产品：" + _LINK.format(file="Ascend-cann-310p-ops_9.2.0"),
+            [("9.2.0", "ascend310p", "Ascend-cann-310p-ops")],
+        ),
+        (
+            "- Atlas 350 加速卡：" + _LINK.format(file="Ascend-cann-950-ops_9.1.0-beta.3"),
+            [("9.1.0.beta3", "ascend950", "Ascend-cann-950-ops")],
+        ),
+    ],
+)
+def test_a_product_line_not_in_the_copy(line, expected) -> None:
+    assert tool.parse_product_ops_list("intro\n" + line + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("- Atlas A3 训练系列产品：" + _LINK.format(file="Ascend-cann-910b-ops_9.0.0"), "a package of chip 910b"),
+        ("- Atlas 900 超节点：" + _LINK.format(file="Ascend-cann-A3-ops_9.0.0"), "'Atlas 900 超节点' has no known"),
+        (
+            "- Atlas A2 训练系列产品/Atlas A3 推理系列产品：" + _LINK.format(file="Ascend-cann-A3-ops_9.0.0"),
+            "expected one compute unit and one package",
+        ),
+    ],
+)
+def test_a_product_line_that_does_not_add_up_is_refused(line, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_product_ops_list(line + "\n")
 
 
 def test_listings_naming_two_packages_for_one_release_are_a_conflict_with_both_sources() -> None:

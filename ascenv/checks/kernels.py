@@ -45,9 +45,11 @@ check if the opp_kernel package is installed" (https://github.com/vllm-project/v
 ascend-deployer checks the same directory. Package names per CANN release and compute unit come
 from compat/cann.toml (release notes, the ascend conda channel's cann-<chip>-ops listing: 910,
 910b, A3, 310p, 310b, 950; the run package each official CANN image, github:Ascend/cann-container-image,
-installs for its chip, 8.1.RC1 to 9.0.1); a release the data does not list gets the name its neighbours of the
-same packaging give, marked inferred. The Ascend 950 (npu-smi Ascend950PR/Ascend950DT, PCI
-0xd806) needs Ascend-cann-950-ops, the 310B Ascend-cann-310b-ops.
+installs for its chip, 8.1.RC1 to 9.1.0-beta.3; CANN's per-product install step, hicann/asc-tools);
+several sources naming two packages are a conflict, said in the fix; a release the data does not
+list gets the name its neighbours of the same packaging give, marked inferred. The Ascend 950
+(npu-smi Ascend950PR/Ascend950DT, PCI 0xd806) needs Ascend-cann-950-ops, the 310B
+Ascend-cann-310b-ops.
 """,
 )
 def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
