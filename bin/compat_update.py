@@ -36,7 +36,7 @@ from typing import Any, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the version spellings are normalised by ascenv.versions, once
 
-from ascenv.versions import ProductLine, canonical, covers  # noqa: E402
+from ascenv.versions import AscendVersion, ProductLine, canonical, covers  # noqa: E402
 
 DATA = ROOT / "compat"
 SOURCES = DATA / "sources"
@@ -370,13 +370,138 @@ def parse_conda_listing(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def ops_block(saved: Saved) -> str:
+CANN_IMAGE_OPS = "cann-container-image-ops-packages.txt"
+# The chip token of a run package's name (Ascend-cann-kernels-910b, Atlas-A3-cann-kernels,
+# Ascend-cann-A3-ops, Ascend-cann-950-ops), lower-cased as the image tags write it.
+_RUN_PACKAGE = re.compile(
+    r"/(?P<package>Ascend-cann-kernels-(?P<k>[0-9a-z]+)|Atlas-(?P<a>A3)-cann-kernels|Ascend-cann-(?P<o>[0-9A-Za-z]+)-ops)"
+    r"_(?P<version>[\w.-]+?)_linux-"
+)
+_IMAGE_LINE = re.compile(r"^cann/(?P<tag>[^/\s]+)/Dockerfile:\s*(?P<line>.*)$")
+
+
+def parse_image_ops_packages(text: str) -> list[tuple[str, str, str]]:
+    """(CANN release, compute unit, run package name) from the lines of cann-container-image's
+    Dockerfiles that download a per-chip package, ``cann/8.5.1-a3-…/Dockerfile: CANN_OPS_URL=…/
+    Ascend-cann-A3-ops_8.5.1_linux-${ARCH}.run``: the image tag names the chip, the file name the
+    package and its CANN. A package of another chip than its tag's, or of another CANN, is refused
+    (the copy is not what it says). Pre-releases are kept as themselves: 8.5.0.alpha001 still
+    shipped Atlas-A3-cann-kernels where 8.5.0 ships Ascend-cann-A3-ops."""
+    found: list[tuple[str, str, str]] = []
+    for raw in text.splitlines():
+        match = _IMAGE_LINE.match(raw.strip())
+        if match is None:
+            continue
+        stack, package = parse_image_tag(match["tag"]), _RUN_PACKAGE.search(match["line"])
+        if stack is None or package is None:
+            raise SystemExit(f"{CANN_IMAGE_OPS}: {raw.strip()[:120]!r}: expected an image tag and a run package")
+        chip = (package["k"] or package["a"] or package["o"]).lower()
+        version = canonical(package["version"], line=ProductLine.CANN)
+        if chip != stack.chip or version != stack.cann:
+            raise SystemExit(
+                f"{CANN_IMAGE_OPS}: image {match['tag']} installs {package['package']}_{package['version']} "
+                f"(chip {chip}, CANN {version}); expected chip {stack.chip}, CANN {stack.cann}"
+            )
+        if chip not in _CHIP_UNITS:
+            raise SystemExit(f"{CANN_IMAGE_OPS}: {package['package']} names a chip without a known compute unit")
+        row = (version, _CHIP_UNITS[chip], package["package"])
+        if row not in found:
+            found.append(row)
+    return found
+
+
+PRODUCT_OPS = "hicann-asc-tools-quick_start-ops.zh.md"
+# Product names as CANN's install steps write them -> compute unit (compat/hardware.toml); the
+# 200I/500 A2 is tried before "Atlas A2", which it does not contain.
+_PRODUCT_UNITS = (
+    (r"Atlas 200I/500 A2|310B", "ascend310b"),
+    (r"Atlas A2", "ascend910b"),
+    (r"Atlas A3", "ascend910_93"),
+    (r"950PR|950DT|Atlas 350", "ascend950"),
+    (r"Atlas 推理系列产品|300I|310P", "ascend310p"),
+    (r"Atlas 训练系列产品", "ascend910"),
+)
+
+
+def parse_product_ops_list(text: str) -> list[tuple[str, str, str]]:
+    """(CANN release, compute unit, run package name) from an install step's per-product list,
+    ``- Atlas A3 训练系列产品/Atlas A3 推理系列产品：[ops x86_64包](…/Ascend-cann-A3-ops_9.0.0_linux-x86_64.run)、…``
+    (hicann/asc-tools quick start; the hiascend install guides' 表1 names the products the same way).
+    Every product of a line must be one compute unit, and its links one package of that unit's chip."""
+    found: list[tuple[str, str, str]] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line.startswith("- ") or "：" not in line or ".run" not in line:
+            continue
+        products, links = line[2:].split("：", 1)
+        units = set()
+        for product in re.split(r"/(?=Atlas |Ascend )", products):  # not the "/" of "200I/500 A2"
+            unit = next((u for pattern, u in _PRODUCT_UNITS if re.search(pattern, product)), None)
+            if unit is None:
+                raise SystemExit(f"{PRODUCT_OPS}: product {product.strip()!r} has no known compute unit")
+            units.add(unit)
+        packages = {
+            (m["package"], m["version"], (m["k"] or m["a"] or m["o"]).lower()) for m in _RUN_PACKAGE.finditer(links)
+        }
+        if len(units) != 1 or len(packages) != 1:
+            raise SystemExit(
+                f"{PRODUCT_OPS}: {line[:80]!r}: expected one compute unit and one package, found "
+                f"{sorted(units)} and {sorted(p for p, _, _ in packages)}"
+            )
+        (unit,), ((package, version, chip),) = units, packages
+        if _CHIP_UNITS.get(chip) != unit:
+            raise SystemExit(f"{PRODUCT_OPS}: {products.strip()} ({unit}) is given {package}, a package of chip {chip}")
+        row = (canonical(version, line=ProductLine.CANN), unit, package)
+        if row not in found:
+            found.append(row)
+    return found
+
+
+def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per CANN release and compute unit; every listing that names it adds its source.
+    Listings naming different packages for one release and unit become one row per name with
+    status "conflict", each carrying every source (the check then names none as documented)."""
+    named: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for saved, rows in listings:
+        for cann, unit, package in rows:
+            sources = named.setdefault((cann, unit), {}).setdefault(package, [])
+            if saved.citation not in sources:
+                sources.append(saved.citation)
+    out, conflicts = [], []
+    for (cann, unit), packages in sorted(
+        named.items(), key=lambda item: (AscendVersion.parse(item[0][0], line=ProductLine.CANN), item[0][1])
+    ):
+        every = [s for sources in packages.values() for s in sources]
+        status = "documented" if len(packages) == 1 else "conflict"
+        if status == "conflict":
+            conflicts.append(
+                f"ops_packages CANN {cann} {unit}: " + "; ".join(f"{p} ({', '.join(s)})" for p, s in packages.items())
+            )
+        for package, sources in packages.items():
+            row_sources = sources if status == "documented" else list(dict.fromkeys(every))
+            row = {"cann": cann, "compute_unit": unit, "package": package, "status": status}
+            out.append({**row, "source": row_sources})
+    return out, conflicts
+
+
+def ops_block(saved: dict[str, Saved]) -> tuple[str, list[str]]:
+    """The [[ops_packages]] rows of cann.toml from the conda channel's listing, the packages the
+    official CANN images install and a CANN install step's per-product list."""
+    listings = [(saved[CONDA_LISTING], parse_conda_listing(saved[CONDA_LISTING].text))]
+    if CANN_IMAGE_OPS in saved:
+        listings.append((saved[CANN_IMAGE_OPS], parse_image_ops_packages(saved[CANN_IMAGE_OPS].text)))
+    if PRODUCT_OPS in saved:
+        listings.append((saved[PRODUCT_OPS], parse_product_ops_list(saved[PRODUCT_OPS].text)))
+    rows, conflicts = ops_rows(listings)
     out = [OPS_BEGIN]
-    for cann, unit, package in parse_conda_listing(saved.text):
-        out += ["", "[[ops_packages]]", f'cann = "{cann}"', f'compute_unit = "{unit}"', f'package = "{package}"']
-        out += ['status = "documented"', f"source = [{json.dumps(saved.citation, ensure_ascii=False)}]"]
+    for row in rows:
+        out += ["", "[[ops_packages]]"] + [f'{k} = "{row[k]}"' for k in ("cann", "compute_unit", "package", "status")]
+        if len(row["source"]) == 1:
+            out.append(f"source = [{json.dumps(row['source'][0], ensure_ascii=False)}]")
+        else:
+            out += ["source = ["] + [f"  {json.dumps(s, ensure_ascii=False)}," for s in row["source"]] + ["]"]
     out.append(OPS_END)
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n", conflicts
 
 
 def torch_pin(requirement: str) -> tuple[str, str]:
@@ -788,15 +913,22 @@ def _substitute(text: str, args: dict[str, str]) -> str:
 
 
 def _wheel_version(text: str, project: str) -> Optional[str]:
-    """The version in the first ``<project>-<version>-cp…whl`` file name (``%2B`` is ``+``)."""
+    """The version in the first ``<project>-<version>-cp…whl`` file name (``%2B`` is ``+``), else
+    the first exact pin ``pip install <project>==<version>`` (``triton-ascend==3.2.1``: vllm-ascend's
+    Dockerfiles; the project's ``_`` may be written ``-``)."""
     match = re.search(rf"\b{project}-([\w.%+]+?)-cp\d", text)
-    return match.group(1).replace("%2B", "+") if match else None
+    if match:
+        return match.group(1).replace("%2B", "+")
+    spelled = project.replace("_", "[-_]")
+    pin = re.search(rf"pip3? install\b[^\n]*?\s{spelled}==([\w.+]+)", text)
+    return pin.group(1) if pin else None
 
 
 def parse_dockerfile(text: str) -> ImageStack:
     """What an official Dockerfile builds on and installs: ``FROM quay.io/ascend/cann:<tag>``
     (its ``$ARG`` parts filled from the ``ARG`` defaults, as sglang's NPU Dockerfiles write it),
-    vllm-ascend's ``ARG VLLM_TAG=``; the torch_npu and triton_ascend wheels it installs (sglang);
+    vllm-ascend's ``ARG VLLM_TAG=``; the torch_npu and triton_ascend wheels it installs (sglang) or
+    pins (``pip install triton-ascend==3.2.1``, vllm-ascend);
     cann-container-image's ``Ascend-cann-<chip>-ops_<v>`` and ``Ascend-cann-nnal_<v>`` run
     packages (its own tag is in the saved copy's source line)."""
     args = _build_args(text)
@@ -972,14 +1104,15 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
         (
             (s, parse_release_notes_zh(s.text) if name.endswith(".zh.txt") else parse_release_notes(s.text))
             for name, s in saved.items()
-            if name.startswith("cann-")
+            if name.startswith("cann-") and not name.startswith("cann-container-image")
         ),
         key=lambda pair: pair[0].name,
     )
     block, conflicts = hdk_block(notes)
     cann_text = (data / "cann.toml").read_text(encoding="utf-8")
     new_cann = replace_block(cann_text, block, "compat/cann.toml")
-    new_cann = replace_block(new_cann, ops_block(saved[CONDA_LISTING]), "compat/cann.toml", OPS_BEGIN, OPS_END)
+    ops, ops_conflicts = ops_block(saved)
+    new_cann = replace_block(new_cann, ops, "compat/cann.toml", OPS_BEGIN, OPS_END)
     torch_text = (data / "torch_npu.toml").read_text(encoding="utf-8")
     pairings = [
         (s, parse_pytorch_release_notes(s.text)[0])
@@ -998,8 +1131,8 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
     report += _block_report(
         torch_text, with_windows, WINDOWS_BEGIN, WINDOWS_END, "windows", ("pta", "cann", "kind", "status")
     )
-    report += [f"conflict {c}" for c in conflicts + window_conflicts]
-    contradicted = conflicts + window_conflicts + [c.detail for c in changes if c.action == "conflict"]
+    report += [f"conflict {c}" for c in conflicts + window_conflicts + ops_conflicts]
+    contradicted = conflicts + window_conflicts + ops_conflicts + [c.detail for c in changes if c.action == "conflict"]
     new_stacks = stacks_toml(saved)
     stacks_path = data / "stacks.toml"
     old_stacks = stacks_path.read_text(encoding="utf-8") if stacks_path.exists() else ""

@@ -513,8 +513,12 @@ def atlas350_cann910(m: _Machine) -> FixtureHost:
     Everything is constructed: no capture of a 950 host was found (see the npu-smi file's header)."""
     # constructed: the minimum driver version.info (Version=), the driver line of the Atlas 350
     # (MindCluster 26.1.0 note: Atlas 350 with HDK 25.7.RC1)
+    return _atlas350(m, "9.1.0")
+
+
+def _atlas350(m: _Machine, version: str) -> FixtureHost:
     m.write("/usr/local/Ascend/driver/version.info", "Version=25.7.rc1\n")
-    install = _cann_85_layout(m, "9.1.0")
+    install = _cann_85_layout(m, version)
     m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/config")
     # 0xd806 with subsystem 0x4003: "Atlas 350 A5" in ascend-deployer 26.0.0's card_map
     m.devices(1, (("0000:01:00.0", "0xd806", "0x4003"),))
@@ -624,6 +628,93 @@ def sglang_npu_950(m: _Machine) -> FixtureHost:
     return m.host(environ, "/root")
 
 
+# The Python stack of vllm-ascend v0.25.1rc1's images: its requirements.txt pins torch 2.10.0,
+# torch-npu 2.10.0.post2 and triton-ascend 3.2.1
+# (github:vllm-project/vllm-ascend@9bf964cb4b87c8cd0d6852c41a55b3c29711fa95:requirements.txt, tag v0.25.1rc1),
+# its Dockerfiles ARG VLLM_TAG=v0.25.1; the 310P image uninstalls triton-ascend (Dockerfile.310p).
+# The release matrix has no v0.25.1rc1 row: its images are the source.
+_V0_25_1RC1 = {
+    "vllm_ascend": "0.25.1rc1",
+    "vllm": "0.25.1",
+    "torch": "2.10.0+cpu",  # the x86_64 wheel index's build (see _vllm_ascend_image)
+    "torch_npu": "2.10.0.post2",
+    "triton_ascend": "3.2.1",
+}
+
+
+def _image_85(m: _Machine, version: str, ops: str, unit: str, packages: dict[str, str]) -> FixtureHost:
+    """What an official image built FROM quay.io/ascend/cann:<version>-<chip> adds to a host whose
+    driver, CANN layout and npu-smi are already placed: the chip's ops package (its install record
+    and kernel directory), NNAL of the CANN's own version (the CANN images install both:
+    compat/sources/cann-container-image-ops-packages.txt and the saved cann-container-image
+    Dockerfiles), /.dockerenv, ATB_HOME_PATH, and the Python stack on PYTHONPATH."""
+    install = f"/usr/local/Ascend/cann-{version}"
+    m.write("/.dockerenv", "")
+    m.write(f"{install}/aarch64-linux/ascend_ops_install.info", f"package_name={ops}\nversion={version}\n")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/{unit}")
+    environ = dict(sourced_environ(m.bin, install), ATB_HOME_PATH=nnal(m, version))
+    environ["PYTHONPATH"] = _site_packages(m, packages) + ":" + environ.get("PYTHONPATH", "")
+    return m.host(environ, "/root")
+
+
+def vllm_ascend_v0_25_1rc1(m: _Machine) -> FixtureHost:
+    """vllm-ascend v0.25.1rc1's A2 image (Dockerfile FROM quay.io/ascend/cann:9.0.1-910b-ubuntu22.04-py3.12:
+    compat/sources/vllm-ascend-v0.25.1rc1-Dockerfile.txt) on the 2 x 910B4-1 host of vllm-ascend#5606
+    (driver 25.2.2 mounted in): CANN 9.0.1 with Ascend-cann-910b-ops, NNAL 9.0.1, the tag's pins."""
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.2\n")
+    install = _cann_85_layout(m, "9.0.1")
+    _soc_configs(m, install, "aarch64", _A2_SOCS)
+    m.devices(2, (("0000:0E:00.0", "0xd802", None), ("0000:0F:00.0", "0xd802", None)))
+    m.npu_smi({"info": _5606}, npu_ids=(0, 1))
+    return _image_85(m, "9.0.1", "Ascend-cann-910b-ops", "ascend910b", _V0_25_1RC1)
+
+
+def vllm_ascend_v0_25_1rc1_a3(m: _Machine) -> FixtureHost:
+    """vllm-ascend v0.25.1rc1's A3 image (Dockerfile.a3 FROM quay.io/ascend/cann:9.0.1-a3-ubuntu22.04-py3.12)
+    on the A3 host of ``a3-cann850`` (driver 25.2.0): CANN 9.0.1 with Ascend-cann-A3-ops, NNAL 9.0.1."""
+    _a3(m, "9.0.1")
+    return _image_85(m, "9.0.1", "Ascend-cann-A3-ops", "ascend910_93", _V0_25_1RC1)
+
+
+def vllm_ascend_v0_25_1rc1_a5(m: _Machine) -> FixtureHost:
+    """vllm-ascend v0.25.1rc1's Atlas 350 image (Dockerfile.a5 FROM quay.io/ascend/cann:9.0.1-950-ubuntu22.04-py3.12)
+    on the Atlas 350 of ``atlas350-cann910`` (driver 25.7.rc1): CANN 9.0.1 with Ascend-cann-950-ops."""
+    _atlas350(m, "9.0.1")
+    return _image_85(m, "9.0.1", "Ascend-cann-950-ops", "ascend950", _V0_25_1RC1)
+
+
+_310P_2521 = "npu_smi/310p3_25.2.1_npuid32768_truncated_lmdeploy-issue4272.txt"
+
+
+def vllm_ascend_v0_25_1rc1_310p(m: _Machine) -> FixtureHost:
+    """vllm-ascend v0.25.1rc1's 310P image (Dockerfile.310p FROM
+    quay.io/ascend/cann:9.1.0-beta.1-310p-ubuntu22.04-py3.12, no triton-ascend) on the 4 x 310P3
+    host of lmdeploy#4272 (its npu-smi 25.2.1 capture; constructed: the driver's minimum
+    version.info Version=25.2.1): CANN 9.1.0-beta.1 with Ascend-cann-310p-ops."""
+    m.write("/usr/local/Ascend/driver/version.info", "Version=25.2.1\n")
+    install = _cann_85_layout(m, "9.1.0-beta.1")
+    _soc_configs(m, install, "aarch64", _310P_SOCS)
+    m.devices(
+        4, tuple((bus, "0xd500", None) for bus in ("0000:01:00.0", "0000:02:00.0", "0000:81:00.0", "0000:82:00.0"))
+    )
+    m.npu_smi({"info": _310P_2521}, npu_ids=(0, 32, 32768, 32800))
+    packages = {k: v for k, v in _V0_25_1RC1.items() if k != "triton_ascend"}
+    return _image_85(m, "9.1.0-beta.1", "Ascend-cann-310p-ops", "ascend310p", packages)
+
+
+def sglang_npu_a3(m: _Machine) -> FixtureHost:
+    """sglang's A2/A3 image (github:sgl-project/sglang@066209de docker/npu.Dockerfile,
+    compat/sources/sglang-npu.Dockerfile.txt: FROM quay.io/ascend/cann:8.5.0-a3-ubuntu22.04-py3.11,
+    torch_npu 2.10.0 of PTA 26.0.0, triton-ascend 3.2.1, sglang from main) on the A3 host of
+    ``a3-cann850``: CANN 8.5.0 with Ascend-cann-A3-ops, NNAL 8.5.0. torch is 2.10.0 (+cpu: the
+    x86_64 build, as in _vllm_ascend_image): the image pins torch 2.8.0 first, then the torch_npu
+    2.10.0 wheel requires torch 2.10.0 (its Requires-Dist, compat/sources/torch-npu-wheel-metadata.json).
+    Constructed; the sglang version is an assumed one (the image installs main)."""
+    _a3(m, "8.5.0")
+    packages = {"sglang": "0.5.10", "torch": "2.10.0+cpu", "torch_npu": "2.10.0", "triton_ascend": "3.2.1"}
+    return _image_85(m, "8.5.0", "Ascend-cann-A3-ops", "ascend910_93", packages)
+
+
 # Hosts built on demand only (not in HOST_NAMES, whose hosts every probe test walks).
 _MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
     "vllm-ascend-v0.23.0": vllm_ascend_v0_23_0,
@@ -632,6 +723,11 @@ _MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
     "vllm-ascend-v0.23.0-a3": vllm_ascend_v0_23_0_a3,
     "atlas350-cann910": atlas350_cann910,
     "a3-cann900": a3_cann900,
+    "vllm-ascend-v0.25.1rc1": vllm_ascend_v0_25_1rc1,
+    "vllm-ascend-v0.25.1rc1-a3": vllm_ascend_v0_25_1rc1_a3,
+    "vllm-ascend-v0.25.1rc1-a5": vllm_ascend_v0_25_1rc1_a5,
+    "vllm-ascend-v0.25.1rc1-310p": vllm_ascend_v0_25_1rc1_310p,
+    "sglang-npu-a3": sglang_npu_a3,
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pickle
+import re
 import shutil
 from pathlib import Path
 
@@ -68,7 +69,9 @@ def test_the_cache_is_keyed_by_the_overlay_files_too(tmp_path):
     cache = str(tmp_path / "cache")
     assert compat.load_cached(cache).overlay == ()
     text = (shipped / "stacks.toml").read_text(encoding="utf-8")
-    (overlay / "stacks.toml").write_text(text.replace('as_of = "2026-12-01"', 'as_of = "2027-01-05"'))
+    newer = re.sub(r'^as_of = "[^"]*"', 'as_of = "2027-01-05"', text, count=1, flags=re.MULTILINE)
+    assert newer != text
+    (overlay / "stacks.toml").write_text(newer)
     with_overlay = compat.load_cached(cache, overlay=overlay)
     assert with_overlay.overlay == (str(overlay / "stacks.toml"),)
     assert compat.load_cached(cache, overlay=overlay) == with_overlay  # from the cache now

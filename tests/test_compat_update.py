@@ -3,6 +3,7 @@ parsers read the published formats, and a contradiction between sources becomes 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -48,6 +49,7 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
                 "github:vllm-project/vllm-ascend@",
                 "github:Ascend/cann-container-image@",
                 "github:sgl-project/sglang@",
+                "github:hicann/asc-tools@",
                 "METADATA and WHEEL of torch-npu wheels",
                 "ascend-deployer 26.0.0 wheel",
             )
@@ -334,10 +336,182 @@ def test_the_conda_listing_names_each_chips_ops_package_of_a_release() -> None:
 
 def test_ops_package_rows_are_generated_with_their_source() -> None:
     matrix = compat.load(SHIPPED)
-    (row,) = [p for p in matrix.ops_packages if p.compute_unit == "ascend950"]
-    assert (
-        str(row.cann) == "9.0.0" and "saved: compat/sources/conda-ascend-channel-listing.md" in row.provenance.source[0]
+    rows = {str(p.cann): p for p in matrix.ops_packages if p.compute_unit == "ascend950"}
+    assert sorted(rows) == ["9.0.0", "9.0.1", "9.1.0.beta1", "9.1.0.beta3"]
+    # both listings name the 9.0.0 package: one row carrying both sources
+    assert [s.split("(saved: ")[1].split(",")[0] for s in rows["9.0.0"].provenance.source] == [
+        "compat/sources/conda-ascend-channel-listing.md",
+        "compat/sources/cann-container-image-ops-packages.txt",
+        "compat/sources/hicann-asc-tools-quick_start-ops.zh.md",
+    ]
+    assert rows["9.0.1"].package == "Ascend-cann-950-ops" and rows["9.0.1"].provenance.status is Status.DOCUMENTED
+    assert "cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9" in rows["9.0.1"].provenance.source[0]
+
+
+def test_the_cann_images_name_the_ops_package_of_each_chip_and_release() -> None:
+    found = tool.parse_image_ops_packages(_saved(tool.CANN_IMAGE_OPS).text)
+    assert ("8.1.RC1", "ascend910_93", "Atlas-A3-cann-kernels") in found
+    assert ("8.3.RC2", "ascend910", "Ascend-cann-kernels-910") in found
+    assert ("8.5.1", "ascend910_93", "Ascend-cann-A3-ops") in found
+    assert ("9.0.1", "ascend310p", "Ascend-cann-310p-ops") in found
+    assert ("9.0.1", "ascend950", "Ascend-cann-950-ops") in found
+    releases = {c for c, _, _ in found if "alpha" not in c and "beta" not in c}
+    assert releases == {"8.1.RC1", "8.2.RC1", "8.2.RC2", "8.3.RC1", "8.3.RC2"} | {
+        "8.5.0",
+        "8.5.1",
+        "8.5.2",
+        "9.0.0",
+        "9.0.1",
+    }
+    # 281 Dockerfile lines: 910b, a3, 310p (+910 from 8.2.RC1, +950 from 9.0.0), 14 pre-releases as themselves
+    assert len(found) == len(set(found)) == 87
+    # a pre-release keeps its own packaging: 8.5.0.alpha001 still installs the kernels packages
+    assert ("8.5.0.alpha1", "ascend910_93", "Atlas-A3-cann-kernels") in found
+    assert ("9.1.0.beta3", "ascend950", "Ascend-cann-950-ops") in found
+    # the packaging changed at 8.5: kernels-<chip> up to 8.3.RC2, <chip>-ops from 8.5.0 on
+    assert {p for c, _, p in found if c in ("8.5.0", "8.5.1", "8.5.2")} == {
+        "Ascend-cann-910-ops",
+        "Ascend-cann-910b-ops",
+        "Ascend-cann-A3-ops",
+        "Ascend-cann-310p-ops",
+    }
+
+
+_URL = "CANN_OPS_URL=https://example.invalid/CANN/{file}_linux-${{ARCH}}.run && \\"
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        # variants the saved copy does not hold: a newer release, an RC, a beta
+        (
+            "cann/9.2.0-a3-ubuntu24.04-py3.13/Dockerfile: " + _URL.format(file="Ascend-cann-A3-ops_9.2.0"),
+            [("9.2.0", "ascend910_93", "Ascend-cann-A3-ops")],
+        ),
+        (
+            "cann/8.0.rc3-910b-openeuler22.03-py3.9/Dockerfile: "
+            + _URL.format(file="Ascend-cann-kernels-910b_8.0.RC3"),
+            [("8.0.RC3", "ascend910b", "Ascend-cann-kernels-910b")],
+        ),
+        (
+            "cann/9.2.0-beta.1-950-ubuntu22.04-py3.12/Dockerfile: "
+            + _URL.format(file="Ascend-cann-950-ops_9.2.0-beta.1"),
+            [("9.2.0.beta1", "ascend950", "Ascend-cann-950-ops")],
+        ),
+    ],
+)
+def test_an_image_ops_line_not_in_the_copy(line, expected) -> None:
+    assert tool.parse_image_ops_packages("# header\n" + line + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        (
+            "cann/9.0.1-a3-ubuntu22.04-py3.12/Dockerfile: " + _URL.format(file="Ascend-cann-910b-ops_9.0.1"),
+            "installs Ascend-cann-910b-ops_9.0.1 .chip 910b, CANN 9.0.1.; expected chip a3, CANN 9.0.1",
+        ),
+        (
+            "cann/9.0.1-a3-ubuntu22.04-py3.12/Dockerfile: " + _URL.format(file="Ascend-cann-A3-ops_9.0.0"),
+            "expected chip a3, CANN 9.0.1",
+        ),
+        (
+            "cann/9.0.1-a3-ubuntu22.04-py3.12/Dockerfile: RUN wget https://example.invalid/cann.run",
+            "expected an image tag and a run package",
+        ),
+    ],
+)
+def test_an_image_ops_line_that_is_not_what_it_says_is_refused(line, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_image_ops_packages(line + "\n")
+
+
+def test_an_install_steps_per_product_list_names_each_products_ops_package() -> None:
+    found = tool.parse_product_ops_list(_saved(tool.PRODUCT_OPS).text)
+    assert found == [
+        ("9.0.0", "ascend910b", "Ascend-cann-910b-ops"),  # Atlas A2 训练系列产品/Atlas A2 推理系列产品
+        ("9.0.0", "ascend910_93", "Ascend-cann-A3-ops"),  # Atlas A3 …
+        ("9.0.0", "ascend950", "Ascend-cann-950-ops"),  # Ascend 950PR/Ascend 950DT
+    ]
+
+
+_LINK = "[ops aarch64包](<download host>/x/{file}_linux-aarch64.run)"
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        # products the saved copy does not list
+        (
+            "- Atlas 200I/500 A2 推理产品：" + _LINK.format(file="Ascend-cann-310b-ops_9.1.0"),
+            [("9.1.0", "ascend310b", "Ascend-cann-310b-ops")],
+        ),
+        (
+            "- Atlas 推理系列产品：" + _LINK.format(file="Ascend-cann-310p-ops_9.2.0"),
+            [("9.2.0", "ascend310p", "Ascend-cann-310p-ops")],
+        ),
+        (
+            "- Atlas 350 加速卡：" + _LINK.format(file="Ascend-cann-950-ops_9.1.0-beta.3"),
+            [("9.1.0.beta3", "ascend950", "Ascend-cann-950-ops")],
+        ),
+    ],
+)
+def test_a_product_line_not_in_the_copy(line, expected) -> None:
+    assert tool.parse_product_ops_list("intro\n" + line + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("- Atlas A3 训练系列产品：" + _LINK.format(file="Ascend-cann-910b-ops_9.0.0"), "a package of chip 910b"),
+        ("- Atlas 900 超节点：" + _LINK.format(file="Ascend-cann-A3-ops_9.0.0"), "'Atlas 900 超节点' has no known"),
+        (
+            "- Atlas A2 训练系列产品/Atlas A3 推理系列产品：" + _LINK.format(file="Ascend-cann-A3-ops_9.0.0"),
+            "expected one compute unit and one package",
+        ),
+    ],
+)
+def test_a_product_line_that_does_not_add_up_is_refused(line, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_product_ops_list(line + "\n")
+
+
+def test_listings_naming_two_packages_for_one_release_are_a_conflict_with_both_sources() -> None:
+    a = tool.Saved("a.md", "https://a.example", "2026-12-04", "")
+    b = tool.Saved("b.txt", "github:x/y@1:z", "2026-12-04", "")
+    rows, conflicts = tool.ops_rows(
+        [
+            (a, [("9.0.0", "ascend910_93", "Ascend-cann-A3-ops"), ("9.0.0", "ascend910b", "Ascend-cann-910b-ops")]),
+            (b, [("9.0.0", "ascend910_93", "Atlas-A3-cann-ops"), ("9.0.0", "ascend910b", "Ascend-cann-910b-ops")]),
+        ]
     )
+    a3 = [r for r in rows if r["compute_unit"] == "ascend910_93"]
+    assert {r["package"] for r in a3} == {"Ascend-cann-A3-ops", "Atlas-A3-cann-ops"}
+    assert all(r["status"] == "conflict" and r["source"] == [a.citation, b.citation] for r in a3)
+    (b910,) = [r for r in rows if r["compute_unit"] == "ascend910b"]
+    assert b910["status"] == "documented" and b910["source"] == [a.citation, b.citation]
+    (line,) = conflicts
+    assert "CANN 9.0.0 ascend910_93" in line and "Ascend-cann-A3-ops (https://a.example" in line
+
+
+def test_a_listing_outranks_a_release_rows_inferred_name_and_a_conflict_says_so() -> None:
+    matrix = compat.load(SHIPPED)
+    # 8.5.1's release row infers its A3 package; the official image documents it
+    assert matrix.ops_package("8.5.1", "ascend910_93") == ("Ascend-cann-A3-ops", Status.DOCUMENTED)
+    assert matrix.ops_package("8.1.RC1", "ascend910_93") == ("Atlas-A3-cann-kernels", Status.DOCUMENTED)
+    # a pre-release is its own row: 8.5.0.alpha001 was inferred as the 8.5.0 name, wrongly
+    assert matrix.ops_package("8.5.0.alpha001", "ascend910_93") == ("Atlas-A3-cann-kernels", Status.DOCUMENTED)
+    # before the images (8.0.0) it stays inferred
+    assert matrix.ops_package("8.0.0", "ascend910_93") == ("Atlas-A3-cann-kernels", Status.INFERRED)
+    # every release row's documented name agrees with the listings'
+    for row in matrix.ops_packages:
+        release = matrix.cann_release(row.cann)
+        if release is not None and row.compute_unit in release.packages:
+            assert release.packages[row.compute_unit] == row.package, (str(row.cann), row.compute_unit)
+    (listed,) = [p for p in matrix.ops_packages if str(p.cann) == "9.0.1" and p.compute_unit == "ascend950"]
+    other = dataclasses.replace(listed, package="Ascend-cann-950x-ops")
+    disagreeing = dataclasses.replace(matrix, ops_packages=(listed, other))
+    assert disagreeing.ops_package("9.0.1", "ascend950") == ("Ascend-cann-950-ops", Status.CONFLICT)
 
 
 def test_an_ops_package_of_an_unknown_chip_is_refused() -> None:
@@ -452,7 +626,8 @@ def test_the_mindie_table_rows_name_the_mindie_release():
 
 def test_stack_rows_carry_their_sources_and_a_new_copy_is_reported(data: Path) -> None:
     matrix = compat.load(SHIPPED)
-    assert all(r.provenance.source[0].endswith("retrieved 2026-12-01)") for r in matrix.vllm_ascend + matrix.images)
+    retrieved = ("retrieved 2026-12-01)", "retrieved 2026-12-04)")
+    assert all(r.provenance.source[0].endswith(retrieved) for r in matrix.vllm_ascend + matrix.images)
     policy = data / "sources" / tool.VLLM_ASCEND_MATRIX
     text = policy.read_text(encoding="utf-8")
     row = "| v0.23.0     | v0.23.0 "
@@ -466,6 +641,37 @@ def test_sglang_npu_dockerfile_fills_its_args_and_names_its_wheels():
     parsed = tool.parse_dockerfile(_saved("sglang-npu-950.Dockerfile.txt").text)
     assert (parsed.cann, parsed.chip, parsed.python, parsed.os) == ("9.1.0", "950", "3.12", "ubuntu22.04")
     assert (parsed.torch_npu, parsed.triton_ascend, parsed.sglang) == ("2.10.0.post4", "3.2.2", "main")
+
+
+def test_sglang_a2_a3_dockerfile():
+    parsed = tool.parse_dockerfile(_saved("sglang-npu.Dockerfile.txt").text)
+    assert (parsed.cann, parsed.chip, parsed.python) == ("8.5.0", "a3", "3.11")
+    assert (parsed.torch_npu, parsed.triton_ascend, parsed.sglang) == ("2.10.0", "3.2.1", "main")
+
+
+def test_vllm_ascend_dockerfiles_pin_their_triton_ascend():
+    pins = {
+        n: tool.parse_dockerfile(_saved(n).text).triton_ascend
+        for n in ("vllm-ascend-v0.25.1rc1-Dockerfile.txt", "vllm-ascend-v0.23.0-Dockerfile.a5.txt")
+    }
+    assert list(pins.values()) == ["3.2.1", "3.2.2"]
+    # the 310P image uninstalls it and pins none
+    assert tool.parse_dockerfile(_saved("vllm-ascend-v0.25.1rc1-Dockerfile.310p.txt").text).triton_ascend is None
+
+
+@pytest.mark.parametrize(
+    "line, pinned",
+    [
+        # spellings the saved copies do not hold
+        ("RUN pip3 install --no-cache-dir triton_ascend==3.3.0rc1 && \\", "3.3.0rc1"),
+        ("    python3 -m pip install pybind11 triton-ascend==3.2.2.post1", "3.2.2.post1"),
+        ("RUN pip install triton-ascend>=3.2.0", None),  # a range names no version
+        ("RUN pip uninstall -y triton-ascend && echo triton-ascend==3.2.0", None),
+    ],
+)
+def test_a_pip_pin_in_a_dockerfile(line, pinned):
+    text = f"FROM quay.io/ascend/cann:9.1.0-910b-ubuntu22.04-py3.12\n{line}\n"
+    assert tool.parse_dockerfile(text).triton_ascend == pinned
 
 
 def test_a_dockerfile_wheel_url_with_a_local_label():

@@ -21,12 +21,16 @@ from ascenv.model import CannInstall, Finding, Severity, Snapshot
 from ascenv.versions import ProductLine
 
 
-def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str, bool]]:
-    """(package name, documented?) for a compute unit in this CANN release, if the matrix knows:
-    the release's own row, else the name an older release of the same packaging gives (inferred)."""
+def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str, str]]:
+    """(package name, status) for a compute unit in this CANN release, if the matrix knows: the
+    release's own row or a package listing (documented; conflict when listings disagree), else the
+    name an older release of the same packaging gives (inferred)."""
     version = parse(install.version, ProductLine.CANN) if matrix is not None else None
     found = matrix.ops_package(version, unit) if version is not None and not version.is_test_build else None
-    return (found[0], found[1].value == "documented") if found else None
+    return (found[0], found[1].value) if found else None
+
+
+_UNSURE = {"inferred": "  # package name inferred", "conflict": "  # package name: the sources disagree"}
 
 
 @check(
@@ -40,9 +44,12 @@ opp/built-in/op_impl/ai_core/tbe/kernel/<compute unit>. Without it torch_npu fai
 check if the opp_kernel package is installed" (https://github.com/vllm-project/vllm-ascend/issues/237);
 ascend-deployer checks the same directory. Package names per CANN release and compute unit come
 from compat/cann.toml (release notes, the ascend conda channel's cann-<chip>-ops listing: 910,
-910b, A3, 310p, 310b, 950); a release the data does not list gets the name its neighbours of the
-same packaging give, marked inferred. The Ascend 950 (npu-smi Ascend950PR/Ascend950DT, PCI
-0xd806) needs Ascend-cann-950-ops, the 310B Ascend-cann-310b-ops.
+910b, A3, 310p, 310b, 950; the run package each official CANN image, github:Ascend/cann-container-image,
+installs for its chip, 8.1.RC1 to 9.1.0-beta.3; CANN's per-product install step, hicann/asc-tools);
+several sources naming two packages are a conflict, said in the fix; a release the data does not
+list gets the name its neighbours of the same packaging give, marked inferred. The Ascend 950
+(npu-smi Ascend950PR/Ascend950DT, PCI 0xd806) needs Ascend-cann-950-ops, the 310B
+Ascend-cann-310b-ops.
 """,
 )
 def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
@@ -60,11 +67,9 @@ def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
                 continue
             package = _package(matrix, install, unit)
             if package:
-                name, documented = package
+                name, status = package
                 arch = install.arch or snap.host.arch or "<arch>"
-                fix = f"./{name}_{install.version}_linux-{arch}.run --install" + (
-                    "" if documented else "  # package name inferred"
-                )
+                fix = f"./{name}_{install.version}_linux-{arch}.run --install" + _UNSURE.get(status, "")
             else:
                 name, fix = (
                     "the kernels/ops package",

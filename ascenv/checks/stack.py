@@ -187,7 +187,10 @@ lists, per release, the CANN versions to choose from ("请选择如下版本之�
 3.2.0 with 8.5.0, 3.2.0rc4 with 8.3.RC2/8.3.RC1. A CANN older than every one listed for the
 release is an error (its compiler lacks what the release emits, e.g. bishengir "Cannot find
 option named ..."); a newer or in-between one that is not listed is not documented: info, unless
-an official image (sglang's NPU Dockerfiles) installs that triton-ascend on that CANN. Its
+an official image (sglang's NPU Dockerfiles, vllm-ascend's triton-ascend pin) installs that
+triton-ascend on that CANN: known-good. Where the table asks for a newer CANN and an official
+image installs the pair anyway (sglang's A2/A3 image: 3.2.1 on 8.5.0), the sources disagree: a
+warning naming both, never an error. Its
 wheels are manylinux (glibc 2.27+, release note): a glibc older than the wheel's manylinux tag
 (PEP 600: manylinux_X_Y needs glibc X.Y) cannot load it. It supports Atlas A2/A3 (quick start); on
 a 310P, bishengir-compile fails with "Cannot find option named 'Ascend310P3'" (vllm-ascend#7423)
@@ -209,6 +212,24 @@ def triton_ascend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
     if cann is None:
         return
     image = next((i for i in matrix.images if i.triton_ascend == installed and _same_release(cann, i.cann)), None)
+    if image is not None and row is not None and all(cann < c for c in row.cann):
+        # the release's table asks for a newer CANN, an official image installs the pair: the sources
+        # disagree (CONFLICT), reported at a lower confidence, never as a failure
+        yield finding(
+            "ASC-STACK-TRITON",
+            Severity.WARN,
+            f"triton-ascend {part.version} with CANN {cann_text}: the sources disagree",
+            found=f"an official image installs triton-ascend {part.version} on CANN {cann_text} "
+            f"({_source(image.provenance)}); Triton-Ascend's table lists it for CANN "
+            + " or ".join(str(c) for c in row.cann),
+            expected=f"CANN {' or '.join(str(c) for c in row.cann)} (Triton-Ascend's table)",
+            evidence=(part.path, f"compat: {row.provenance.source[0]}", f"compat: {image.provenance.source[0]}"),
+            fix=f"keep the official image's pairing, or install CANN {row.cann[0]} (Triton-Ascend's table), "
+            f"or the triton-ascend released for CANN {cann_text}" + _older_release(matrix, cann),
+            source=_source(row.provenance),
+            data_as_of=matrix.as_of,
+        )
+        return
     if image is not None and (row is None or not any(_same_release(cann, c) for c in row.cann)):
         yield finding(
             "ASC-STACK-TRITON",

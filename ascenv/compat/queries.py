@@ -77,18 +77,24 @@ class Matrix:
         return next((r for r in self.cann_releases if r.version == wanted), None)
 
     def ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status]]:
-        """The kernels/ops package of a compute unit for a CANN release: the release row's, else a
-        package listing's (``[[ops_packages]]``), else (INFERRED) the name the nearest release of
-        the same packaging gives it, older first (from 8.5 on Ascend-cann-<chip>-ops, before that
+        """The kernels/ops package of a compute unit for a CANN release, most certain first: the
+        release row's documented name; the package listings' (``[[ops_packages]]``: the conda
+        channel, the official CANN images' Dockerfiles), CONFLICT when they name two; the release
+        row's inferred name; else (INFERRED) the name the nearest release of the same packaging
+        gives it, older first (from 8.5 on Ascend-cann-<chip>-ops, before that
         Ascend-cann-kernels-<chip>: CANN 8.5.0 release note)."""
         wanted = _cann(cann).commercial()
         release = self.cann_release(wanted)
         found = release.package_for(compute_unit) if release else None
+        if found and found[1] is not Status.INFERRED:
+            return found
+        listed = [p for p in self.ops_packages if p.cann == wanted and p.compute_unit == compute_unit]
+        if listed:
+            names = {p.package for p in listed}
+            status = Status.CONFLICT if len(names) > 1 else listed[0].provenance.status
+            return listed[0].package, status
         if found:
             return found
-        listed = next((p for p in self.ops_packages if p.cann == wanted and p.compute_unit == compute_unit), None)
-        if listed is not None:
-            return listed.package, listed.provenance.status
         same_scheme = [r for r in self.cann_releases if (r.version.release >= (8, 5)) == (wanted.release >= (8, 5))]
         older = sorted((r for r in same_scheme if r.version < wanted), key=lambda r: r.version, reverse=True)
         newer = sorted((r for r in same_scheme if r.version > wanted), key=lambda r: r.version)

@@ -56,6 +56,33 @@ def test_inferred_package_name_says_so():
     assert f.fix.endswith("# package name inferred") and "Atlas-A3-cann-kernels_8.0.0" in f.fix
 
 
+@pytest.mark.parametrize(
+    "cann, fix",
+    [
+        # named by the official CANN image of that release (was inferred from a neighbour)
+        ("8.1.RC1", "./Atlas-A3-cann-kernels_8.1.RC1_linux-aarch64.run --install"),
+        ("8.5.1", "./Ascend-cann-A3-ops_8.5.1_linux-aarch64.run --install"),
+        ("9.0.1", "./Ascend-cann-A3-ops_9.0.1_linux-aarch64.run --install"),
+        ("9.1.0-beta.3", "./Ascend-cann-A3-ops_9.1.0-beta.3_linux-aarch64.run --install"),
+        ("8.5.0.alpha001", "./Atlas-A3-cann-kernels_8.5.0.alpha001_linux-aarch64.run --install"),  # not 8.5.0's name
+    ],
+)
+def test_a3_missing_ops_package_is_named_per_release(cann, fix):
+    install = model.CannInstall(path=A3_CANN, kind="cann", version=cann, arch="aarch64")
+    (f,) = findings_of(replace(a3_host(), cann__installs=(install,)), "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.severity is model.Severity.ERROR and f.fix == fix
+
+
+def test_listings_that_disagree_on_the_package_say_so():
+    matrix = shipped_matrix()
+    (listed,) = [p for p in matrix.ops_packages if str(p.cann) == "8.5.1" and p.compute_unit == "ascend910_93"]
+    other = dataclasses.replace(listed, package="Atlas-A3-cann-ops")
+    disagreeing = dataclasses.replace(matrix, ops_packages=(listed, other))
+    install = model.CannInstall(path=A3_CANN, kind="cann", version="8.5.1", arch="aarch64")
+    (f,) = findings_of(replace(a3_host(), cann__installs=(install,)), "ASC-KERNELS-SOC", disagreeing)
+    assert f.fix == "./Ascend-cann-A3-ops_8.5.1_linux-aarch64.run --install  # package name: the sources disagree"
+
+
 def test_unknown_release_and_odd_versions_still_report_the_missing_directory():
     for version in ("8.0.T63", None):
         (f,) = findings_of(with_install(a2_host(), version=version, kernels=()), "ASC-KERNELS-SOC", shipped_matrix())
@@ -84,6 +111,7 @@ def a950_host(cann="9.1.0", kernels=(), name="Ascend950PR", subsystem="0x4003") 
         ("9.1.0", "Ascend950DT", "./Ascend-cann-950-ops_9.1.0_linux-aarch64.run --install"),
         ("9.2.0", "Ascend950PR", "./Ascend-cann-950-ops_9.2.0_linux-aarch64.run --install  # package name inferred"),
         ("9.0.0", "Ascend950PR", "./Ascend-cann-950-ops_9.0.0_linux-aarch64.run --install"),  # conda listing
+        ("9.0.1", "Ascend950DT", "./Ascend-cann-950-ops_9.0.1_linux-aarch64.run --install"),  # the official image
     ],
 )
 def test_a_950_without_its_ops_package_names_it(cann, name, fix):

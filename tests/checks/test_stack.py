@@ -40,12 +40,32 @@ def graded(snap, check_id):
 
 
 def test_a_triton_ascend_that_needs_a_newer_cann_is_an_error_with_its_source():
-    snap = host("8.5.0", _dist("triton-ascend", "3.2.1"))
+    snap = host("8.3.RC2", _dist("triton-ascend", "3.2.1"))
     (error,) = findings_of(snap, "ASC-STACK-TRITON", shipped_matrix())
     assert error.severity is model.Severity.ERROR
-    assert error.title == "triton-ascend 3.2.1 needs a newer CANN than 8.5.0"
+    assert error.title == "triton-ascend 3.2.1 needs a newer CANN than 8.3.RC2"
     assert error.expected == "CANN 9.0.0" and error.source == INSTALL_GUIDE and error.data_as_of == "2026-12-01"
-    assert "pip install triton-ascend==3.2.0" in error.fix  # the release listed for CANN 8.5.0
+    assert "pip install triton-ascend==3.2.0rc4" in error.fix  # the release listed for CANN 8.3.RC2
+
+
+def test_a_table_that_asks_for_a_newer_cann_than_an_official_image_uses_is_a_conflict_not_an_error():
+    # Triton-Ascend's guide lists 3.2.1 for CANN 9.0.0; sglang's A2/A3 image (docker/npu.Dockerfile
+    # @066209de) installs 3.2.1 FROM the CANN 8.5.0 image: both are cited, a warning, never an error
+    snap = host("8.5.0", _dist("triton-ascend", "3.2.1"))
+    (warn,) = findings_of(snap, "ASC-STACK-TRITON", shipped_matrix())
+    assert warn.severity is model.Severity.WARN
+    assert warn.title == "triton-ascend 3.2.1 with CANN 8.5.0: the sources disagree"
+    assert warn.source == INSTALL_GUIDE and "sgl-project/sglang" in warn.found and "CANN 9.0.0" in warn.found
+    table, image = warn.evidence[1:]  # both sources, as the data cites them
+    assert table.startswith(f"compat: {INSTALL_GUIDE} ")
+    assert image.startswith("compat: github:sgl-project/sglang@066209dedff55fc4b41bd2ba35c10e558aec22d3:docker/npu")
+    assert "pip install triton-ascend==3.2.0" in warn.fix  # the release the table lists for CANN 8.5.0
+    # the image speaks for its own CANN release only: 3.2.1 on 8.5.1 keeps the table's error; on 9.0.1
+    # vllm-ascend v0.25.1rc1's images pin it (known-good)
+    assert [g for g, _ in graded(host("8.5.1", _dist("triton-ascend", "3.2.1")), "ASC-STACK-TRITON")] == ["error"]
+    assert graded(host("9.0.1", _dist("triton-ascend", "3.2.1")), "ASC-STACK-TRITON") == [
+        ("ok", "triton-ascend 3.2.1 with CANN 9.0.1: known-good (an official image installs both)")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ data directory, read by doctor in place of the shipped files and named there (is
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import pytest
@@ -23,8 +24,15 @@ source = ["https://gitcode.com/Ascend/triton-ascend/blob/main/docs/zh/installati
 """
 
 
+def _dated(text: str, as_of: str) -> str:
+    """A data file's text with another ``as_of`` (whatever the shipped day is)."""
+    dated, count = re.subn(r'^as_of = "[^"]*"', f'as_of = "{as_of}"', text, count=1, flags=re.MULTILINE)
+    assert count == 1
+    return dated
+
+
 def newer_stacks(tmp_path, extra=NEW_ROW, name="stacks.toml"):
-    text = (SHIPPED / "stacks.toml").read_text(encoding="utf-8").replace('as_of = "2026-12-01"', 'as_of = "2027-01-05"')
+    text = _dated((SHIPPED / "stacks.toml").read_text(encoding="utf-8"), "2027-01-05")
     path = tmp_path / "new" / name
     path.parent.mkdir(exist_ok=True)
     path.write_text(text + extra, encoding="utf-8")
@@ -133,7 +141,7 @@ def test_an_overlay_older_than_the_shipped_data_is_ignored_and_named(tmp_path):
     # after an upgrade of ascenv the shipped file is newer than the user's: it is read, and the
     # overlay's file is named as ignored instead of silently shadowing the newer data
     env = environ(tmp_path)
-    text = (SHIPPED / "stacks.toml").read_text(encoding="utf-8").replace('as_of = "2026-12-01"', 'as_of = "2026-11-01"')
+    text = _dated((SHIPPED / "stacks.toml").read_text(encoding="utf-8"), "2026-11-01")
     old = tmp_path / "old" / "stacks.toml"
     old.parent.mkdir()
     old.write_text(text + NEW_ROW, encoding="utf-8")

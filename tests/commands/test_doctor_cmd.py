@@ -347,6 +347,58 @@ def test_the_newest_official_images_for_a3_and_the_950_pass(tmp_path, name, stac
     assert {s for _, s in stack_findings} == {"ok"} and ("ASC-STACK-NNAL", "ok") in stack_findings
 
 
+_V0_25 = {"vllm-ascend": "0.25.1rc1", "vllm": "0.25.1"}
+
+
+@pytest.mark.parametrize(
+    ("name", "cann", "stack"),
+    [
+        # vllm-ascend v0.25.1rc1 (the newest tag of the stored repository) for A2, A3, the Atlas 350
+        # and the 310P (no triton-ascend there), and sglang's A2/A3 image (docker/npu.Dockerfile)
+        ("vllm-ascend-v0.25.1rc1", "9.0.1", {**_V0_25, "triton-ascend": "3.2.1", "nnal-atb": "9.0.1"}),
+        ("vllm-ascend-v0.25.1rc1-a3", "9.0.1", {**_V0_25, "triton-ascend": "3.2.1", "nnal-atb": "9.0.1"}),
+        ("vllm-ascend-v0.25.1rc1-a5", "9.0.1", {**_V0_25, "triton-ascend": "3.2.1", "nnal-atb": "9.0.1"}),
+        ("vllm-ascend-v0.25.1rc1-310p", "9.1.0-beta.1", {**_V0_25, "triton-ascend": None, "nnal-atb": "9.1.0-beta.1"}),
+        ("sglang-npu-a3", "8.5.0", {"sglang": "0.5.10", "triton-ascend": "3.2.1", "nnal-atb": "8.5.0"}),
+    ],
+)
+def test_the_newest_official_images_pass_with_their_layer_judged_ok(tmp_path, name, cann, stack):
+    code, report = doctor_json(name, tmp_path)
+    assert ids(report, "error") == [] and code == 0
+    recorded = {p["name"]: p["version"] for p in report["snapshot"]["stack"]}
+    assert {k: recorded.get(k) for k in stack} == stack
+    found = {(f["id"], f["severity"]): f for f in report["findings"]}
+    stack_grades = {f["id"]: f["severity"] for f in report["findings"] if f["layer"] == "stack"}
+    if name == "sglang-npu-a3":
+        # triton-ascend 3.2.1 on CANN 8.5.0: the image installs it, Triton-Ascend's table asks for 9.0.0
+        assert stack_grades.pop("ASC-STACK-TRITON") == "warn"
+    assert set(stack_grades.values()) == {"ok"}
+    assert found[("ASC-STACK-NNAL", "ok")]["title"] == f"NNAL {stack['nnal-atb']} with CANN {cann}: one release"
+    assert found[("ASC-KERNELS-SOC", "ok")]["title"].startswith(f"CANN {cann} has kernels for ")
+    if stack.get("triton-ascend") and name != "sglang-npu-a3":
+        triton = found[("ASC-STACK-TRITON", "ok")]
+        expected = f"triton-ascend {stack['triton-ascend']} with CANN {cann}: known-good"
+        assert triton["title"] == expected + " (an official image installs both)"
+        # the image pins it: vllm-ascend's `pip install triton-ascend==3.2.1`
+        assert "vllm-project/vllm-ascend" in triton["source"]
+
+
+def test_the_950_image_without_its_ops_package_names_it_from_the_official_images(tmp_path):
+    # vllm-ascend v0.25.1rc1's Atlas 350 image minus kernel/ascend950: the error names the package the
+    # CANN 9.0.1 950 image installs (compat/sources/cann-container-image-ops-packages.txt), not inferred
+    host = build_host("vllm-ascend-v0.25.1rc1-a5", tmp_path)
+    (host.root / "usr/local/Ascend/cann-9.0.1/opp/built-in/op_impl/ai_core/tbe/kernel/ascend950").rmdir()
+    code, out, _ = run_cli(
+        ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"],
+        dict(host.environ, HOME="/root"),
+    )
+    (finding,) = [f for f in json.loads(out)["findings"] if f["id"] == "ASC-KERNELS-SOC"]
+    assert code == 1 and finding["severity"] == "error"
+    assert finding["title"] == "CANN 9.0.1 has no kernels for ascend950"
+    assert finding["fix"].startswith("./Ascend-cann-950-ops_9.0.1_linux-")
+    assert finding["fix"].endswith(".run --install")  # documented: no "inferred" note
+
+
 def test_the_recorded_mindie_image_passes_and_its_release_is_a_note(tmp_path):
     # mindie:2.1.RC1-800I-A2 as captured (corpus note): MindIE's table starts at 2.1.RC2, so 2.1.RC1
     # is not documented either way: a note, exit 0
