@@ -433,8 +433,8 @@ def _test(spec, work):
 
 def _bench(spec, work):
     """The bench gate's edge (--fail-over): the node's baseline run of the operator's npu target,
-    from the node's own store (``$ASCENV_STORE``, else ``.ascenv/store`` in the step's working
-    directory, the login's home: where ``ascenv bench baseline set`` run there keeps it), and a
+    from the node's own store (``$ASCENV_STORE``, relative to the login's $HOME, else
+    ``~/.ascenv/store``: where ``ascenv bench baseline set`` run in the home keeps it), and a
     run of the new build's NPU benchmark, ``ascenv bench run OP --target npu`` (exit 5 with the
     commands instead where the node has no NPU or no msprof). Both runs as data, or why there
     are none; the controller compares them (rollout.judge_bench)."""
@@ -444,7 +444,8 @@ def _bench(spec, work):
     from ascenv.store import Store
 
     op = spec["op"]
-    node_store = os.path.join(os.getcwd(), os.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store"))
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    node_store = os.path.join(home, os.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store"))
     try:
         bench = BenchStore(Store(Path(node_store)))
         chosen = bench.baselines(op).get("npu")
@@ -457,8 +458,16 @@ def _bench(spec, work):
             " there"
         }
     store = os.path.join(work, "store")
-    code, out, err = _run(["bench", "run", op, "--target", "npu", "--build", spec["key"], "--store", store,
-                           "--format", "json"])  # fmt: skip
+    recipes = os.path.join(work, "recipe")  # <op>/kernel.toml, shipped by the controller
+    if not os.path.isfile(os.path.join(recipes, op, "kernel.toml")):
+        return {"baseline": run_data(baseline), "detail": f"the controller shipped no recipe of {op}"}
+    here = os.getcwd()
+    os.chdir(recipes)  # `bench run OP` finds OP/kernel.toml in its working directory
+    try:
+        code, out, err = _run(["bench", "run", op, "--target", "npu", "--build", spec["key"], "--store", store,
+                               "--format", "json"])  # fmt: skip
+    finally:
+        os.chdir(here)
     found = {"baseline": run_data(baseline)}  # type: dict
     try:
         doc = json.loads(out)

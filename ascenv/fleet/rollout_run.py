@@ -27,6 +27,7 @@ class Options:
     require_test: bool = False
     forks: Optional[int] = None
     bench: Optional[rollout.BenchGate] = None  # --fail-over: the bench gate
+    bench_recipe: Optional[Path] = None  # the operator's kernel.toml, shipped for the bench gate
 
 
 def run_rollout(
@@ -103,6 +104,8 @@ def _play(
     work = Path(tempfile.mkdtemp(prefix="ascenv-rollout-"))
     try:
         payload = node_payload(work, action, journal, entry, options.clean_cache, sweep, options.bench is not None)
+        if action == "apply" and options.bench is not None and options.bench_recipe is not None:
+            payload[f"recipe/{journal.op}/kernel.toml"] = options.bench_recipe
         extra: dict[str, object] = {"ascenv_rollout": True}
         if options.install_path:
             extra["ascenv_default_install_path"] = {"__ansible_unsafe": options.install_path}

@@ -342,3 +342,57 @@ def test_sigkill_of_the_controller_mid_wave_then_a_rerun_ends_consistent(rig, pr
             assert tmp.is_dir() and not any(tmp.iterdir())
             tmp.rmdir()
         assert _left_on(node) == [], name  # nothing but the vendor and its .ascenv-previous
+
+
+def test_the_bench_gate_fails_a_node_it_cannot_check_unless_allowed(rig, prepared):
+    """--fail-over asks for the bench gate. add_custom's shipped recipe has no npu benchmark: exit 2
+    before any node is touched. With a project whose npu target has one: a node with no baseline
+    cannot check the gate, which fails the canary (rolled back); with a baseline but no NPU the
+    benchmark cannot run (bench run's own reason), which --allow-unchecked-bench lets pass, said as
+    not checkable."""
+    from ascenv.bench.fingerprint import Fingerprint
+    from ascenv.bench.records import Record
+    from ascenv.bench.store import BenchStore, new_run
+
+    inventory = str(_inventory(rig, ["n1", "n2"]))
+    argv = ["fleet", "rollout", "add_custom", "--build", NEW, "-i", inventory, "--install-path", OPP]
+    argv += ["--fail-over", "5%"]
+    code, stdout, stderr = run_cli(argv, rig.env, cwd=rig.ctl)
+    assert code == errors.EXIT_USAGE and "declares no npu benchmarks" in stderr and "--allow-unchecked-bench" in stderr
+    assert not (rig.ctl / "ascenv-fleet-rollout").exists() and _live_key(rig.nodes["n1"]) == OLD
+    project = rig.ctl / "add_custom"
+    project.mkdir()
+    recipe = (REPO / "kernels" / "add_custom" / "kernel.toml").read_text()
+    recipe += (
+        '\n[[targets.npu.benchmarks]]\nname = "app"\nargv = ["{out}/app", "{shape}"]\n'
+        'measures = "aclnnAddCustom on the NPU"\nshapes = ["16384"]\n'
+    )
+    (project / "kernel.toml").write_text(recipe)
+    bench = BenchStore(store.Store(rig.nodes["n1"].home / ".ascenv" / "store"))
+    try:
+        code, doc, stderr = _rollout(rig, ["n1", "n2"], "--build", NEW, "--fail-over", "5%")
+        assert code == errors.EXIT_FINDINGS and doc["phase"] == "rolled-back", stderr
+        assert _states(doc) == {"n1": ("rolled-back", ""), "n2": ("pending", "")}
+        gate = next(g for g in doc["nodes"][0]["gates"] if g["name"] == "bench")
+        assert gate["status"] == "fail"
+        assert gate["detail"].startswith("required by --fail-over, not checkable: no npu baseline of add_custom")
+        assert _live_key(rig.nodes["n1"]) == OLD
+        # a baseline in n1's own store (where `ascenv bench baseline set` in its home keeps it)
+        launches = (10.0, 10.2, 9.9, 10.1)
+        record = Record("AddCustom", "16384", None, None, "AI_VECTOR_CORE", 4, launches, 10.05, 9.9, 10.2)
+        run = new_run(
+            op="add_custom", target="npu", tool="msprof op", created="2026-12-01T09:00:00.000000Z", source="x",
+            files=(), skipped_rows=0, fingerprint=Fingerprint(target="npu"), records=(record,),
+        )  # fmt: skip
+        bench.write(run)
+        bench.set_baseline(bench.resolve(run.id, "add_custom"))
+        argv2 = ("--build", NEW, "--fail-over", "5%", "--allow-unchecked-bench", "--journal", "bench.json")
+        code, doc, stderr = _rollout(rig, ["n1"], *argv2)
+        assert code == 0 and _states(doc) == {"n1": ("verified", "b")}, stderr
+        gate = next(g for g in doc["nodes"][0]["gates"] if g["name"] == "bench")
+        assert gate["status"] == "not-checkable", gate
+        said = "the new build's NPU benchmark did not run: no NPU here: no /dev/davinci<N> device node"
+        assert gate["detail"] == said
+    finally:
+        shutil.rmtree(project)
+        shutil.rmtree(rig.nodes["n1"].home / ".ascenv", ignore_errors=True)
