@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import statistics
 from array import array
 from collections.abc import Sequence
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 
 from ascenv.bench.fingerprint import Difference, differences
 from ascenv.bench.records import Record, Run
+from ascenv.errors import UsageError
 
 MIN_SAMPLES = 3
 ROUNDS = 1000
@@ -64,6 +66,14 @@ class Change:
     high: float
     regression: bool  # slower by more than the threshold, outside the noise
     reason: str = ""
+
+
+def threshold(text: str) -> float:
+    """``--fail-over PCT`` (``5%``, ``2.5``) as a fraction (0.05), else exit 2."""
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", text)
+    if not found:
+        raise UsageError(f"--fail-over {text!r} is not a percentage", hint="for example: --fail-over 5%")
+    return float(found.group(1)) / 100
 
 
 def _seed(sa: Sequence[float], sb: Sequence[float]) -> int:

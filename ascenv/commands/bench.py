@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,13 +151,6 @@ def _stores(args: argparse.Namespace, ctx: common.Context) -> tuple[Store, Bench
     return store, BenchStore(store)
 
 
-def threshold(text: str) -> float:
-    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%?\s*", text)
-    if not found:
-        raise errors.UsageError(f"--fail-over {text!r} is not a percentage", hint="for example: --fail-over 5%")
-    return float(found.group(1)) / 100
-
-
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     from ascenv.output import bench as render
 
@@ -179,6 +171,8 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
 
             bench_chart.chart_format(args.chart)
             bench_chart.require_matplotlib()
+        from ascenv.bench.stats import threshold
+
         limit = threshold(args.fail_over)
         from ascenv.bench.pick import pick
 

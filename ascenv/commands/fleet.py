@@ -66,6 +66,16 @@ def _rollout_options(sub: argparse._SubParsersAction) -> None:
         default=[],
         help="a gate that must run (test: a node that cannot run it fails)",
     )
+    roll.add_argument(
+        "--fail-over",
+        metavar="PCT",
+        help="the bench gate: a node's run of the build slower than its baseline by more than PCT fails",
+    )
+    roll.add_argument(
+        "--allow-unchecked-bench",
+        action="store_true",
+        help="with --fail-over: a node that cannot run the bench gate (no NPU, no baseline) passes, said as such",
+    )
     roll.add_argument("--no-rollback", action="store_true", help="on a failed gate, hold the nodes for inspection")
     roll.add_argument("--status", action="store_true", help="show the journal of this rollout, change nothing")
     roll.add_argument("--journal", metavar="FILE", help="the journal (default ./ascenv-fleet-rollout/OP-KEY.json)")
@@ -126,6 +136,14 @@ def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> i
         return rollout.exit_code(journal)
     if args.install_path is not None and not args.install_path.startswith("/"):
         raise errors.UsageError(f"--install-path {args.install_path}: expected an absolute path on the nodes")
+    bench, recipe = None, None
+    if args.fail_over is not None:
+        from ascenv.bench.stats import threshold
+
+        bench = rollout.BenchGate(threshold(args.fail_over), args.allow_unchecked_bench)
+        recipe = _bench_recipe(args, ctx)
+    elif args.allow_unchecked_bench:
+        raise errors.UsageError("--allow-unchecked-bench is of the bench gate: give --fail-over PCT too")
     # the plan of a new rollout, made (and its options checked) before anything is written
     planned = _plan(args, ctx, inventory, entry) if journal is None else None
     options = rollout_run.Options(
@@ -135,6 +153,8 @@ def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> i
         clean_cache=args.clean_cache,
         require_test="test" in args.gate,
         forks=args.forks,
+        bench=bench,
+        bench_recipe=recipe,
     )
     with journal_file.held(path, shown):
         journal = journal_file.load(path, shown)  # again: as the run before this one left it
@@ -152,6 +172,33 @@ def _rollout(args: argparse.Namespace, ctx: common.Context, inventory: str) -> i
             hint="the journal keeps every node's state; rerun the same command to continue",
         )
     return code
+
+
+def _bench_recipe(args: argparse.Namespace, ctx: common.Context) -> Optional[Path]:
+    """The operator's kernel.toml the nodes run the bench gate's benchmark from (found as `bench
+    run` finds it: the project here, else the operators ascenv ships). A recipe with no npu
+    benchmark can check no node: said before any node is touched, unless the user lets unchecked
+    nodes pass (--allow-unchecked-bench), which ships no recipe (each node then says why)."""
+    from ascenv import builder, paths
+
+    try:
+        kernel_dir, recipe = builder.load_target(Path(ctx.cwd), args.op, "npu", paths.data_dir("kernels"))
+    except errors.UsageError as exc:
+        if args.allow_unchecked_bench:
+            return None
+        raise errors.UsageError(
+            f"--fail-over: the bench gate needs the recipe of {args.op}'s npu benchmarks: {exc.message}",
+            hint="run from the operator's project, or pass --allow-unchecked-bench to let nodes that cannot check it"
+            " pass",
+        ) from None
+    if not recipe.targets["npu"].benchmarks and not args.allow_unchecked_bench:
+        raise errors.UsageError(
+            f"--fail-over: {kernel_dir / builder.RECIPE_FILE} declares no npu benchmarks: the bench gate can check"
+            " no node",
+            hint="add a [[targets.npu.benchmarks]] table, or pass --allow-unchecked-bench (each node's gate then"
+            " says it is not checkable)",
+        )
+    return kernel_dir / builder.RECIPE_FILE
 
 
 def _plan(args: argparse.Namespace, ctx: common.Context, inventory: str, entry: Entry) -> Journal:

@@ -22,12 +22,20 @@ node against it anyway."""
 import io
 import json
 import os
+import re
 import shutil
+import stat
 import sys
 import tempfile
+import time
 import zipfile
 
 ENVELOPE = 1
+# the directory of a run on the node, as the playbook names it (ascenv_leaf): ascenv-<run id>-<host index>
+RUN_DIR = re.compile(r"^ascenv-([0-9a-f]{12})-([0-9]+)$")
+STEP_LOCK = ".ascenv-node.lock"  # in the run's directory, flocked by its step while it runs
+MADE_TMP = ".ascenv-made-tmp"  # in the run's directory: its run made the remote tmp (removed when empty)
+_held = []  # type: list  # the step lock's descriptor, kept open (and locked) until the process ends
 NEEDS = (3, 9)  # ascenv's requires-python: the command line, `ascenv snapshot` and `lock --check`
 PROBE_NEEDS = (3, 7)  # the probe alone (dataclasses, `from __future__ import annotations`)
 
@@ -102,6 +110,7 @@ def main(argv):
         print(json.dumps(envelope))
         return 3
     bundle = os.path.abspath(sys.argv[0])
+    _hold_step_lock(run_dir_of(bundle))
     work = tempfile.mkdtemp(prefix="ascenv-node-", dir=os.path.dirname(bundle))
     try:
         with zipfile.ZipFile(bundle) as archive:
@@ -175,6 +184,11 @@ def _rollout(envelope, spec_path, argv, work):
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     real = os.path.join(args.root, args.install_path.lstrip("/"))
     vendors = spec["vendors"]
+    # the temporary folders of earlier runs of this rollout whose controller is gone (the
+    # controller ends their processes and names them), once the step each may still run has ended
+    report["swept"], kept = sweep(run_dir_of(os.path.abspath(sys.argv[0])), spec.get("sweep") or ())
+    if kept:
+        report["sweep_kept"] = kept
     _wait_for_installs(real)  # one still running (from a killed controller's run) is finished first
     report["live_before"] = _live_keys(real, vendors)
     if spec["action"] == "rollback":
@@ -208,11 +222,108 @@ def _rollout(envelope, spec_path, argv, work):
             if report["cleaned"]:
                 report["op_check"] = _op_check(args.root, paths)
         report["test"] = _test(spec, work)
+        if spec.get("bench"):
+            report["bench"] = _bench(spec, work)
     try:
         print(json.dumps(envelope))
     except OSError:  # nobody is listening any more (see the hang-up above)
         pass
     return 0
+
+
+def run_dir_of(bundle):
+    """The run's own directory on the node when the bundle is where the playbook puts it
+    (``<remote tmp>/ascenv-<run>-<n>/ansible-tmp-…/bundle``), else None (run by hand)."""
+    tmp = os.path.dirname(bundle)
+    run_dir = os.path.dirname(tmp)
+    if os.path.basename(tmp).startswith("ansible-tmp-") and RUN_DIR.match(os.path.basename(run_dir)):
+        return run_dir
+    return None
+
+
+def _hold_step_lock(run_dir):
+    """An exclusive flock on the run directory's STEP_LOCK for as long as this step runs (the
+    kernel drops it when the process ends, SIGKILL included): a later run's sweep never removes
+    the folder of a step still running."""
+    if run_dir is None:
+        return
+    try:
+        import fcntl
+
+        fd = os.open(os.path.join(run_dir, STEP_LOCK), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _held.append(fd)
+    except (OSError, ImportError):  # pragma: no cover - a node without flock: its folder is never swept
+        pass
+
+
+def sweep(own, dead, wait=120.0):
+    """Remove the folders earlier runs of this rollout left in the remote tmp (``own``'s parent):
+    only directories named RUN_DIR of a run id in ``dead`` (runs of this rollout the controller
+    ended), never ``own``'s run, never a symlink or another user's, each once the step that may
+    still run in it has let go of its STEP_LOCK (waited for up to ``wait`` seconds). Returns the
+    names removed and, for each one kept, why. Where ascenv made the remote tmp, the mark is
+    moved to ``own`` so the playbook's last task removes the remote tmp when it is empty."""
+    import fcntl
+
+    if own is None or not dead:
+        return [], []
+    own_match = RUN_DIR.match(os.path.basename(own))
+    if own_match is None:
+        return [], []
+    dead = {d for d in dead if isinstance(d, str) and d != own_match.group(1)}
+    tmp = os.path.dirname(own)
+    removed, kept = [], []
+    try:
+        names = sorted(os.listdir(tmp))
+    except OSError as exc:
+        return [], [f"{tmp}: {exc.strerror or exc}"]
+    for name in names:
+        found = RUN_DIR.match(name)
+        if not found or found.group(1) not in dead:
+            continue
+        path = os.path.join(tmp, name)
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+            kept.append(f"{name}: not a directory of this user")
+            continue
+        try:
+            fd = os.open(os.path.join(path, STEP_LOCK), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None  # its step never started, and never will (its run is over)
+        except OSError as exc:
+            kept.append(f"{name}: its step lock cannot be read: {exc.strerror or exc}")
+            continue
+        try:
+            if fd is not None and not _locked_within(fd, wait, fcntl):
+                kept.append(f"{name}: a step still runs in it after {wait:.0f} s")
+                continue
+            made = os.path.isfile(os.path.join(path, MADE_TMP)) and not os.path.islink(os.path.join(path, MADE_TMP))
+            shutil.rmtree(path)  # never follows a symlink (fd-based on Linux)
+            removed.append(name)
+            if made:
+                open(os.path.join(own, MADE_TMP), "a").close()
+        except OSError as exc:
+            kept.append(f"{name}: {exc.strerror or exc}")
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed, kept
+
+
+def _locked_within(fd, wait, fcntl):
+    end = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.2)
 
 
 def _identity(path):
@@ -323,6 +434,59 @@ def _test(spec, work):
     if code in (0, 1):
         return {"status": "pass" if code == 0 else "fail", "detail": _said(err) or out.strip()[-500:]}
     return {"status": "not-checkable", "detail": _said(err) or f"ascenv test exited {code}"}
+
+
+def _bench(spec, work):
+    """The bench gate's edge (--fail-over): the node's baseline run of the operator's npu target,
+    from the node's own store (``$ASCENV_STORE``, relative to the login's $HOME, else
+    ``~/.ascenv/store``: where ``ascenv bench baseline set`` run in the home keeps it), and a
+    run of the new build's NPU benchmark, ``ascenv bench run OP --target npu`` (exit 5 with the
+    commands instead where the node has no NPU or no msprof). Both runs as data, or why there
+    are none; the controller compares them (rollout.judge_bench)."""
+    from pathlib import Path
+
+    from ascenv.bench.store import BenchStore, loads_run, read_run_text, run_data
+    from ascenv.store import Store
+
+    op = spec["op"]
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    node_store = os.path.join(home, os.environ.get("ASCENV_STORE") or os.path.join(".ascenv", "store"))
+    try:
+        bench = BenchStore(Store(Path(node_store)))
+        chosen = bench.baselines(op).get("npu")
+        baseline = bench.resolve(chosen, op, "npu").run if chosen else None
+    except Exception as exc:  # noqa: BLE001 - the node's answer is data for the controller
+        return {"detail": f"the node's baseline of {op} does not read: {_said(str(exc))}"}
+    if baseline is None:
+        return {
+            "detail": f"no npu baseline of {op} in the node's store {node_store}: run `ascenv bench baseline set RUN`"
+            " there"
+        }
+    store = os.path.join(work, "store")
+    recipes = os.path.join(work, "recipe")  # <op>/kernel.toml, shipped by the controller
+    if not os.path.isfile(os.path.join(recipes, op, "kernel.toml")):
+        return {"baseline": run_data(baseline), "detail": f"the controller shipped no recipe of {op}"}
+    here = os.getcwd()
+    os.chdir(recipes)  # `bench run OP` finds OP/kernel.toml in its working directory
+    try:
+        code, out, err = _run(["bench", "run", op, "--target", "npu", "--build", spec["key"], "--store", store,
+                               "--format", "json"])  # fmt: skip
+    finally:
+        os.chdir(here)
+    found = {"baseline": run_data(baseline)}  # type: dict
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        doc = {}
+    if code != 0 or not doc.get("path"):
+        reason = doc.get("reason") or _said(err) or f"ascenv bench run exited {code}"
+        found["detail"] = f"the new build's NPU benchmark did not run: {reason}"
+        return found
+    try:
+        found["run"] = run_data(loads_run(read_run_text(Path(doc["path"])), doc["path"]))
+    except Exception as exc:  # noqa: BLE001
+        found["detail"] = f"the new build's bench run does not read: {_said(str(exc))}"
+    return found
 
 
 def _said(text):

@@ -11,7 +11,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
@@ -79,11 +79,13 @@ def run_audit(
     serial: Optional[int] = None,
     timeout: float = 24 * 3600,
     on_node: Optional[Callable[[str], None]] = None,
+    run_id: Optional[str] = None,
 ) -> PlaybookRun:
     """The playbook over ``inventory``; each node's outcome lands in ``results/<host key>/result.json``
     (results.host_key). ``on_node(host)`` is called as each node's result arrives (from a watching
     thread). The bundle's temporary folder is removed however the run ends (an interrupt, or
-    SIGTERM under signals.termination_as_interrupt, included)."""
+    SIGTERM under signals.termination_as_interrupt, included). ``run_id`` (new_run_id) names the
+    run's directory on each node; a new one when not given."""
     try:
         results.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix="ascenv-fleet-"))
@@ -92,7 +94,7 @@ def run_audit(
             f"cannot make a folder for the audit: {exc.filename}: {exc.strerror}",
             hint="pass -o DIR in a writable place (and a writable TMPDIR for the bundle)",
         ) from None
-    run_id = uuid.uuid4().hex[:12]
+    run_id = run_id or new_run_id()
     completed: Optional[proc.Completed] = None
     try:
         bundle = build_bundle(work / "ascenv-node.pyz", cluster_lock, payload)
@@ -143,18 +145,29 @@ def _data(text: str) -> dict[str, str]:
     return {"__ansible_unsafe": text}
 
 
+def new_run_id() -> str:
+    """A run's id: 12 hex digits (the node's directory ascenv-<id>-<n>, node_main.RUN_DIR)."""
+    return uuid.uuid4().hex[:12]
+
+
 def end_leftovers(run_id: str, grace: float = 2.0) -> None:
+    end_runs({run_id}, grace)
+
+
+def end_runs(run_ids: Collection[str], grace: float = 2.0) -> int:
     """End every process of this run that outlived ansible-playbook's process group: Ansible's
     workers start sessions of their own (os.setsid in ansible/executor/process/worker.py), so the
     group kill of proc.run misses them and their ssh clients, which wait for a hung node step.
     They are found by the run's mark in their environment (inherited by every descendant; a
-    process of another user, whose environment cannot be read, is not ours)."""
+    process of another user, whose environment cannot be read, is not ours). How many were found."""
     import psutil
 
+    if not run_ids:
+        return 0
     ours = []
     for process in psutil.process_iter():
         try:
-            if process.environ().get(RUN_MARK) == run_id:
+            if process.environ().get(RUN_MARK) in run_ids:
                 ours.append(process)
         except (psutil.Error, OSError):
             continue
@@ -165,6 +178,8 @@ def end_leftovers(run_id: str, grace: float = 2.0) -> None:
     for process in alive:
         with contextlib.suppress(psutil.Error):
             process.kill()
+    psutil.wait_procs(alive, timeout=grace)
+    return len(ours)
 
 
 def last_words(completed: proc.Completed) -> str:

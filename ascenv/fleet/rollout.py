@@ -12,6 +12,7 @@ journal after each step, so a rerun of a killed controller continues from the jo
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -66,6 +67,7 @@ class NodeState:
     build: Optional[str] = None  # the build key live on the node as last reported (None: another, or none)
     message: str = ""
     gates: tuple[Gate, ...] = ()
+    swept: tuple[str, ...] = ()  # earlier runs' temporary folders its steps removed from the node
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,9 @@ class Journal:
     phase: str = ROLLING_OUT
     wave: int = 0  # the wave under way, or the last one run
     schema: int = 1
+    # the id of each playbook run (each step) of this rollout, saved as it starts: a rerun ends
+    # what is left of the earlier ones and has the nodes remove the folders they left
+    runs: tuple[str, ...] = ()
 
     def node(self, host: str) -> NodeState:
         for node in self.nodes:
@@ -105,6 +110,7 @@ class Outcome:
     build: Optional[str] = None
     message: str = ""
     gates: tuple[Gate, ...] = ()
+    swept: tuple[str, ...] = ()
 
 
 # --- the waves ---------------------------------------------------------------------------------
@@ -204,7 +210,10 @@ def moved(journal: Journal, outcome: Outcome) -> Journal:
     node = journal.node(outcome.host)
     if outcome.state not in _MOVES[node.state]:
         raise ValueError(f"{node.host}: {node.state} -> {outcome.state} is not a move of the rollout")
-    new = replace(node, state=outcome.state, build=outcome.build, message=outcome.message, gates=outcome.gates)
+    swept = tuple(dict.fromkeys(node.swept + outcome.swept))
+    new = replace(
+        node, state=outcome.state, build=outcome.build, message=outcome.message, gates=outcome.gates, swept=swept
+    )
     return replace(journal, nodes=tuple(new if n.host == node.host else n for n in journal.nodes))
 
 
@@ -240,8 +249,10 @@ def _may_hold_build(node: NodeState, key: str) -> bool:
     )
 
 
-def started(journal: Journal, step: Step) -> Journal:
-    """The journal as a step starts (saved before the nodes are asked)."""
+def started(journal: Journal, step: Step, run_id: str = "") -> Journal:
+    """The journal as a step starts (saved before the nodes are asked), with the step's run id."""
+    if run_id:
+        journal = replace(journal, runs=(*journal.runs, run_id))
     if step.kind == "wave":
         journal = replace(journal, wave=step.wave)
         for host in step.hosts:
@@ -298,6 +309,14 @@ def stop_reason(journal: Journal) -> str:
 # --- a node's report, judged --------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class BenchGate:
+    """``--fail-over PCT``: the bench gate, asked for (a fraction: 0.05 for 5 %)."""
+
+    fail_over: float
+    allow_unchecked: bool = False  # --allow-unchecked-bench: not checkable is said, not a failure
+
+
 def judge_apply(
     host: str,
     reached: bool,
@@ -305,41 +324,57 @@ def judge_apply(
     report: Optional[Mapping[str, Any]],
     key: str,
     require_test: bool = False,
+    bench: Optional[BenchGate] = None,
 ) -> Outcome:
     """A node's apply step: ``reached`` False when its step never ran or never reported. A test
     gate the node cannot run is reported as such, and fails the node only when ``require_test``
-    (--gate test: asked for, so never taken as passed)."""
+    (--gate test: asked for, so never taken as passed). The bench gate is judged only when asked
+    for (``bench``), and then one that cannot be checked fails unless ``allow_unchecked``."""
     if not reached:
         return Outcome(host, UNREACHABLE, None, message or "unreachable")
     if report is None:
         return Outcome(host, FAILED, None, message or "its step reported nothing")
     live = report.get("live_after") or {}
     build = key if live and all(v == key for v in live.values()) else None
+    swept, kept = _swept(report)
     if report.get("error"):
         back = "; the vendor from before is back" if report.get("restored") else ""
-        return Outcome(host, FAILED, build, f"install failed: {report['error']}{back}")
+        return Outcome(host, FAILED, build, f"install failed: {report['error']}{back}{kept}", swept=swept)
     gates = [judge_op_check(report.get("op_check"), report.get("vendor_paths") or (), report.get("cleaned") or ())]
     test = report.get("test") or {}
     status, detail = str(test.get("status", NOT_CHECKABLE)), str(test.get("detail", ""))
     if require_test and status == NOT_CHECKABLE:
         status, detail = FAIL, f"required by --gate test, not checkable: {detail}"
     gates.append(Gate("test", status, detail))
+    if bench is not None:
+        gates.append(judge_bench(report.get("bench"), bench))
     if build != key:
-        return Outcome(host, FAILED, build, "the install reported success but the build is not live", tuple(gates))
+        said = "the install reported success but the build is not live"
+        return Outcome(host, FAILED, build, said + kept, tuple(gates), swept)
     failed = [g for g in gates if g.status == FAIL]
     if failed:
-        return Outcome(host, FAILED, build, "; ".join(f"{g.name}: {g.detail}" for g in failed), tuple(gates))
-    return Outcome(host, VERIFIED, build, "", tuple(gates))
+        said = "; ".join(f"{g.name}: {g.detail}" for g in failed)
+        return Outcome(host, FAILED, build, said + kept, tuple(gates), swept)
+    return Outcome(host, VERIFIED, build, kept.removeprefix("; "), tuple(gates), swept)
+
+
+def _swept(report: Mapping[str, Any]) -> tuple[tuple[str, ...], str]:
+    """The earlier runs' folders the node removed, and (as a message tail) the ones it kept, why."""
+    swept = tuple(str(s) for s in report.get("swept") or () if isinstance(s, str))
+    kept = [str(k) for k in report.get("sweep_kept") or ()]
+    return swept, (f"; earlier runs' folders kept: {'; '.join(kept)}" if kept else "")
 
 
 def judge_rollback(host: str, reached: bool, message: str, report: Optional[Mapping[str, Any]], key: str) -> Outcome:
     if not reached or report is None:
         return Outcome(host, UNREACHABLE, None, f"not rolled back: {message or 'unreachable'}")
     live = report.get("live_after") or {}
+    swept, kept = _swept(report)
     if report.get("error") or any(v == key for v in live.values()):
-        return Outcome(host, FAILED, key, f"not rolled back: {report.get('error') or 'the build is still live'}")
+        said = f"not rolled back: {report.get('error') or 'the build is still live'}"
+        return Outcome(host, FAILED, key, said + kept, swept=swept)
     restored = "previous vendor restored" if report.get("rolled_back") else "the build was not live on it"
-    return Outcome(host, ROLLED_BACK, None, restored)
+    return Outcome(host, ROLLED_BACK, None, restored + kept, swept=swept)
 
 
 def judge_op_check(doc: Optional[Mapping[str, Any]], vendor_paths: Sequence[str], cleaned: Sequence[str]) -> Gate:
@@ -372,3 +407,44 @@ def judge_op_check(doc: Optional[Mapping[str, Any]], vendor_paths: Sequence[str]
     if cleaned:
         detail += f"; stale kernel caches cleaned: {'; '.join(cleaned)}"
     return Gate("op-check", PASS, detail)
+
+
+def judge_bench(doc: Optional[Mapping[str, Any]], gate: BenchGate) -> Gate:
+    """The bench gate: the node's run of the new build against the node's baseline, compared as
+    ``bench compare`` does (``bench.stats.compare_runs``, the same verdicts): a shape slower
+    beyond --fail-over fails; every shape same, faster or inconclusive passes. No baseline, no
+    run (no NPU on the node), runs of different stacks or no shape in common: not checkable,
+    which fails the gate unless ``allow_unchecked`` (the user asked for it: never taken as passed)."""
+    status, detail = _bench_verdict(doc or {}, gate.fail_over)
+    if status == NOT_CHECKABLE and not gate.allow_unchecked:
+        return Gate("bench", FAIL, f"required by --fail-over, not checkable: {detail}")
+    return Gate("bench", status, detail)
+
+
+def _bench_verdict(doc: Mapping[str, Any], fail_over: float) -> tuple[str, str]:
+    from ascenv.bench.stats import compare_runs
+    from ascenv.bench.store import SCHEMA, loads_run
+
+    if not doc.get("baseline") or not doc.get("run"):
+        return NOT_CHECKABLE, str(doc.get("detail") or "the node reported no bench runs")
+    try:
+        baseline = loads_run(json.dumps({"schema": SCHEMA, "run": doc["baseline"]}), "the node's baseline run")
+        new = loads_run(json.dumps({"schema": SCHEMA, "run": doc["run"]}), "the node's run of the build")
+    except (errors.AscenvError, TypeError, ValueError) as exc:
+        return NOT_CHECKABLE, f"the node's bench runs do not read: {exc}"
+    result = compare_runs(baseline, new, fail_over)
+    against = f"baseline run {baseline.id}"
+    if result.differences:
+        said = "; ".join(str(d) for d in result.differences)
+        return NOT_CHECKABLE, f"the run and the {against} are of different stacks ({said})"
+    if not result.shapes:
+        return NOT_CHECKABLE, f"no shape of run {new.id} was measured in the {against}"
+    limit = f"{fail_over:.1%}".replace(".0%", "%")
+    if result.regressions:
+        slower = "; ".join(
+            f"{s.b.op} {s.b.input_shapes or ''} {s.change.change:+.1%}".replace("  ", " ") for s in result.regressions
+        )
+        return FAIL, f"slower than the {against} by more than {limit}: {slower}"
+    unsure = sum(1 for s in result.shapes if s.change.verdict == "inconclusive")
+    tail = f" ({unsure} inconclusive)" if unsure else ""
+    return PASS, f"{len(result.shapes)} shape(s) within {limit} of the {against}{tail}"

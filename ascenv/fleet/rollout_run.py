@@ -26,6 +26,8 @@ class Options:
     clean_cache: bool = False
     require_test: bool = False
     forks: Optional[int] = None
+    bench: Optional[rollout.BenchGate] = None  # --fail-over: the bench gate
+    bench_recipe: Optional[Path] = None  # the operator's kernel.toml, shipped for the bench gate
 
 
 def run_rollout(
@@ -37,25 +39,37 @@ def run_rollout(
     run: proc.Runner = proc.run,
     tell: Callable[[str], None] = lambda line: None,
 ) -> rollout.Journal:
-    """Step until ``next_step`` says stop; the journal at ``path`` is always the last state known."""
+    """Step until ``next_step`` says stop; the journal at ``path`` is always the last state known.
+    The caller holds the journal's lock, so the controller of every earlier run of this rollout is
+    gone: what is left of their playbook runs here (ansible-playbook, its workers and ssh, whose
+    results nobody will read) is ended first, and each step has its nodes remove the folders
+    those runs left (node_main.sweep, which waits for a step still running there)."""
     runs = path.parent / f"{path.stem}.runs"
+    if journal.runs and rollout.next_step(journal).kind != "stop":
+        ended = playbook.end_runs(set(journal.runs))
+        if ended:
+            tell(f"ended {ended} process(es) left by an earlier run of this rollout")
     while True:
         step = rollout.next_step(journal)
         if step.kind == "stop":
             return journal
-        journal = rollout.started(journal, step)
+        earlier = journal.runs
+        run_id = playbook.new_run_id()
+        journal = rollout.started(journal, step, run_id)
         journal_file.save(path, journal)
         what = f"wave {step.wave + 1}/{len(journal.waves)}" if step.kind == "wave" else "rollback"
         tell(f"{what}: {', '.join(step.hosts)}")
         folder = _new_folder(runs, f"{what.split('/')[0].replace(' ', '-')}")
         action = "apply" if step.kind == "wave" else "rollback"
-        _play(folder, step.hosts, action, journal, entry, options, environ, run, tell)
+        _play(folder, step.hosts, action, journal, entry, options, environ, run, tell, run_id, earlier)
         outcomes = []
         for host in step.hosts:
             reached, message, envelope = results.read_step(folder, host)
             report = envelope.get("rollout") if envelope else None
             if step.kind == "wave":
-                outcome = rollout.judge_apply(host, reached, message, report, journal.key, options.require_test)
+                outcome = rollout.judge_apply(
+                    host, reached, message, report, journal.key, options.require_test, options.bench
+                )
             else:
                 outcome = rollout.judge_rollback(host, reached, message, report, journal.key)
             outcomes.append(outcome)
@@ -84,10 +98,14 @@ def _play(
     environ: Mapping[str, str],
     run: proc.Runner,
     tell: Callable[[str], None],
+    run_id: str,
+    sweep: tuple[str, ...],
 ) -> None:
     work = Path(tempfile.mkdtemp(prefix="ascenv-rollout-"))
     try:
-        payload = node_payload(work, action, journal, entry, options.clean_cache)
+        payload = node_payload(work, action, journal, entry, options.clean_cache, sweep, options.bench is not None)
+        if action == "apply" and options.bench is not None and options.bench_recipe is not None:
+            payload[f"recipe/{journal.op}/kernel.toml"] = options.bench_recipe
         extra: dict[str, object] = {"ascenv_rollout": True}
         if options.install_path:
             extra["ascenv_default_install_path"] = {"__ansible_unsafe": options.install_path}
@@ -101,17 +119,29 @@ def _play(
             limit=",".join(hosts),
             forks=options.forks,
             on_node=lambda host: tell(f"{host}: done"),
+            run_id=run_id,
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def node_payload(work: Path, action: str, journal: rollout.Journal, entry: Entry, clean_cache: bool) -> dict[str, Path]:
+def node_payload(
+    work: Path,
+    action: str,
+    journal: rollout.Journal,
+    entry: Entry,
+    clean_cache: bool,
+    sweep: tuple[str, ...] = (),
+    bench: bool = False,
+) -> dict[str, Path]:
     """What the bundle carries for the node's ``action`` (apply, rollback): the step, in
-    ``work/rollout.json``, and for apply the stored build, its manifest and outputs (what
-    ``install`` verifies before it runs anything)."""
+    ``work/rollout.json`` (with ``sweep``, the earlier runs whose folders the node removes, and
+    ``bench``, whether the node runs the bench gate's edge), and
+    for apply the stored build, its manifest and outputs (what ``install`` verifies before it
+    runs anything)."""
     spec = {"action": action, "op": journal.op, "key": journal.key, "vendors": list(journal.vendors)}
-    (work / "rollout.json").write_text(json.dumps({**spec, "clean_cache": clean_cache}))
+    spec["sweep"] = list(sweep)
+    (work / "rollout.json").write_text(json.dumps({**spec, "clean_cache": clean_cache, "bench": bench}))
     payload = {"rollout.json": work / "rollout.json"}
     if action == "apply":
         base = f"store/{entry.op}/{entry.key}"

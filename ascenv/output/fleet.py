@@ -126,4 +126,6 @@ def render_rollout(out: Output, journal: Journal, path: str, fmt: str = "human")
             c.print(f"  [{style}]{n.state:<11}[/] {safe(n.host)}{build}{message}")
             for g in n.gates:
                 c.print(f"      {safe(g.name)} {safe(g.status)}" + (f": {safe(g.detail)}" if g.detail else ""))
+            if n.swept:
+                c.print(f"      removed earlier runs' temporary folders: {safe(', '.join(n.swept))}")
     c.print(f"journal: {safe(path)}")

@@ -63,8 +63,11 @@ def test_an_inventory_ansible_cannot_read_is_exit_2(ctl):
         (["--status"], "has started"),
         (["--canary", "-1"], "--canary -1: expected 0 or more"),
         (["--forks", "0"], "--forks 0: expected 1 or more"),
+        (["--fail-over", "five"], "--fail-over 'five' is not a percentage"),
+        (["--allow-unchecked-bench"], "--allow-unchecked-bench is of the bench gate: give --fail-over PCT too"),
+        (["--fail-over", "5%"], "kernels/add_custom/kernel.toml declares no npu benchmarks: the bench gate can check"),
     ],
-    ids=["waves", "limit", "install-path", "status", "canary", "forks"],
+    ids=["waves", "limit", "install-path", "status", "canary", "forks", "fail-over", "unchecked-alone", "no-bench"],
 )
 def test_bad_options_are_exit_2_before_any_node_is_asked(ctl, argv, words):
     stored_npu_build(store.Store(ctl / ".ascenv" / "store"), KEY, ctl / "pkg")
