@@ -17,6 +17,11 @@ scanner `ascenv.cache.scan.tree_stats` for reference. Shapes (see SHAPES):
 Prints, per shape, the median of each and the median per-round ratio of each command to du
 (budget: 1.5), whether the commands saw every file and the scanner's size equals du's, and at
 the end the worst ratio over all shapes. Exits 1 when a ratio is over budget or a count differs.
+
+Beside the wall times, the CPU seconds (user + system, the command's workers included) of du
+and of each command: on a busy shared machine the wall ratio tells how much CPU each side got
+as much as how much it needed; the CPU ratio does not depend on the load. Only the wall ratio
+decides the exit code.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -125,6 +131,7 @@ def command(top: str, *argv: str) -> tuple[float, dict]:
         "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
     }
     argv = (*argv, "--format", "json", "--path", os.path.join(top, "home", "work"))
+    cpu = _children_cpu()
     started = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-m", "ascenv", "clean-cache", *argv],
@@ -134,9 +141,27 @@ def command(top: str, *argv: str) -> tuple[float, dict]:
         timeout=600,
     )
     seconds = time.monotonic() - started
+    CPU_SECONDS.append(_children_cpu() - cpu)
     if done.returncode:
         raise SystemExit(f"ascenv clean-cache {' '.join(argv)} exited {done.returncode}: {done.stderr.decode()}")
     return seconds, json.loads(done.stdout)
+
+
+CPU_SECONDS: list[float] = []  # of the last subprocess waited for, appended by command() and _du()
+
+
+def _children_cpu() -> float:
+    """User + system seconds of the children waited for so far (and of theirs: a command's
+    forked workers are in its own count once it has reaped them)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _du(home: str) -> proc.Completed:
+    cpu = _children_cpu()
+    done = proc.run(["du", "-s", "-B1", home], timeout=600)
+    CPU_SECONDS.append(_children_cpu() - cpu)
+    return done
 
 
 def _load() -> str:
@@ -176,15 +201,18 @@ def bench_shape(shape: str, files: int, rounds: int) -> tuple[float, bool]:
         )
         proc.run(["du", "-s", home], timeout=600)  # warm the dentry and inode caches
         times: dict[str, list[float]] = {"du -s": [], "clean-cache ls": [], "clean-cache --dry-run": [], "scanner": []}
+        cpu: dict[str, list[float]] = {"du -s": [], "clean-cache ls": [], "clean-cache --dry-run": []}
         du_bytes = scan_bytes = 0
         seen: dict[str, int] = {}
         for _ in range(rounds):
-            done = proc.run(["du", "-s", "-B1", home], timeout=600)
+            done = _du(home)
             times["du -s"].append(done.duration)
+            cpu["du -s"].append(CPU_SECONDS[-1])
             du_bytes = int(done.stdout.split()[0])
             for name, argv in (("clean-cache ls", ("ls",)), ("clean-cache --dry-run", ("--dry-run",))):
                 seconds, data = command(top, *argv)
                 times[name].append(seconds)
+                cpu[name].append(CPU_SECONDS[-1])
                 seen[name] = sum(e["files"] for e in data["entries"])
             started = time.monotonic()
             (stats,) = tree_stats([home])
@@ -199,6 +227,10 @@ def bench_shape(shape: str, files: int, rounds: int) -> tuple[float, bool]:
         for name, runs in times.items():
             ratio = f"  {ratios[name]:.2f}x du" if name in ratios else ""
             print(f"{name:<22} median {statistics.median(runs):.3f} s{ratio}  ({' '.join(f'{t:.3f}' for t in runs)})")
+        for name, used in cpu.items():
+            per_round = [c / d for c, d in zip(used, cpu["du -s"])]
+            ratio = "" if name == "du -s" else f"  {statistics.median(per_round):.2f}x du"
+            print(f"{name:<22} CPU {statistics.median(used):.3f} s{ratio}  ({' '.join(f'{c:.3f}' for c in used)})")
         counts_ok = all(n == files for n in seen.values())
         print(f"files seen by the commands: {seen} -> {'all' if counts_ok else 'MISSING SOME'} of {files:,}")
         print(

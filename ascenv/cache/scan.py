@@ -11,7 +11,9 @@ name is ``lstat``-ed relative to that fd (``fstatat``, as ``du``'s fts does), wi
 (``cache.workers``) and this one, which scans between handing out jobs (threads do not help:
 the loop holds the GIL between the syscalls). Small trees never fork: the first
 ``SERIAL_BUDGET`` names are stat-ed here, and only what is still queued after that is shared,
-directory by directory (directories bigger than ``CHUNK`` names are split).
+in batches of directories (directories bigger than ``CHUNK`` names are split); a worker goes on
+into the sub-directories its batch holds, up to ``WORKER_BUDGET`` names, and each batch comes
+back as one set of sums per tree, not one result per directory.
 ``bench/bench_cache_scan.py`` measures the ratio to ``du -s``.
 
 Nothing is followed: symlinks are counted as what they are (``lstat``), directories are opened
@@ -55,6 +57,10 @@ CHUNK = 2048  # names per job when one directory is split between workers (~6 ms
 # caller's time in write() on 20,000 directories of 5 files (cProfile; issue 25's "many small
 # directories" at 3.35x du -s)
 BATCH = 32
+# names a worker's batch goes on stat-ing in the sub-directories it finds, before handing the rest
+# back: on 40,000 directories of 5 files the caller, queueing and handing out every directory,
+# was busier than the worker and kept it waiting
+WORKER_BUDGET = 4 * CHUNK
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _NEVER_ENTRIES = ("CACHEDIR.TAG", "README", "README.md")  # ascenv's store markers stay
 _MOUNTS: frozenset[str] = frozenset()  # mount points, read once per scan (forked workers inherit it)
@@ -125,31 +131,48 @@ def _note_kept(why: dict, rule: str, path: str, st: os.stat_result) -> None:
         seen[1:] = [path, mtime, st.st_uid]
 
 
-def _scan_dir(
-    path: str, names: Optional[list], dev: int, uid: Optional[int], recent: float, one_fs: bool
-) -> Optional[tuple]:
-    """lstat ``names`` (all entries when None) of one directory, relative to its fd.
+# What a scan of some directories of one tree adds up to, filled in place by ``_scan_dir``: one
+# list per tree and batch of directories, handed from a worker to the caller whole (``_Acc.merge``
+# once per batch, not once per directory: on 40,000 directories of 5 files the per-directory
+# result tuples and their merges were a third of the caller's time)
+BLOCKS, SIZE, FILES, DIRS, KEPT_FILES, KEPT_BLOCKS, NEWEST, OLDEST = range(8)
+LINKS, WHY, ERRORS, STAYING, SUBDIRS, CHUNKS, UNSCANNED = range(8, 15)
 
-    Runs in worker processes too, so it takes and returns plain data:
-    (counts, newest, oldest, hard links, (sub-directory, st_blocks), chunks, errors, why kept,
-    stays): ``stays`` when something here is left by the delete (a kept file, a directory not
-    entered, an error), so this directory and its ancestors stay too."""
-    errors: list[str] = []
+
+def _new_sums() -> list:
+    """[blocks, size, files, dirs, kept files, kept blocks, newest, oldest, hard links,
+    why kept {rule: [files, example, mtime, uid]}, errors, directories that stay,
+    (sub-directory, st_blocks) of every sub-directory found, (directory, names) chunks still to
+    scan, where the sub-directories still to scan start in that list]"""
+    return [0, 0, 0, 0, 0, 0, None, None, [], {}, [], [], [], [], 0]
+
+
+def _scan_dir(
+    path: str, names: Optional[list], dev: int, uid: Optional[int], recent: float, one_fs: bool, sums: list
+) -> int:
+    """lstat ``names`` (all entries when None) of one directory, relative to its fd, and add
+    what it holds to ``sums`` (see ``_new_sums``); the number of names stat-ed.
+
+    Runs in worker processes too, so it takes and fills plain data. A directory stays (listed
+    in ``sums[STAYING]``) when something in it is left by the delete (a kept file, a directory
+    not entered, an error), so that its ancestors stay too."""
+    errors = sums[ERRORS]
     try:
         fd = _open_dir(path)
     except (FileNotFoundError, NotADirectoryError):
-        return None  # vanished, or replaced by a file or a symlink since it was listed
+        return 0  # vanished, or replaced by a file or a symlink since it was listed
     except OSError as exc:
-        return _unscanned(path, exc)
+        _unscanned(path, exc, sums)
+        return 0
     try:
-        chunks = None
         if names is None:
             try:
                 names = os.listdir(fd)
             except OSError as exc:
-                return _unscanned(path, exc)
+                _unscanned(path, exc, sums)
+                return 0
             if len(names) > CHUNK:  # this call takes the first chunk, the others are queued
-                chunks = [names[i : i + CHUNK] for i in range(CHUNK, len(names), CHUNK)]
+                sums[CHUNKS].extend((path, names[i : i + CHUNK]) for i in range(CHUNK, len(names), CHUNK))
                 names = names[:CHUNK]
         # the loop runs once per file: locals only, no call but the lstat, no None checks
         lstat = os.lstat
@@ -162,8 +185,8 @@ def _scan_dir(
         stays = False
         blocks = size = files = dirs = kept_files = kept_blocks = 0
         newest, oldest = float("-inf"), float("inf")
-        links = []
-        subdirs = []
+        links = sums[LINKS]
+        subdirs = sums[SUBDIRS]
         for name in names:
             try:
                 st = lstat(name, dir_fd=fd)
@@ -217,24 +240,49 @@ def _scan_dir(
             size += st.st_size
             if keep:
                 kept_blocks += nblocks
-        if not files:
-            newest = oldest = None  # type: ignore[assignment]
-        why = {}  # rule -> [files, example, mtime, uid], as _note_kept keeps it
-        if n_settings:
-            why[SETTINGS] = [n_settings, path + "/" + settings_name, 0.0, 0]
-        if n_foreign:
-            why[FOREIGN] = [n_foreign, path + "/" + foreign_name, 0.0, foreign_uid]
-        if n_recent:
-            why[RECENT] = [n_recent, path + "/" + recent_name, latest, 0]
-        counts = (blocks, size, files, dirs, kept_files, kept_blocks)
-        return (*counts, newest, oldest, links, subdirs, chunks, errors, why, stays or bool(kept_files))
+        sums[BLOCKS] += blocks
+        sums[SIZE] += size
+        sums[FILES] += files
+        sums[DIRS] += dirs
+        if files:
+            sums[KEPT_FILES] += kept_files
+            sums[KEPT_BLOCKS] += kept_blocks
+            if sums[NEWEST] is None:
+                sums[NEWEST], sums[OLDEST] = newest, oldest
+            else:
+                sums[NEWEST] = max(sums[NEWEST], newest)
+                sums[OLDEST] = min(sums[OLDEST], oldest)
+            if kept_files:
+                why = sums[WHY]  # rule -> [files, example, mtime, uid], as _note_kept keeps it
+                if n_settings:
+                    _add_why(why, SETTINGS, n_settings, path + "/" + settings_name, 0.0, 0)
+                if n_foreign:
+                    _add_why(why, FOREIGN, n_foreign, path + "/" + foreign_name, 0.0, foreign_uid)
+                if n_recent:
+                    _add_why(why, RECENT, n_recent, path + "/" + recent_name, latest, 0)
+                stays = True
+        if stays:
+            sums[STAYING].append(path)
+        return len(names)
     finally:
         os.close(fd)
 
 
-def _unscanned(path: str, exc: OSError) -> tuple:
-    error = [f"{display_path(path)}: {exc.strerror} (not scanned)"]
-    return (0, 0, 0, 0, 0, 0, None, None, (), (), None, error, {}, True)
+def _add_why(why: dict, rule: str, count: int, example: str, mtime: float, owner: int) -> None:
+    """Add ``count`` files kept by ``rule``; the example is the most recently modified, then
+    the first by path (whatever order directories are scanned and merged in)."""
+    mine = why.get(rule)
+    if mine is None:
+        why[rule] = [count, example, mtime, owner]
+        return
+    mine[0] += count
+    if (-mtime, example) < (-mine[2], mine[1]):
+        mine[1:] = [example, mtime, owner]
+
+
+def _unscanned(path: str, exc: OSError, sums: list) -> None:
+    sums[ERRORS].append(f"{display_path(path)}: {exc.strerror} (not scanned)")
+    sums[STAYING].append(path)
 
 
 class _Acc:
@@ -268,19 +316,17 @@ class _Acc:
             self.counts[5] += st.st_blocks
         self.newest = self.oldest = st.st_mtime
 
-    def merge(self, path: str, result: tuple) -> None:
-        blocks, size, files, dirs, kept_files, kept_blocks, newest, oldest, links, _, _, errors, why, stays = result
+    def merge(self, sums: list) -> None:
+        """Add the sums of some of this tree's directories (``_new_sums``); the sub-directories
+        and chunks they list are the caller's to queue."""
         c = self.counts
-        c[0] += blocks
-        c[1] += size
-        c[2] += files
-        c[3] += dirs
-        c[4] += kept_files
-        c[5] += kept_blocks  # noqa: E702
+        for i in range(6):
+            c[i] += sums[i]
+        newest, oldest = sums[NEWEST], sums[OLDEST]
         if newest is not None:
             self.newest = newest if self.newest is None else max(self.newest, newest)
             self.oldest = oldest if self.oldest is None else min(self.oldest, oldest)
-        for dev, ino, nblocks, nsize, keep, nlink in links:  # already in ``files`` and ``kept_files``
+        for dev, ino, nblocks, nsize, keep, nlink in sums[LINKS]:  # already in ``files`` and ``kept_files``
             seen = self.inodes.get((dev, ino))
             if seen is not None:  # a hard link already counted: `du` counts an inode once
                 seen[0] += 1
@@ -289,17 +335,11 @@ class _Acc:
             self.inodes[(dev, ino)] = [1, nlink, nblocks, keep]
             c[0] += nblocks
             c[1] += nsize
-        for rule, (count, example, mtime, owner) in why.items():
-            mine = self.why.get(rule)
-            if mine is None:
-                self.why[rule] = [count, example, mtime, owner]
-                continue
-            mine[0] += count
-            if (-mtime, example) < (-mine[2], mine[1]):
-                mine[1:] = [example, mtime, owner]
-        if stays:
-            self.staying.add(path)
-        self.errors.extend(errors)
+        for rule, (count, example, mtime, owner) in sums[WHY].items():
+            _add_why(self.why, rule, count, example, mtime, owner)
+        self.staying.update(sums[STAYING])
+        self.errors.extend(sums[ERRORS])
+        self.dir_blocks.update(sums[SUBDIRS])
 
     def result(self, top_mtime: Optional[float]) -> TreeStats:
         blocks, size, files, dirs, kept_files, kept_blocks = self.counts
@@ -375,23 +415,23 @@ def _tree_stats(paths, uid, recent_cutoff, one_file_system, workers) -> list[Opt
         if stat.S_ISDIR(st.st_mode):
             queue.append((index, path, None, st.st_dev))
 
-    def absorb(job: tuple, result: Optional[tuple]) -> None:
-        if result is None:
-            return
-        index, path, _, dev = job
-        accs[index].merge(path, result)
-        chunks = result[10]
-        if chunks:
-            queue.extend((index, path, chunk, dev) for chunk in chunks)
-        queue.extend((index, sub, None, dev) for sub, _ in result[9])
-        accs[index].dir_blocks.update(result[9])
+    devices = {job[0]: job[3] for job in queue}
+
+    def absorb(scanned: list) -> None:
+        """Merge (tree index, sums) of some scanned directories and queue what they found."""
+        for index, sums in scanned:
+            accs[index].merge(sums)
+            dev = devices[index]
+            if sums[CHUNKS]:
+                queue.extend((index, path, chunk, dev) for path, chunk in sums[CHUNKS])
+            queue.extend((index, sub, None, dev) for sub, _ in sums[SUBDIRS][sums[UNSCANNED] :])
 
     budget = SERIAL_BUDGET
     while queue and budget > 0:
-        job = queue.popleft()
-        result = _scan_dir(job[1], job[2], job[3], uid, recent_cutoff, one_file_system)
-        absorb(job, result)
-        budget -= len(job[2]) if job[2] is not None else (result[2] + result[3] if result else 0)
+        index, path, names, dev = queue.popleft()
+        sums = _new_sums()
+        budget -= _scan_dir(path, names, dev, uid, recent_cutoff, one_file_system, sums)
+        absorb([(index, sums)])
     if queue:
         _drain_with_workers(queue, absorb, workers, uid, recent_cutoff, one_file_system)
     return [None if acc is None else acc.result(top) for acc, top in zip(accs, tops)]
@@ -404,37 +444,33 @@ def _drain_with_workers(queue: deque, absorb, workers: Optional[int], uid, recen
     if workers is None:  # the CPUs this process may run on (a container's cpuset), not the machine's
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     count = min(8, workers)
-
-    def here(job: tuple) -> None:
-        absorb(job, _scan_dir(job[1], job[2], job[3], uid, recent, one_fs))
-
     pool = None
     if count > 1 and can_fork():
         try:
             pool = Workers(count - 1, _scan_batch)
         except OSError:
             pool = None
-    if pool is None:
+    if pool is None:  # alone: the whole walk in one call, nothing handed back and forth
         while queue:
-            here(queue.popleft())
+            jobs = list(queue)
+            queue.clear()
+            absorb(_scan_batch(jobs, uid, recent, one_fs, float("inf")))
         return
     with pool:
         while queue or pool.busy:
             while queue:
                 batch = _take(queue, count)
-                if not pool.submit(batch, ([job[1:] for job in batch], uid, recent, one_fs)):
+                if not pool.submit(batch, (batch, uid, recent, one_fs, WORKER_BUDGET)):
                     queue.extendleft(reversed(batch))  # every worker has its DEPTH of batches
                     break
             mine = _take(queue, count)  # a batch here between two collections
-            for job in mine:
-                here(job)
+            if mine:
+                absorb(_scan_batch(mine, uid, recent, one_fs))
             done, returned = pool.collect(0 if mine else None)
-            for batch, results in done:
-                for job, result in zip(batch, results):
-                    absorb(job, result)
+            for _, scanned in done:
+                absorb(scanned)
             for batch in returned:  # a worker died or failed: run here, where a failure has its traceback
-                for job in batch:
-                    here(job)
+                absorb(_scan_batch(batch, uid, recent, one_fs))
 
 
 def _take(queue: deque, workers: int) -> tuple:
@@ -451,9 +487,28 @@ def _take(queue: deque, workers: int) -> tuple:
     return tuple(batch)
 
 
-def _scan_batch(dirs: list, uid: Optional[int], recent: float, one_fs: bool) -> list:
-    """``_scan_dir`` of each (path, names, device) of ``dirs``, in a worker."""
-    return [_scan_dir(path, names, dev, uid, recent, one_fs) for path, names, dev in dirs]
+def _scan_batch(jobs: Sequence[tuple], uid: Optional[int], recent: float, one_fs: bool, budget: float = 0) -> list:
+    """``_scan_dir`` of each (tree index, path, names, device) of ``jobs``, in a worker or
+    here, then of the sub-directories they hold, breadth first, until ``budget`` names are
+    stat-ed: [(tree index, sums)], one sums per tree (see ``_new_sums``), the sub-directories
+    not scanned yet at the end of its list."""
+    by_tree: dict[int, list] = {}
+    devices: dict[int, int] = {}
+    spent = 0
+    for index, path, names, dev in jobs:
+        sums = by_tree.get(index)
+        if sums is None:
+            sums = by_tree[index] = _new_sums()
+            devices[index] = dev
+        spent += _scan_dir(path, names, dev, uid, recent, one_fs, sums)
+    for index, sums in by_tree.items():  # on into what they hold: no round trip per directory
+        subdirs, dev = sums[SUBDIRS], devices[index]
+        next_dir = 0
+        while next_dir < len(subdirs) and spent < budget:
+            spent += _scan_dir(subdirs[next_dir][0], None, dev, uid, recent, one_fs, sums)
+            next_dir += 1
+        sums[UNSCANNED] = next_dir
+    return list(by_tree.items())
 
 
 # --- from roots to entries ------------------------------------------------------------------------

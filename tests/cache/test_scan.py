@@ -116,16 +116,30 @@ def test_many_small_directories_go_to_workers_in_batches_with_the_same_totals(tm
         accepted = real_submit(self, job, arguments)
         if accepted:
             submitted.append(len(job))
-            assert all(names is None or len(names) <= 7 for _, names, _ in arguments[0])
+            assert all(names is None or len(names) <= 7 for _, _, names, _ in arguments[0])
         return accepted
 
     monkeypatch.setattr(scan_module.Workers, "submit", counted)
     monkeypatch.setattr(scan_module, "SERIAL_BUDGET", 10)
     monkeypatch.setattr(scan_module, "CHUNK", 7)
+    monkeypatch.setattr(scan_module, "WORKER_BUDGET", 0)  # each job its batch only: the queue stays long
     assert tree_stats([str(tmp_path / "c")], workers=2) == serial
     assert serial[0].files == 1240 and serial[0].allocated == du_bytes(tmp_path / "c")
-    assert submitted and max(submitted) == scan_module.BATCH  # a full batch while the queue is long
-    assert len(submitted) < sum(submitted) / 4  # far fewer jobs than directories
+    assert submitted and max(submitted) > 1  # batches of directories, however the two processes ran
+
+
+def test_a_batch_is_full_while_the_queue_is_long_and_a_chunk_is_a_batch_alone():
+    """How many directories a job carries is decided here, not by timing (under load the caller
+    may scan most directories itself, so counting a real pool's jobs is no test)."""
+    from collections import deque
+
+    long = deque((0, f"/c/d{i}", None, 1) for i in range(400))
+    assert len(scan_module._take(long, 2)) == scan_module.BATCH and len(long) == 400 - scan_module.BATCH
+    short = deque((0, f"/c/d{i}", None, 1) for i in range(5))
+    assert len(scan_module._take(short, 2)) == 1  # each worker gets work before one takes many
+    others = ((0, f"/c/d{i}", None, 1) for i in range(200))
+    mixed = deque([(0, "/c/a", None, 1), (0, "/c/big", ["f1", "f2"], 1), *others])
+    assert [job[1] for job in scan_module._take(mixed, 2)] == ["/c/a", "/c/big"]
 
 
 def test_a_worker_dying_mid_scan_changes_no_total(tmp_path, monkeypatch):
@@ -144,6 +158,62 @@ def test_a_worker_dying_mid_scan_changes_no_total(tmp_path, monkeypatch):
     monkeypatch.setattr(scan_module, "SERIAL_BUDGET", 10)
     monkeypatch.setattr(scan_module, "CHUNK", 7)
     assert tree_stats([str(tmp_path / "c")], workers=3) == serial
+
+
+@pytest.mark.parametrize("budget", [0, 5, 100_000])
+def test_a_worker_goes_on_into_what_its_directories_hold_with_the_same_totals(tmp_path, monkeypatch, budget):
+    """A worker stats on into the sub-directories its batch holds, up to WORKER_BUDGET names,
+    and hands the rest back (the caller queueing every directory kept the worker waiting): the
+    totals, kept files and the directories that stay are those of a serial scan, whatever the
+    budget; with room for the whole tree, one job per top directory."""
+    now = 2_000_000_000
+    for d in range(60):
+        for f in range(4):
+            write(str(tmp_path / "c" / f"g{d // 20}" / f"d{d}" / f"e{d % 3}" / f"f{f}"), b"x" * (f + d))
+    os.utime(tmp_path / "c" / "g1" / "d25" / "e1" / "f2", (now, now))  # the one recent file
+    write(str(tmp_path / "c" / "g2" / "d41" / "op_cache.ini"), b"[settings]")
+    serial = tree_stats([str(tmp_path / "c")], workers=1, recent_cutoff=now)
+    jobs: list[int] = []
+    real_submit = scan_module.Workers.submit
+
+    def counted(self, job, arguments):
+        accepted = real_submit(self, job, arguments)
+        if accepted:
+            jobs.append(len(job))
+        return accepted
+
+    monkeypatch.setattr(scan_module.Workers, "submit", counted)
+    monkeypatch.setattr(scan_module, "SERIAL_BUDGET", 1)
+    monkeypatch.setattr(scan_module, "WORKER_BUDGET", budget)
+    (split,) = tree_stats([str(tmp_path / "c")], workers=2, recent_cutoff=now)
+    assert split == serial[0]
+    assert (split.files, split.kept_files) == (241, 2) and split.allocated == du_bytes(tmp_path / "c")
+    assert [k.example.split("/c/", 1)[1] for k in split.kept] == ["g2/d41/op_cache.ini", "g1/d25/e1/f2"]
+    assert jobs  # the worker had its share
+
+
+def test_a_batch_goes_on_breadth_first_until_its_budget_and_says_what_is_left(tmp_path, monkeypatch):
+    for d in range(6):
+        for f in range(3):
+            write(str(tmp_path / "c" / f"d{d}" / f"e{d}" / f"f{f}"), b"x")
+    top = str(tmp_path / "c")
+    dev = os.lstat(top).st_dev
+    monkeypatch.setattr(scan_module, "_MOUNTS", frozenset())
+
+    def batch(budget):
+        ((index, sums),) = scan_module._scan_batch([(0, top, None, dev)], None, float("inf"), True, budget)
+        found = [p.split("/c/", 1)[1] for p, _ in sums[scan_module.SUBDIRS]]
+        return index, sums[scan_module.FILES], found, found[sums[scan_module.UNSCANNED] :]
+
+    tops = {f"d{d}" for d in range(6)}
+    index, files, found, left = batch(0)  # its jobs only
+    assert (index, files, set(found), set(left)) == (0, 0, tops, tops)
+    index, files, found, left = batch(8)  # the top's 6 names, then two of its directories (one name each)
+    went_into = tops - set(left)
+    assert files == 0 and len(went_into) == 2 and len(left) == 6
+    assert set(left) == (tops - went_into) | {f"{d}/e{d[1:]}" for d in went_into}
+    index, files, found, left = batch(float("inf"))
+    assert (files, left, len(found)) == (18, [], 12)  # alone: the whole tree in one call
 
 
 @pytest.mark.slow
