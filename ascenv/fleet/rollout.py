@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from ascenv import errors
+from ascenv.words import counted
 
 # a node's states
 PENDING = "pending"  # in a wave that has started, its step not (yet) reported
@@ -447,4 +448,4 @@ def _bench_verdict(doc: Mapping[str, Any], fail_over: float) -> tuple[str, str]:
         return FAIL, f"slower than the {against} by more than {limit}: {slower}"
     unsure = sum(1 for s in result.shapes if s.change.verdict == "inconclusive")
     tail = f" ({unsure} inconclusive)" if unsure else ""
-    return PASS, f"{len(result.shapes)} shape(s) within {limit} of the {against}{tail}"
+    return PASS, f"{counted(len(result.shapes), 'shape')} within {limit} of the {against}{tail}"
