@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from ascenv.bench.fingerprint import Difference, differences
 from ascenv.bench.records import Record, Run
 from ascenv.errors import UsageError
+from ascenv.words import counted
 
 MIN_SAMPLES = 3
 ROUNDS = 1000
@@ -132,9 +133,8 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float) -> Change:
     sa, sb = sorted(a), sorted(b)
     point = _median_of(sb) / _median_of(sa) - 1 if _median_of(sa) else 0.0
     if min(len(a), len(b)) < MIN_SAMPLES:
-        return Change(
-            "inconclusive", point, point, point, False, f"{min(len(a), len(b))} launch(es); {MIN_SAMPLES} needed"
-        )
+        fewest = counted(min(len(a), len(b)), "launch", "launches")
+        return Change("inconclusive", point, point, point, False, f"{fewest}; {MIN_SAMPLES} needed")
     low, high = _interval(sa, sb)
     if low > 0 and point > threshold:
         return Change("slower", point, low, high, True)

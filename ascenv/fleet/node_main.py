@@ -466,13 +466,10 @@ def _bench(spec, work):
     recipes = os.path.join(work, "recipe")  # <op>/kernel.toml, shipped by the controller
     if not os.path.isfile(os.path.join(recipes, op, "kernel.toml")):
         return {"baseline": run_data(baseline), "detail": f"the controller shipped no recipe of {op}"}
-    here = os.getcwd()
-    os.chdir(recipes)  # `bench run OP` finds OP/kernel.toml in its working directory
-    try:
-        code, out, err = _run(["bench", "run", op, "--target", "npu", "--build", spec["key"], "--store", store,
-                               "--format", "json"])  # fmt: skip
-    finally:
-        os.chdir(here)
+    recipe_dir = os.path.join(recipes, op)  # `bench run` takes OP as a directory holding kernel.toml
+    code, out, err = _run(
+        ["bench", "run", recipe_dir, "--target", "npu", "--build", spec["key"], "--store", store, "--format", "json"]
+    )
     found = {"baseline": run_data(baseline)}  # type: dict
     try:
         doc = json.loads(out)

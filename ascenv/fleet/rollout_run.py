@@ -16,6 +16,7 @@ from ascenv import errors, proc
 from ascenv.fleet import journal as journal_file
 from ascenv.fleet import playbook, results, rollout
 from ascenv.store import MANIFEST, Entry
+from ascenv.words import counted
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def run_rollout(
     if journal.runs and rollout.next_step(journal).kind != "stop":
         ended = playbook.end_runs(set(journal.runs))
         if ended:
-            tell(f"ended {ended} process(es) left by an earlier run of this rollout")
+            tell(f"ended {counted(ended, 'process', 'processes')} left by an earlier run of this rollout")
     while True:
         step = rollout.next_step(journal)
         if step.kind == "stop":
@@ -139,8 +140,13 @@ def node_payload(
     ``bench``, whether the node runs the bench gate's edge), and
     for apply the stored build, its manifest and outputs (what ``install`` verifies before it
     runs anything)."""
-    spec = {"action": action, "op": journal.op, "key": journal.key, "vendors": list(journal.vendors)}
-    spec["sweep"] = list(sweep)
+    spec = {
+        "action": action,
+        "op": journal.op,
+        "key": journal.key,
+        "vendors": list(journal.vendors),
+        "sweep": list(sweep),
+    }
     (work / "rollout.json").write_text(json.dumps({**spec, "clean_cache": clean_cache, "bench": bench}))
     payload = {"rollout.json": work / "rollout.json"}
     if action == "apply":
