@@ -6,7 +6,8 @@ holds: numpy >= 2 installed in the target Python), ruled out (``False``) only wh
 could look and found nothing wrong, and unknown (``None``) otherwise. The same cause named
 by several signatures is one entry with all their lines. Ranking: confirmed first, unknown next,
 ruled out last; inside each, causal lines before generic wrappers, then the earliest line in the
-log, then the signature table's weight.
+log, then the signature table's weight, raised by context lines (a ``boost`` signature: a JIT
+front-end named in the log makes "built for another CANN" the likelier reading of a kernel fault).
 """
 
 from __future__ import annotations
@@ -97,8 +98,11 @@ def rank(
     machine: Optional[Machine] = None,
 ) -> TriageResult:
     merged: dict[tuple, _Merged] = {}
+    boosts = [hit for hit in scan.hits if hit.signature.boost]
     for hit in scan.hits:
         sig = hit.signature
+        if sig.boost:
+            continue
         for rule in sig.causes:
             # one entry per cause name; "other" is as many causes as it has details
             key = (rule.cause, rule.detail if rule.cause == "other" else None)
@@ -120,6 +124,7 @@ def rank(
                 entry.packages.append(rule)
             if rule.warnings_confirm:
                 _extend(entry.warnings_confirm, rule.checks)
+    _apply_boosts(merged, boosts)
     causes = []
     for (cause, _), entry in merged.items():
         verdicts = _decide(entry, findings, snapshot, machine)
@@ -172,6 +177,21 @@ def rank(
         lines=scan.lines,
         binary=scan.binary,
     )
+
+
+def _apply_boosts(merged: dict[tuple, _Merged], boosts: Sequence) -> None:
+    """A context line (a JIT front-end named in the log) makes a cause another line names more
+    likely: its weight rises to the context rule's. It adds no cause and no quoted line (the
+    earliest-line order stays the causal lines' own); the context signature is listed with it."""
+    for hit in boosts:
+        sig = hit.signature
+        for rule in sig.causes:
+            entry = merged.get((rule.cause, rule.detail if rule.cause == "other" else None))
+            if entry is None or rule.weight <= entry.weight:
+                continue
+            entry.weight = rule.weight
+            _extend(entry.signatures, (sig.id,))
+            _extend(entry.source, sig.source)
 
 
 def _extend(target: list, items: Sequence) -> None:

@@ -69,6 +69,9 @@ class Signature:
     # a generic wrapper ("HCCL function error", "Segmentation fault") whose cause the lines around
     # it name: ranked after the causal lines even when it comes first
     wrapper: bool = False
+    # a context line, not a cause (a JIT front-end named in the log): it names no cause of its own;
+    # its cause rows raise the weight of those causes when another line of the log names them
+    boost: bool = False
 
     def matches(self, line: str) -> bool:
         if not any(literal in line for literal in self.literals):

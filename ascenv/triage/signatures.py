@@ -135,6 +135,7 @@ def load(directory: Optional[Path] = None, known_checks: Optional[set[str]] = No
             causes=causes,
             family=family,
             wrapper=bool(row.raw("wrapper", bool, False)),
+            boost=_boost(row, family),
         )
 
     signatures = reader.rows("signature", signature)
@@ -146,6 +147,13 @@ def load(directory: Optional[Path] = None, known_checks: Optional[set[str]] = No
             f"{directory.name}/{LAYERS_FILE}: missing (signature {family.id!r} is of family {family.family!r})"
         )
     return SignatureTable(signatures, layers)
+
+
+def _boost(row: Any, family: Optional[str]) -> bool:
+    boost = bool(row.raw("boost", bool, False))
+    if boost and family is not None:
+        raise row.fail("boost", "a context signature cannot be of a family (it names no cause itself)")
+    return boost
 
 
 def _linear_regex(row: Any, key: str, pattern: str) -> re.Pattern:

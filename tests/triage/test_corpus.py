@@ -54,7 +54,7 @@ OTHER_DETAIL = {
     "GE_TbeInitialize": "cann_python_not_importable",
     "bitsandbytes_cmake": "build_script_cann_path",
     "deepspeed_npu_async_io": "extension_incomplete",
-    "llama.cpp_cann_build": "not_recognised",  # a known miss (KNOWN_MISSES)
+    "llama.cpp_cann_build": "build_target_soc",  # a known miss (KNOWN_MISSES): ranked second
     "mindspeed_megatron": "data_pipeline",
     "mindspore_RuntimeError-json": "stale_cann_python_wheels",
     "mindspore_error-while-loading": "cann_runtime_only",
@@ -109,26 +109,22 @@ def top_matches(result: TriageResult, cause: str, detail: Optional[str]):
 # Labelled logs triage does not rank right (yet), each with why: the fraction test below fails
 # when one of them starts to pass (move it out) or another log starts to fail.
 KNOWN_MISSES = {
-    # only HCCL AICPU warnings (rpc read timeouts): nothing in the text names a driver/CANN pair,
-    # and no public source ties these warnings to one (searched: CANN/HCCL docs, issues)
+    # only HCCL AICPU warnings (the device-side "kfc" server's read timeouts): a stall seen from the
+    # device; the text names no driver/CANN pair, and no public source ties these warnings to one:
+    # a rank that failed first ranks first, the driver second (hccl-aicpu-timeout)
     "hccl_aicpu_kfc_ReadValidMsg-timeout-80s-warnings_DeepSeek-V3.2-CANN-8.3-on-driver-24.1_vllm-ascend-issue5468.txt",
-    # "int4b_t is not supported." reads like a SoC limit (Ascend C documents int4b_t for A2/A3/950
-    # only); the thread pins it on a llama.cpp regression: no public source for that kind
+    # "int4b_t is not supported." is Ascend C's per-product type check (documented: int4b_t is not
+    # on every SoC); the thread pins it on a llama.cpp regression with a SOC_TYPE set by hand: the
+    # build's target SoC vs the chip is not in the text (ascendc-type-unsupported lists both)
     "llama.cpp_cann_build_int4b_t-is-not-supported_manual-SOC_TYPE-or-unverified-gcc-regression-c18610b_llama.cpp-issue10517.txt",
-    # 507057 "SUSPECT REMOTE ERROR": a peer device's fault as often as a kernel's out-of-bounds
-    # access (aclError); not decidable from the text: the peer ranks' errors, which kernel faulted
-    "tilelang-ascend_RuntimeError-SUSPECT-REMOTE-ERROR-EE8888-rtGetDevMsg_JIT-kernels-built-without-adapt-triton-kernel-pass-on-CANN-8.5_tilelang-ascend-pr334.txt",
-    # 507033 "open device 1 failed" is a busy card as often; not decidable from the text: whether
-    # device 1 was given to the pod (its /dev/davinci* and ASCEND_RT_VISIBLE_DEVICES)
+    # 507033 "open device 1 failed" with E39007 is a busy or contended card as often (the device
+    # subprocess did not start); not decidable from the text: whether device 1 was given to the
+    # pod (its /dev/davinci* and ASCEND_RT_VISIBLE_DEVICES); the log names no pod, plugin or env
     "vllm_k8s-HAMi_SetDevice-507033-E39007-open-device-1-failed_pod-given-non-first-NPUs-without-ASCEND_RT_VISIBLE_DEVICES_HAMi-issue1894.txt",
 }
 # the known misses a rule of the message's kind still lists in the top three, saying what the text
 # cannot decide
-UNDECIDABLE = {
-    name
-    for name in KNOWN_MISSES
-    if name.startswith(("tilelang-ascend_RuntimeError-SUSPECT", "vllm_k8s-HAMi_SetDevice-507033"))
-}
+UNDECIDABLE = set(KNOWN_MISSES)
 RANKED = sorted(set(LABELS) - KNOWN_MISSES)
 
 

@@ -327,3 +327,145 @@ def test_the_literal_set_names_the_same_candidates_as_one_in_per_literal():
         assert table.candidates(line) == plain.candidates(line), line
     if importlib.util.find_spec("re2") is not None:
         assert table._literal_set is not None
+
+
+# --- a kernel that faulted on this device (issue #24: tilelang-ascend#334's kind), a JIT front-end
+# as context, HCCL's device-side timeouts, Ascend C's per-product types: three variants each, none
+# from the corpus, and the other cause's log still ranked to the other cause
+
+ESC = "\x1b"
+TRITON_FRAME = (
+    '  File "/usr/local/lib/python3.11/site-packages/triton/backends/ascend/driver.py", line 310, in __call__\n'
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{ESC}[33m(Worker_TP1 pid=55){ESC}[0m WARNING: there might be a device assert failure or timeout.\n"
+        "RuntimeError: ACL stream synchronize failed, error code is 507057\n",
+        "内核执行失败：device-side assert triggered in kernel add_kernel_0d1d2d\n",
+        "[2026-02-10 10:11:12.123+08:00] [4321] [ERROR] [model] Device assert failed in fused_rope, stream 3\n",
+    ],
+)
+def test_a_device_assert_names_a_kernel_not_shipped_with_cann_first(text):
+    causes, summaries = _ranked(text)
+    assert causes[0][0] == "framework_build_mismatch", causes
+    assert ("other", causes[1][1]) == causes[1] and causes[1][1].startswith("kernel_fault"), causes
+    assert "not decidable from the text" in summaries
+
+
+def test_a_remote_error_without_a_local_fault_is_still_the_peer_first():
+    # the negative: a multi-device job whose peer failed, no assert or kernel exception here
+    causes, _ = _ranked(
+        "[rank2]: RuntimeError: SUSPECT REMOTE ERROR, EE8888: Inner Error!\n"
+        "[rank2]: rtStreamSynchronize execute failed, reason=[suspect remote error]\n"
+        "  tl.device_assert(pid >= 0)  # a source line quoted in the traceback is no assert failure\n"
+    )
+    assert causes[0] == ("other", causes[0][1]) and causes[0][1].startswith("peer_device_fault"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: ACL stream synchronize failed, error code:507035\n",
+        "算子执行异常：Kernel task happen error, retCode=0x26, [aicore exception].\n",
+        f"{ESC}[31m(EngineCore pid=8) [Error]: The vector core execution is abnormal.{ESC}[0m\n",
+    ],
+)
+def test_a_kernel_exception_alone_is_a_kernel_fault_first(text):
+    causes, summaries = _ranked(text)
+    assert [c for c, _ in causes[:2]] == ["other", "framework_build_mismatch"], causes
+    assert causes[0][1].startswith("kernel_fault") and "not decidable from the text" in summaries
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        TRITON_FRAME + "RuntimeError: NPU function error: error code is 507015\n",
+        "(Worker_TP0 pid=12) INFO compiling with torch_npu/_inductor ...\n"
+        "(Worker_TP0 pid=12) ERROR there is an exception of aivec error, core id is 3\n",
+        # the JIT front-end after the fault, and a remote error instead of a kernel exception
+        "RuntimeError: SUSPECT REMOTE ERROR, EE8888: Inner Error!\n"
+        '  File "/opt/tilelang-ascend/tilelang/jit/adapter/npu.py", line 88, in run\n',
+    ],
+)
+def test_a_jit_front_end_in_the_log_ranks_the_build_for_another_cann_first(text):
+    causes, _ = _ranked(text)
+    assert causes[0][0] == "framework_build_mismatch", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bishengir-compile --target=Ascend910B3 kernel.ttadapter.mlir -o kernel.o\n",
+        TRITON_FRAME,
+        # a cause of another kind in a triton-ascend log keeps its rank: the context raises only
+        # a build for another CANN
+        TRITON_FRAME + "OSError: [Errno 28] No space left on device: '/root/.triton/cache/ab/kernel.o'\n",
+    ],
+)
+def test_a_jit_front_end_alone_names_no_cause(text):
+    causes, _ = _ranked(text)
+    assert "framework_build_mismatch" not in [c for c, _ in causes], causes
+
+
+HCCL_AICPU = [
+    "[WARNING] HCCL(1201,aicpu_scheduler):2026-03-02-10:00:01.000.001 [aicpu_kfc_rpc_server.cc:412] "
+    "[1210][AicpuKfcRpcServer][ReadAddrMsg] ReadValidMsg[3] timeout 120s\n",
+    "通信超时告警：[aicpu_kfc_process.cc:90] AicpuKfc wait host msg timed out\n",
+    f"{ESC}[33m[WARNING]{ESC}[0m HCCL(77,aicpu_scheduler): [aicpu_kfc_utils.cc:201] recv TimeOut 1800 s\n",
+]
+
+
+@pytest.mark.parametrize("text", HCCL_AICPU)
+def test_hccl_aicpu_timeouts_list_the_driver_without_deciding(text):
+    causes, summaries = _ranked(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("collective_stall"), causes
+    assert "driver_cann_mismatch" in [c for c, _ in causes[:3]], causes
+    assert "not decidable from the text" in summaries
+
+
+def test_hccl_aicpu_lines_without_a_timeout_name_nothing():
+    causes, _ = _ranked("[WARNING] HCCL(9,aicpu_scheduler): [aicpu_kfc_utils.cc:397] ErrToWarn: SendMsg[0]: 18,0,0x0\n")
+    assert causes == [], causes
+
+
+def test_hccl_aicpu_timeout_driver_ruled_out_on_a_healthy_machine(tmp_path):
+    import io
+
+    from ascenv import compat
+    from ascenv.triage import load as load_table
+    from ascenv.triage import triage
+    from tests.triage.machines import machine
+
+    table = load_table(known_checks=set(load_checks()))
+    result = triage(io.BytesIO(HCCL_AICPU[0].encode()), machine(None, tmp_path), compat.load(), table)
+    driver = next(c for c in result.causes if c.cause == "driver_cann_mismatch")
+    assert driver.confirmed is False and result.causes[-1] is driver, [(c.cause, c.confirmed) for c in result.causes]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'kernel_operator.h:120: error: static_assert failed: "fp8_e4m3fn_t is not supported."\n',
+        "编译失败：hifloat8_t not supported，当前 SOC_VERSION=Ascend910B3\n",
+        "[ 45%] Building CCE object ops/quant.cpp.o\n"
+        "/src/ops/quant.cpp:12: error: int4x2_t unsupported for this target\n",
+    ],
+)
+def test_an_ascendc_type_the_target_lacks_lists_the_soc_and_the_build_target(text):
+    causes, summaries = _ranked(text)
+    assert [c for c, _ in causes[:2]] == ["soc_unsupported", "other"], causes
+    assert causes[1][1].startswith("build_target_soc") and "not decidable from the text" in summaries
+
+
+def test_an_ascendc_type_named_without_a_failure_is_nothing():
+    causes, _ = _ranked("using Int4 = AscendC::int4b_t;  // int4b_t is supported on Ascend950\n")
+    assert causes == [], causes
+
+
+def test_a_context_signature_cannot_be_of_a_family(tmp_path):
+    bad = GOOD.replace('summary = "s"', 'summary = "s"\nboost = true\nfamily = "memory"')
+    with pytest.raises(errors.DataFileError, match=r"signature\[0\]\.boost: a context signature cannot be of a family"):
+        load(write(tmp_path, bad), known_checks={"ASC-NPU-SMI"})
