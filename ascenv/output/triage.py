@@ -66,6 +66,7 @@ def _cause_json(c: Cause) -> dict[str, Any]:
         "weight": c.weight,
         "signatures": list(c.signatures),
         "source": list(c.source),
+        "context": [_line_json(g) for g in c.context],
     }
 
 
@@ -132,6 +133,8 @@ def human(out: Output, result: TriageResult, name: str) -> None:
         con.print(f"\n{_MARK[c.confirmed]} [bold]{i}. {safe(title)}[/]  [dim]({c.layer})[/]  {safe(verdict)}")
         for g in c.lines:
             con.print(f"      log:     {safe(g.text)}[dim]{_repeat(g)}[/]")
+        for g in c.context:
+            con.print(f"      context: {safe(g.text)}[dim]{_repeat(g)}[/]")
         for v in c.verdicts:
             con.print(f"      machine: {v.check} {v.verdict}: {safe(v.reason)}")
         if c.checks:

@@ -246,6 +246,7 @@ def doc_triage(b: Builder) -> dict:
             "lines": arr(_line_group()),
             "verdicts": arr(obj({"check": S, "verdict": S, "reason": S})),
             **b.pick(Cause, "signatures", "source"),
+            "context": arr(_line_group()),
         }
     )
     signature = obj(

@@ -40,6 +40,8 @@ class Cause:
     fix: str
     signatures: tuple[str, ...]
     source: tuple[str, ...]
+    # lines that raised this cause without naming it (a JIT front-end in the log: a boost signature)
+    context: tuple[LineGroup, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class _Merged:
         self.details: list[str] = []
         self.signatures: list[str] = []
         self.source: list[str] = []
+        self.raised_by: list[LineGroup] = []  # the context lines that raised its weight
         self.wrapper = True  # until a signature that is not a wrapper names it
 
 
@@ -148,6 +151,7 @@ def rank(
                 fix=entry.rule.fix,
                 signatures=tuple(entry.signatures),
                 source=tuple(entry.source),
+                context=tuple(entry.raised_by),
             )
         )
     order = {True: 0, None: 1, False: 2}
@@ -190,6 +194,7 @@ def _apply_boosts(merged: dict[tuple, _Merged], boosts: Sequence) -> None:
             if entry is None or rule.weight <= entry.weight:
                 continue
             entry.weight = rule.weight
+            _extend(entry.raised_by, hit.groups[:1])
             _extend(entry.signatures, (sig.id,))
             _extend(entry.source, sig.source)
 

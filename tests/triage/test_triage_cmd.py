@@ -236,3 +236,25 @@ def test_no_signature_on_a_machine_without_a_stack_says_there_is_nothing_to_judg
         assert code == 0, err
         assert "has no Ascend stack to judge" in said and "--from SNAPSHOT" in said, said
         assert "nothing wrong" not in said
+
+
+def test_a_context_line_is_shown_with_the_cause_it_raised(tmp_path):
+    # a JIT front-end's frame (jit-frontend, a boost signature) raises "built for another CANN"
+    # for a kernel fault it does not itself quote: both outputs say which line raised it
+    log, empty = tmp_path / "jit.log", tmp_path / "empty-root"
+    empty.mkdir()
+    log.write_text(
+        '  File "/opt/py/site-packages/triton/backends/ascend/compiler.py", line 9, in make_npubin\n'
+        "[ERROR] RUNTIME: aicore exception on stream 2, error code 507015\n",
+        encoding="utf-8",
+    )
+    code, out, _ = run_cli(["triage", str(log), "--root", str(empty), "--format", "json"], {})
+    top = json.loads(out)["causes"][0]
+    assert top["cause"] == "framework_build_mismatch", top
+    assert [g["line"] for g in top["context"]] == [1] and [g["line"] for g in top["lines"]] == [2]
+    code, out, _ = run_cli(["triage", str(log), "--root", str(empty)], {})
+    assert "context: File" in out and "compiler.py" in out
+    # without the front-end the kernel's own fault is first and no cause lists a context line
+    log.write_text("[ERROR] RUNTIME: aicore exception on stream 2, error code 507015\n", encoding="utf-8")
+    causes = json.loads(run_cli(["triage", str(log), "--root", str(empty), "--format", "json"], {})[1])["causes"]
+    assert causes[0]["cause"] == "other" and all(c["context"] == [] for c in causes)
