@@ -457,6 +457,47 @@ def parse_product_ops_list(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
+INSTALL_GUIDE_OPS = re.compile(r"^hiascend-cann-.+-instg_0093-conda-ops\.zh\.md$")
+_CONDA_INSTALL = re.compile(r"^conda install ascend::cann-(?P<chip>[0-9A-Za-z]+)-ops==(?P<version>\S+)$")
+
+
+def parse_install_guide_ops(text: str, name: str = "install guide") -> list[tuple[str, str, str]]:
+    """(CANN release, compute unit, run package name) from a CANN install guide's 表1 安装ops算子包
+    (instg_0093, Conda在线安装) as served: a product type on its own line (``Atlas 200I/500 A2 推理产品``),
+    then its command ``conda install ascend::cann-310b-ops==9.0.0.beta.2``. The run package is the
+    conda name with the Ascend- prefix, as the guide's own package list names it
+    (``Ascend-cann-<chip_type>-ops``, instg_0054; cann-a3-ops → Ascend-cann-A3-ops). A command cut
+    before its version names nothing; a command without a product above it, or of another chip
+    than its product's, is refused."""
+    found: list[tuple[str, str, str]] = []
+    product: Optional[str] = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("Atlas ") or line.startswith("Ascend "):
+            product = line
+            continue
+        match = _CONDA_INSTALL.match(line)
+        if match is None:
+            continue
+        chip = match["chip"].lower()
+        if product is None:
+            raise SystemExit(f"{name}: {line!r} has no product type above it")
+        unit = next((u for pattern, u in _PRODUCT_UNITS if re.search(pattern, product)), None)
+        if unit is None:
+            raise SystemExit(f"{name}: product {product!r} has no known compute unit")
+        if _CHIP_UNITS.get(chip) != unit:
+            raise SystemExit(f"{name}: {product} ({unit}) is given cann-{match['chip']}-ops, a package of chip {chip}")
+        row = (
+            canonical(match["version"], line=ProductLine.CANN),
+            unit,
+            f"Ascend-cann-{'A3' if chip == 'a3' else chip}-ops",
+        )
+        if row not in found:
+            found.append(row)
+        product = None
+    return found
+
+
 def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[list[dict[str, Any]], list[str]]:
     """One row per CANN release and compute unit; every listing that names it adds its source.
     Listings naming different packages for one release and unit become one row per name with
@@ -486,12 +527,15 @@ def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[
 
 def ops_block(saved: dict[str, Saved]) -> tuple[str, list[str]]:
     """The [[ops_packages]] rows of cann.toml from the conda channel's listing, the packages the
-    official CANN images install and a CANN install step's per-product list."""
+    official CANN images install, a CANN install step's per-product list and the install guides'
+    per-product ops tables."""
     listings = [(saved[CONDA_LISTING], parse_conda_listing(saved[CONDA_LISTING].text))]
     if CANN_IMAGE_OPS in saved:
         listings.append((saved[CANN_IMAGE_OPS], parse_image_ops_packages(saved[CANN_IMAGE_OPS].text)))
     if PRODUCT_OPS in saved:
         listings.append((saved[PRODUCT_OPS], parse_product_ops_list(saved[PRODUCT_OPS].text)))
+    for name in sorted(n for n in saved if INSTALL_GUIDE_OPS.match(n)):
+        listings.append((saved[name], parse_install_guide_ops(saved[name].text, name)))
     rows, conflicts = ops_rows(listings)
     out = [OPS_BEGIN]
     for row in rows:

@@ -343,6 +343,7 @@ def test_ops_package_rows_are_generated_with_their_source() -> None:
         "compat/sources/conda-ascend-channel-listing.md",
         "compat/sources/cann-container-image-ops-packages.txt",
         "compat/sources/hicann-asc-tools-quick_start-ops.zh.md",
+        "compat/sources/hiascend-cann-9.0.0-instg_0093-conda-ops.zh.md",
     ]
     assert rows["9.0.1"].package == "Ascend-cann-950-ops" and rows["9.0.1"].provenance.status is Status.DOCUMENTED
     assert "cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9" in rows["9.0.1"].provenance.source[0]
@@ -474,6 +475,65 @@ def test_a_product_line_not_in_the_copy(line, expected) -> None:
 def test_a_product_line_that_does_not_add_up_is_refused(line, message) -> None:
     with pytest.raises(SystemExit, match=message):
         tool.parse_product_ops_list(line + "\n")
+
+
+def test_the_install_guides_ops_table_names_each_products_package() -> None:
+    found = tool.parse_install_guide_ops(_saved("hiascend-cann-8.5.0-instg_0093-conda-ops.zh.md").text)
+    assert found == [
+        ("8.5.0", "ascend910_93", "Ascend-cann-A3-ops"),  # Atlas A3 系列产品: cann-a3-ops
+        ("8.5.0", "ascend910b", "Ascend-cann-910b-ops"),
+        ("8.5.0", "ascend910", "Ascend-cann-910-ops"),
+        ("8.5.0", "ascend310p", "Ascend-cann-310p-ops"),  # served as cann-310P-ops
+        ("8.5.0", "ascend310b", "Ascend-cann-310b-ops"),  # Atlas 200I/500 A2 推理产品
+    ]
+    beta = tool.parse_install_guide_ops(_saved("hiascend-cann-9.0.0.beta2-instg_0093-conda-ops.zh.md").text)
+    assert ("9.0.0.beta2", "ascend310b", "Ascend-cann-310b-ops") in beta and len(beta) == 5
+    # the 9.0.0 copy ends inside its 310B command: that row names nothing
+    cut = tool.parse_install_guide_ops(_saved("hiascend-cann-9.0.0-instg_0093-conda-ops.zh.md").text)
+    assert [unit for _, unit, _ in cut] == ["ascend950", "ascend910_93", "ascend910b", "ascend910", "ascend310p"]
+
+
+def test_the_310b_ops_rows_carry_the_install_guide_as_their_source() -> None:
+    rows = {str(p.cann): p for p in compat.load(SHIPPED).ops_packages if p.compute_unit == "ascend310b"}
+    assert sorted(rows) == ["8.5.0", "9.0.0", "9.0.0.beta2"]
+    assert any("canncommercial/850/softwareinst/instg/instg_0093" in s for s in rows["8.5.0"].provenance.source)
+    assert rows["8.5.0"].package == "Ascend-cann-310b-ops" and rows["8.5.0"].provenance.status is Status.DOCUMENTED
+
+
+@pytest.mark.parametrize(
+    "table, expected",
+    [
+        # rows and releases the saved copies do not hold
+        (
+            "Atlas 200I/500 A2 推理产品\n\n1\nconda install ascend::cann-310b-ops==9.1.0",
+            [("9.1.0", "ascend310b", "Ascend-cann-310b-ops")],
+        ),
+        (
+            "Atlas 350 加速卡\n1\nconda install ascend::cann-950-ops==9.1.0.beta.3",
+            [("9.1.0.beta3", "ascend950", "Ascend-cann-950-ops")],
+        ),
+        (
+            "Atlas A3 系列产品\n1\nconda install ascend::cann-A3-ops==9.2.0",
+            [("9.2.0", "ascend910_93", "Ascend-cann-A3-ops")],
+        ),
+        ("Atlas 推理系列产品\n1\nconda install ascend::cann-310p", []),  # cut before its version
+    ],
+)
+def test_an_install_guide_ops_row_not_in_the_copies(table, expected) -> None:
+    assert tool.parse_install_guide_ops("表1 安装ops算子包\n" + table + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ("Atlas A2 系列产品\n1\nconda install ascend::cann-310b-ops==9.0.0", "a package of chip 310b"),
+        ("Atlas 900 超节点\n1\nconda install ascend::cann-a3-ops==9.0.0", "'Atlas 900 超节点' has no known"),
+        ("产品类型\n1\nconda install ascend::cann-a3-ops==9.0.0", "no product type above it"),
+    ],
+)
+def test_an_install_guide_ops_row_that_does_not_add_up_is_refused(table, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_install_guide_ops(table + "\n")
 
 
 def test_listings_naming_two_packages_for_one_release_are_a_conflict_with_both_sources() -> None:

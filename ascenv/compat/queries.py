@@ -79,29 +79,49 @@ class Matrix:
     def ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status]]:
         """The kernels/ops package of a compute unit for a CANN release, most certain first: the
         release row's documented name; the package listings' (``[[ops_packages]]``: the conda
-        channel, the official CANN images' Dockerfiles), CONFLICT when they name two; the release
-        row's inferred name; else (INFERRED) the name the nearest release of the same packaging
-        gives it, older first (from 8.5 on Ascend-cann-<chip>-ops, before that
-        Ascend-cann-kernels-<chip>: CANN 8.5.0 release note)."""
+        channel, the official CANN images' Dockerfiles, the install guides' ops tables), CONFLICT
+        when they name two; the release row's inferred name; else (INFERRED) the name the nearest
+        release of the same packaging gives it, documented names before inferred ones, older first
+        (from 8.5 on Ascend-cann-<chip>-ops, before that Ascend-cann-kernels-<chip>: CANN 8.5.0
+        release note)."""
+        found = self._ops_package(cann, compute_unit)
+        return (found[0], found[1]) if found else None
+
+    def ops_package_basis(self, cann: str | AscendVersion, compute_unit: str) -> Optional[str]:
+        """Where an INFERRED package name comes from (the release whose naming it follows and that
+        row's first source); None when the name is documented, in conflict or unknown."""
+        found = self._ops_package(cann, compute_unit)
+        return found[2] if found and found[1] is Status.INFERRED else None
+
+    def _ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status, str]]:
         wanted = _cann(cann).commercial()
         release = self.cann_release(wanted)
         found = release.package_for(compute_unit) if release else None
         if found and found[1] is not Status.INFERRED:
-            return found
+            return found[0], found[1], ""
         listed = [p for p in self.ops_packages if p.cann == wanted and p.compute_unit == compute_unit]
         if listed:
             names = {p.package for p in listed}
             status = Status.CONFLICT if len(names) > 1 else listed[0].provenance.status
-            return listed[0].package, status
-        if found:
-            return found
+            return listed[0].package, status, ""
+        if found and release is not None:
+            return found[0], found[1], _inferred_row(release)
         same_scheme = [r for r in self.cann_releases if (r.version.release >= (8, 5)) == (wanted.release >= (8, 5))]
         older = sorted((r for r in same_scheme if r.version < wanted), key=lambda r: r.version, reverse=True)
         newer = sorted((r for r in same_scheme if r.version > wanted), key=lambda r: r.version)
-        for other in older + newer:
-            named = other.package_for(compute_unit)
+        # the nearest release that documents the name first, then one whose own name is inferred
+        named_by = [(r, r.package_for(compute_unit)) for r in older + newer]
+        ordered = [p for p in named_by if p[1] and p[1][1] is not Status.INFERRED] + [
+            p for p in named_by if p[1] and p[1][1] is Status.INFERRED
+        ]
+        for other, named in ordered:
             if named:
-                return named[0], Status.INFERRED
+                said = (
+                    f"the naming of compat/cann.toml's CANN {other.version} row (first source {other.provenance.url})"
+                    if named[1] is not Status.INFERRED
+                    else f"the naming of {_inferred_row(other)}"
+                )
+                return named[0], Status.INFERRED, said
         return None
 
     def compiler_version(self, cann: str | AscendVersion) -> Optional[CompilerVersion]:
@@ -330,6 +350,12 @@ class Matrix:
 
 
 _GRADE_ORDER = {g: i for i, g in enumerate(TorchNpuFitGrade)}
+
+
+def _inferred_row(release: CannRelease) -> str:
+    """A release row whose package names are themselves inferred, with what it says about it."""
+    said = release.provenance.notes[0] if release.provenance.notes else release.provenance.url
+    return f"compat/cann.toml's CANN {release.version} row ({said.rstrip('.')})"
 
 
 def soc_version_for_npu_smi(
