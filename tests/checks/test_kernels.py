@@ -242,3 +242,19 @@ def test_an_inferred_310b_package_name_says_where_it_comes_from(cann, basis):
 def test_a_documented_package_name_carries_no_inference_note():
     (f,) = findings_of(a950_host("9.1.0"), "ASC-KERNELS-SOC", shipped_matrix())
     assert f.expected.endswith("from Ascend-cann-950-ops") and "inferred" not in f.expected
+
+
+@pytest.mark.parametrize("device", ["0xd105", "0xd107"])
+def test_the_310b_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name(device):
+    # an Atlas 200I A2 module in EP mode (ascend-deployer 26.0.0 card_map: 0xd105/0xd107 → A200i-a2 → a310b)
+    install = model.CannInstall(path="/usr/local/Ascend/cann-8.5.0", kind="cann", version="8.5.0", arch="aarch64")
+    snap = replace(
+        a2_host(),
+        npu__chips=(),
+        devices__pci=(model.PciDevice("0000:01:00.0", "0x19e5", device, "0x19e5", None),),
+        cann__installs=(install,),
+        cann__active=install.path,
+    )
+    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.title == "CANN 8.5.0 has no kernels for ascend310b"
+    assert f.fix == "./Ascend-cann-310b-ops_8.5.0_linux-aarch64.run --install"
