@@ -51,6 +51,7 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
                 "github:sgl-project/sglang@",
                 "github:hicann/asc-tools@",
                 "METADATA and WHEEL of torch-npu wheels",
+                "WHEEL tags of triton-ascend wheels",
                 "ascend-deployer 26.0.0 wheel",
             )
         )
@@ -695,6 +696,95 @@ def test_stack_rows_carry_their_sources_and_a_new_copy_is_reported(data: Path) -
     policy.write_text(text.replace(row, new + row, 1))
     update = tool.regenerate(data)
     assert any(line.startswith('add      stacks [[vllm_ascend]] version = "0.24.0"') for line in update.report)
+
+
+def test_the_triton_ascend_wheels_on_the_index_give_its_glibc_floor() -> None:
+    assert tool.parse_wheel_glibc(_saved(tool.TRITON_WHEELS).text) == [("3.2.0", "2.27")]
+    (row,) = [f for f in compat.load(SHIPPED).glibc_floors if str(f.version) == "3.2.0"]
+    assert row.glibc == "2.27" and row.provenance.status is Status.DOCUMENTED
+    assert [s.split("(saved: ")[1].split(",")[0] for s in row.provenance.source] == [
+        "compat/sources/triton-ascend-release_note.en.md",  # "glibc 2.27+"
+        "compat/sources/triton-ascend-wheel-metadata.json",  # manylinux_2_27 wheels
+    ]
+
+
+def _wheels(*files: tuple[str, str]) -> str:
+    return json.dumps({"wheels": [{"version": v, "file": f} for v, f in files]})
+
+
+@pytest.mark.parametrize(
+    "files, floors",
+    [
+        # releases and tags the saved copy does not hold
+        ((("3.3.0", "triton_ascend-3.3.0-cp312-cp312-manylinux_2_28_aarch64.whl"),), [("3.3.0", "2.28")]),
+        (
+            (
+                ("3.2.1", "triton_ascend-3.2.1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"),
+                ("3.2.1", "triton_ascend-3.2.1-cp312-cp312-manylinux_2_27_aarch64.whl"),
+            ),
+            [("3.2.1", "2.27")],
+        ),
+        ((("3.4.0rc1", "triton_ascend-3.4.0rc1-cp313-cp313-manylinux_2_34_x86_64.whl"),), [("3.4.0rc1", "2.34")]),
+    ],
+)
+def test_a_wheel_listing_not_in_the_copy(files, floors) -> None:
+    assert tool.parse_wheel_glibc(_wheels(*files)) == floors
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ((("3.2.0", "triton_ascend-3.2.0-cp311-cp311-linux_x86_64.whl"),), "has no manylinux_X_Y tag"),
+        (
+            (
+                ("3.2.0", "triton_ascend-3.2.0-cp311-cp311-manylinux_2_27_x86_64.whl"),
+                ("3.2.0", "triton_ascend-3.2.0-cp311-cp311-manylinux_2_31_aarch64.whl"),
+            ),
+            "need different glibc \\(2.27, 2.31\\)",
+        ),
+    ],
+)
+def test_a_wheel_listing_that_does_not_add_up_is_refused(files, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_wheel_glibc(_wheels(*files))
+
+
+def test_wheels_that_contradict_the_release_note_are_a_glibc_conflict_and_the_lower_floor_is_judged(
+    data: Path,
+) -> None:
+    copy = data / "sources" / tool.TRITON_WHEELS
+    copy.write_text(copy.read_text(encoding="utf-8").replace("manylinux_2_27_aarch64", "manylinux_2_31_aarch64"))
+    copy.write_text(copy.read_text(encoding="utf-8").replace("manylinux_2_27_x86_64", "manylinux_2_31_x86_64"))
+    update = tool.regenerate(data)
+    # manylinux_2_31_<arch>.manylinux_2_28_<arch>: the lowest tag, 2.28, is the wheels' floor
+    assert 'add      stacks [[glibc_floor]] package = "triton-ascend" version = "3.2.0" glibc = "2.28" (conflict)' in (
+        update.report
+    )
+    (data / "stacks.toml").write_text(update.stacks_toml, encoding="utf-8")
+    matrix = compat.load(data)
+    rows = [f for f in matrix.glibc_floors if str(f.version) == "3.2.0"]
+    assert sorted(r.glibc for r in rows) == ["2.27", "2.28"]
+    assert {r.provenance.status for r in rows} == {Status.CONFLICT}
+    assert "glibc 2.28" in next(r for r in rows if r.glibc == "2.27").provenance.conflict
+    # the check judges the lower floor: on glibc 2.27 the disputed 2.28 is no error
+    from tests.checks.test_stack import _dist, host
+
+    snap = host("8.5.0", _dist("triton-ascend", "3.2.0"), glibc="2.27")
+    assert [f.severity.value for f in findings_of(snap, "ASC-STACK-TRITON", matrix)][0] == "ok"
+    snap = host("8.5.0", _dist("triton-ascend", "3.2.0"), glibc="2.26")
+    assert "triton-ascend 3.2.0 needs glibc 2.27" in [f.title for f in findings_of(snap, "ASC-STACK-TRITON", matrix)]
+
+
+def test_check_fails_when_only_a_rows_sources_differ(data: Path, monkeypatch, capsys) -> None:
+    stacks = data / "stacks.toml"
+    text = stacks.read_text(encoding="utf-8")
+    wheel_source = next(line for line in text.splitlines() if "triton-ascend-wheel-metadata.json" in line)
+    stacks.write_text(text.replace(wheel_source + "\n", "", 1), encoding="utf-8")
+    monkeypatch.setattr(tool, "DATA", data)
+    assert tool.main(["--check"]) == 1
+    assert 'change   stacks [[glibc_floor]] package = "triton-ascend" version = "3.2.0" glibc = "2.27"' in (
+        capsys.readouterr().out
+    )
 
 
 def test_sglang_npu_dockerfile_fills_its_args_and_names_its_wheels():
