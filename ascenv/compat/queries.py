@@ -273,12 +273,13 @@ class Matrix:
         has_pairing = row.cann is not None or (row.pta is not None and any(w.covers_pta(row.pta) for w in self.windows))
         newest = max((r.version for r in self.cann_releases), default=None)
         if newest is not None and cann > newest:
-            return TorchNpuFit(row, TorchNpuFitGrade.NEWER_THAN_DATA, cann=cann, nearest=self._pairings_of(row))
-        nearest = self._pairings_of(row) if has_pairing else self._nearest_rows(row)
+            return TorchNpuFit(row, TorchNpuFitGrade.NEWER_THAN_DATA, cann=cann, nearest=self._pairings_of(row, cann))
+        nearest = self._pairings_of(row, cann) if has_pairing else self._nearest_rows(row)
         return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN, cann=cann, nearest=nearest)
 
-    def _pairings_of(self, row: TorchNpuRelease) -> tuple[str, ...]:
-        """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA."""
+    def _pairings_of(self, row: TorchNpuRelease, near: AscendVersion) -> tuple[str, ...]:
+        """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA,
+        nearest to the CANN asked about first (a family 8.5.X stands at 8.5.0; ties: the newer)."""
         found = [f"CANN {row.cann} ({'validated' if row.provenance.status is Status.DOCUMENTED else 'inferred'})"]
         found = found if row.cann is not None else []
         listed = dict.fromkeys(
@@ -291,7 +292,7 @@ class Matrix:
             for text in w.cann_text
         )
         if listed:
-            found.append("CANN " + "/".join(listed) + " (published tables)")
+            found.append("CANN " + "/".join(_nearest_first(list(listed), near)) + " (published tables)")
         return tuple(dict.fromkeys(found))
 
     def _nearest_rows(self, row: TorchNpuRelease, count: int = 3) -> tuple[str, ...]:
@@ -350,6 +351,24 @@ class Matrix:
 
 
 _GRADE_ORDER = {g: i for i, g in enumerate(TorchNpuFitGrade)}
+
+
+def _nearest_first(texts: list[str], near: AscendVersion) -> list[str]:
+    """CANN versions as a table writes them, by how many of them lie between each and ``near``."""
+
+    def at(text: str) -> AscendVersion:
+        return _cann(text[:-2] + ".0" if text.upper().endswith(".X") else text)
+
+    ordered = sorted(texts, key=at)
+    below = [t for t in ordered if at(t) < near]
+    above = [t for t in ordered if at(t) >= near]
+    out: list[str] = []
+    while below or above:  # one step away on each side in turn, the newer side first
+        if above:
+            out.append(above.pop(0))
+        if below:
+            out.append(below.pop())
+    return out
 
 
 def _inferred_row(release: CannRelease) -> str:
