@@ -457,6 +457,47 @@ def parse_product_ops_list(text: str) -> list[tuple[str, str, str]]:
     return found
 
 
+INSTALL_GUIDE_OPS = re.compile(r"^hiascend-cann-.+-instg_0093-conda-ops\.zh\.md$")
+_CONDA_INSTALL = re.compile(r"^conda install ascend::cann-(?P<chip>[0-9A-Za-z]+)-ops==(?P<version>\S+)$")
+
+
+def parse_install_guide_ops(text: str, name: str = "install guide") -> list[tuple[str, str, str]]:
+    """(CANN release, compute unit, run package name) from a CANN install guide's 表1 安装ops算子包
+    (instg_0093, Conda在线安装) as served: a product type on its own line (``Atlas 200I/500 A2 推理产品``),
+    then its command ``conda install ascend::cann-310b-ops==9.0.0.beta.2``. The run package is the
+    conda name with the Ascend- prefix, as the guide's own package list names it
+    (``Ascend-cann-<chip_type>-ops``, instg_0054; cann-a3-ops → Ascend-cann-A3-ops). A command cut
+    before its version names nothing; a command without a product above it, or of another chip
+    than its product's, is refused."""
+    found: list[tuple[str, str, str]] = []
+    product: Optional[str] = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("Atlas ") or line.startswith("Ascend "):
+            product = line
+            continue
+        match = _CONDA_INSTALL.match(line)
+        if match is None:
+            continue
+        chip = match["chip"].lower()
+        if product is None:
+            raise SystemExit(f"{name}: {line!r} has no product type above it")
+        unit = next((u for pattern, u in _PRODUCT_UNITS if re.search(pattern, product)), None)
+        if unit is None:
+            raise SystemExit(f"{name}: product {product!r} has no known compute unit")
+        if _CHIP_UNITS.get(chip) != unit:
+            raise SystemExit(f"{name}: {product} ({unit}) is given cann-{match['chip']}-ops, a package of chip {chip}")
+        row = (
+            canonical(match["version"], line=ProductLine.CANN),
+            unit,
+            f"Ascend-cann-{'A3' if chip == 'a3' else chip}-ops",
+        )
+        if row not in found:
+            found.append(row)
+        product = None
+    return found
+
+
 def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[list[dict[str, Any]], list[str]]:
     """One row per CANN release and compute unit; every listing that names it adds its source.
     Listings naming different packages for one release and unit become one row per name with
@@ -486,12 +527,15 @@ def ops_rows(listings: list[tuple[Saved, list[tuple[str, str, str]]]]) -> tuple[
 
 def ops_block(saved: dict[str, Saved]) -> tuple[str, list[str]]:
     """The [[ops_packages]] rows of cann.toml from the conda channel's listing, the packages the
-    official CANN images install and a CANN install step's per-product list."""
+    official CANN images install, a CANN install step's per-product list and the install guides'
+    per-product ops tables."""
     listings = [(saved[CONDA_LISTING], parse_conda_listing(saved[CONDA_LISTING].text))]
     if CANN_IMAGE_OPS in saved:
         listings.append((saved[CANN_IMAGE_OPS], parse_image_ops_packages(saved[CANN_IMAGE_OPS].text)))
     if PRODUCT_OPS in saved:
         listings.append((saved[PRODUCT_OPS], parse_product_ops_list(saved[PRODUCT_OPS].text)))
+    for name in sorted(n for n in saved if INSTALL_GUIDE_OPS.match(n)):
+        listings.append((saved[name], parse_install_guide_ops(saved[name].text, name)))
     rows, conflicts = ops_rows(listings)
     out = [OPS_BEGIN]
     for row in rows:
@@ -755,6 +799,7 @@ def _new_row(change: Change) -> str:
 VLLM_ASCEND_MATRIX = "vllm-ascend-versioning_policy.md"
 TRITON_CANN = "triton-ascend-installation_guide.zh.txt"
 TRITON_GLIBC = "triton-ascend-release_note.en.md"
+TRITON_WHEELS = "triton-ascend-wheel-metadata.json"
 CANN_IMAGE_TAGS = "cann-container-image-tags.txt"
 TRITON_PRODUCTS = "triton-ascend-quick_start.en.txt"
 TRITON_NO_SUPPORT = "triton-ascend-issue-1002.md"
@@ -863,6 +908,52 @@ def parse_triton_glibc(text: str) -> list[tuple[str, str]]:
     if not floors:
         raise SystemExit("Triton-Ascend release note: no 'Manylinux Version' glibc floor")
     return floors
+
+
+_MANYLINUX = re.compile(r"manylinux_(\d+)_(\d+)_")
+
+
+def parse_wheel_glibc(text: str) -> list[tuple[str, str]]:
+    """(release, glibc floor) from the wheels the package index lists for each release: a wheel
+    tagged ``manylinux_2_27_x86_64.manylinux_2_28_x86_64`` loads on glibc 2.27 (PEP 600: its lowest
+    tag). The wheels of one release must agree on it; a wheel without a manylinux tag is refused."""
+    floors: dict[str, set[tuple[int, int]]] = {}
+    for wheel in json.loads(text)["wheels"]:
+        tags = [(int(a), int(b)) for a, b in _MANYLINUX.findall(wheel["file"])]
+        if not tags:
+            raise SystemExit(f"{TRITON_WHEELS}: {wheel['file']!r} has no manylinux_X_Y tag")
+        floors.setdefault(wheel["version"], set()).add(min(tags))
+    out = []
+    for version, found in floors.items():
+        if len(found) != 1:
+            raise SystemExit(
+                f"{TRITON_WHEELS}: the wheels of {version} need different glibc "
+                f"({', '.join(f'{a}.{b}' for a, b in sorted(found))}); expected one floor per release"
+            )
+        ((major, minor),) = found
+        out.append((version, f"{major}.{minor}"))
+    return out
+
+
+def glibc_rows(listings: list[tuple[Saved, list[tuple[str, str]]]]) -> list[list[str]]:
+    """One [[glibc_floor]] row per triton-ascend release carrying every source that states its
+    floor; sources that state two floors give one CONFLICT row per floor, each naming the other."""
+    named: dict[str, dict[str, list[str]]] = {}
+    for saved, floors in listings:
+        for version, glibc in floors:
+            named.setdefault(version, {}).setdefault(glibc, []).append(saved.citation)
+    out: list[list[str]] = []
+    for version, by_floor in named.items():
+        for glibc, sources in by_floor.items():
+            values = [("package", "triton-ascend"), ("version", version), ("glibc", glibc)]
+            row = _toml_row("glibc_floor", values, sources)
+            others = [f"glibc {g} ({'; '.join(s)})" for g, s in by_floor.items() if g != glibc]
+            if others:
+                row[row.index('status = "documented"')] = 'status = "conflict"\nconflict = ' + json.dumps(
+                    "; ".join(others), ensure_ascii=False
+                )
+            out.append(row)
+    return out
 
 
 @dataclass(frozen=True)
@@ -1034,10 +1125,11 @@ def stacks_toml(saved: dict[str, Saved]) -> str:
         "products", [*refusal, ("compute_units", list(parse_no_support(refused.text)))], [refused.citation]
     )
     note = saved[TRITON_GLIBC]
-    for version, glibc in parse_triton_glibc(note.text):
-        out += _toml_row(
-            "glibc_floor", [("package", "triton-ascend"), ("version", version), ("glibc", glibc)], [note.citation]
-        )
+    floors = [(note, parse_triton_glibc(note.text))]
+    if TRITON_WHEELS in saved:
+        floors.append((saved[TRITON_WHEELS], parse_wheel_glibc(saved[TRITON_WHEELS].text)))
+    for row in glibc_rows(floors):
+        out += row
     mindie = saved[MINDIE_TABLE]
     for version, cann, pta in parse_mindie_rows(mindie.text):
         out += _toml_row("mindie", [("version", version), ("cann", cann), ("pta", pta)], [mindie.citation])
@@ -1140,37 +1232,47 @@ def regenerate(data: Path = DATA, sources: Optional[dict[str, Saved]] = None) ->
     return Update(new_cann, new_torch, report, contradicted, new_stacks)
 
 
-def _block_report_tables(old: str, new: str) -> list[str]:
-    """What the regenerated stacks.toml adds or drops, one line per row."""
+def _changes(table: str, before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """add/remove lines by a row's key fields; "change" for a row whose key is kept while the rest of
+    it (its sources, status, notes) is not."""
+    changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
+    return (
+        [f"add      {table} {k}" for k in sorted(set(after) - set(before))]
+        + [f"remove   {table} {k}" for k in sorted(set(before) - set(after))]
+        + [f"change   {table} {k} (sources or notes)" for k in changed]
+    )
 
-    def rows(text: str) -> set[str]:
+
+def _block_report_tables(old: str, new: str) -> list[str]:
+    """What the regenerated stacks.toml adds, drops or changes, one line per row."""
+
+    def rows(text: str) -> dict[str, str]:
         chunks = re.split(r"^\[\[", text, flags=re.MULTILINE)[1:]
         return {
-            " ".join(line for line in chunk.splitlines() if not line.startswith(("  ", "]", "source")))
+            " ".join(
+                line
+                for line in chunk.splitlines()
+                if line and not line.startswith(("  ", "]", "source", "status", "conflict"))
+            )
+            + (" (conflict)" if 'status = "conflict"' in chunk else ""): chunk
             for chunk in chunks
         }
 
-    before, after = rows(old), rows(new)
-    return [f"add      stacks [[{r}" for r in sorted(after - before)] + [
-        f"remove   stacks [[{r}" for r in sorted(before - after)
-    ]
+    return [line.replace(" stacks ", " stacks [[", 1) for line in _changes("stacks", rows(old), rows(new))]
 
 
 def _block_report(old: str, new: str, begin: str, end: str, table: str, keys: tuple[str, ...]) -> list[str]:
-    """What a regenerated block adds or drops, one line per row (its key fields)."""
+    """What a regenerated block adds, drops or changes, one line per row (its key fields)."""
 
-    def rows(text: str) -> set[str]:
+    def rows(text: str) -> dict[str, str]:
         start, stop = text.find(begin), text.find(end)
         block = text[start:stop] if 0 <= start < stop else ""
         return {
-            " ".join(line for line in chunk.splitlines() if line.startswith(keys))
+            " ".join(line for line in chunk.splitlines() if line.startswith(keys)): chunk
             for chunk in block.split(f"[[{table}]]")[1:]
         }
 
-    before, after = rows(old), rows(new)
-    return [f"add      {table} {r}" for r in sorted(after - before)] + [
-        f"remove   {table} {r}" for r in sorted(before - after)
-    ]
+    return _changes(table, rows(old), rows(new))
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -1179,16 +1281,27 @@ def main(argv: Optional[list[str]] = None) -> int:
     group.add_argument("--write", action="store_true", help="apply the changes to compat/*.toml")
     group.add_argument("--check", action="store_true", help="exit 1 when compat/*.toml differs from the sources")
     args = parser.parse_args(argv)
-    update = regenerate()
+    update = regenerate(DATA)
     for line in update.report:
         print(line)
     if args.write:
         (DATA / "cann.toml").write_text(update.cann_toml, encoding="utf-8")
         (DATA / "torch_npu.toml").write_text(update.torch_npu_toml, encoding="utf-8")
         (DATA / "stacks.toml").write_text(update.stacks_toml, encoding="utf-8")
-    if not update.report:
+    differs = [
+        name
+        for name, text in (
+            ("cann.toml", update.cann_toml),
+            ("torch_npu.toml", update.torch_npu_toml),
+            ("stacks.toml", update.stacks_toml),
+        )
+        if not args.write and (DATA / name).read_text(encoding="utf-8") != text
+    ]
+    if differs and not update.report:  # e.g. only the as_of line: still not what the sources make
+        print(f"change   compat/{', compat/'.join(differs)} (outside the rows)")
+    if not update.report and not differs:
         print("compat/*.toml agrees with every saved source")
-    return 1 if args.check and update.report else 0
+    return 1 if args.check and (update.report or differs) else 0
 
 
 if __name__ == "__main__":

@@ -526,6 +526,25 @@ def _atlas350(m: _Machine, version: str) -> FixtureHost:
     return m.host(sourced_environ(m.bin, install), "/root")
 
 
+_310B_INFO = "npu_smi/310b4_23.0.rc3_NARROWED-by-author_odd.txt"
+
+
+def atlas200i_dk_a2_cann850(m: _Machine) -> FixtureHost:
+    """An Atlas 200I DK A2 board (Ascend 310B4, RC mode: the NPU is the board's SoC, no PCI
+    device) as the recorded npu-smi 23.0.rc3 capture shows it, with CANN 8.5.0 in the 8.5 layout and
+    *no* Ascend-cann-310b-ops installed (no kernel/ascend310b directory). The CANN 8.5.0 install
+    guide's ops table names that package for "Atlas 200I/500 A2 推理产品"
+    (compat/sources/hiascend-cann-8.5.0-instg_0093-conda-ops.zh.md)."""
+    # constructed: the 310B installer keeps the driver under /var/davinci (tests/probe/test_driver.py);
+    # its Version= is the one npu-smi prints in the capture
+    m.write("/var/davinci/driver/version.info", "Version=23.0.rc3\n")
+    install = _cann_85_layout(m, "8.5.0")
+    m.mkdir(f"{install}/opp/built-in/op_impl/ai_core/tbe/kernel/config")
+    m.devices(1, ())  # constructed: one /dev/davinci0 and the control nodes; no PCI function in RC mode
+    m.npu_smi({"info": _310B_INFO}, npu_ids=(0,))
+    return m.host(sourced_environ(m.bin, install), "/root")
+
+
 def nnal(m: _Machine, version: str, base: str = "/usr/local/Ascend") -> str:
     """NNAL/ATB ``version`` as its run package installs it: ``nnal/atb/<version>/`` with both C++
     ABI builds and ``latest -> <version>``; version.info in the recorded format (corpus
@@ -728,6 +747,7 @@ _MORE_BUILDERS: dict[str, Callable[[_Machine], FixtureHost]] = {
     "vllm-ascend-v0.25.1rc1-a5": vllm_ascend_v0_25_1rc1_a5,
     "vllm-ascend-v0.25.1rc1-310p": vllm_ascend_v0_25_1rc1_310p,
     "sglang-npu-a3": sglang_npu_a3,
+    "atlas200i-dk-a2-cann850": atlas200i_dk_a2_cann850,
 }
 
 

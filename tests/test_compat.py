@@ -420,6 +420,23 @@ def test_torch_npu_cann_fit(matrix: compat.Matrix, torch_npu: str, cann: str, gr
     assert matrix.torch_npu_cann_fit(torch_npu, cann).grade is grade
 
 
+@pytest.mark.parametrize(
+    "torch_npu, cann, first",
+    [
+        # nothing documented for these pairs: the published CANN of the torch_npu, nearest first
+        ("2.9.0", "9.2.0", "9.1.X/9.0.X/8.5.1/8.5.X"),  # newer than every table column: the newest first
+        ("2.7.1.post4", "8.4.0", "8.5.0/8.3.RC1/"),  # between two published releases: one each side
+        ("2.9.0", "7.0.0", "8.0.0/8.1.RC1/8.2.RC1"),  # older than all of them: the oldest first
+    ],
+)
+def test_nothing_documented_names_the_nearest_published_pairs_first(
+    matrix: compat.Matrix, torch_npu: str, cann: str, first: str
+) -> None:
+    fit = matrix.torch_npu_cann_fit(torch_npu, cann)
+    assert fit.grade is TorchNpuFitGrade.UNKNOWN
+    assert fit.nearest[1].startswith("CANN " + first) and fit.nearest[1].endswith(" (published tables)")
+
+
 def test_conflict_rows_keep_both_values(matrix: compat.Matrix) -> None:
     rows = {r.kind: r for r in matrix.torch_npu("2.1.0.post11")}
     deployer = rows["ascend-deployer-only"]

@@ -51,6 +51,7 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
                 "github:sgl-project/sglang@",
                 "github:hicann/asc-tools@",
                 "METADATA and WHEEL of torch-npu wheels",
+                "WHEEL tags of triton-ascend wheels",
                 "ascend-deployer 26.0.0 wheel",
             )
         )
@@ -343,6 +344,7 @@ def test_ops_package_rows_are_generated_with_their_source() -> None:
         "compat/sources/conda-ascend-channel-listing.md",
         "compat/sources/cann-container-image-ops-packages.txt",
         "compat/sources/hicann-asc-tools-quick_start-ops.zh.md",
+        "compat/sources/hiascend-cann-9.0.0-instg_0093-conda-ops.zh.md",
     ]
     assert rows["9.0.1"].package == "Ascend-cann-950-ops" and rows["9.0.1"].provenance.status is Status.DOCUMENTED
     assert "cann-container-image@c5a67b3a747bb8d69c828516d24a25ad5def4bb9" in rows["9.0.1"].provenance.source[0]
@@ -474,6 +476,65 @@ def test_a_product_line_not_in_the_copy(line, expected) -> None:
 def test_a_product_line_that_does_not_add_up_is_refused(line, message) -> None:
     with pytest.raises(SystemExit, match=message):
         tool.parse_product_ops_list(line + "\n")
+
+
+def test_the_install_guides_ops_table_names_each_products_package() -> None:
+    found = tool.parse_install_guide_ops(_saved("hiascend-cann-8.5.0-instg_0093-conda-ops.zh.md").text)
+    assert found == [
+        ("8.5.0", "ascend910_93", "Ascend-cann-A3-ops"),  # Atlas A3 系列产品: cann-a3-ops
+        ("8.5.0", "ascend910b", "Ascend-cann-910b-ops"),
+        ("8.5.0", "ascend910", "Ascend-cann-910-ops"),
+        ("8.5.0", "ascend310p", "Ascend-cann-310p-ops"),  # served as cann-310P-ops
+        ("8.5.0", "ascend310b", "Ascend-cann-310b-ops"),  # Atlas 200I/500 A2 推理产品
+    ]
+    beta = tool.parse_install_guide_ops(_saved("hiascend-cann-9.0.0.beta2-instg_0093-conda-ops.zh.md").text)
+    assert ("9.0.0.beta2", "ascend310b", "Ascend-cann-310b-ops") in beta and len(beta) == 5
+    # the 9.0.0 copy ends inside its 310B command: that row names nothing
+    cut = tool.parse_install_guide_ops(_saved("hiascend-cann-9.0.0-instg_0093-conda-ops.zh.md").text)
+    assert [unit for _, unit, _ in cut] == ["ascend950", "ascend910_93", "ascend910b", "ascend910", "ascend310p"]
+
+
+def test_the_310b_ops_rows_carry_the_install_guide_as_their_source() -> None:
+    rows = {str(p.cann): p for p in compat.load(SHIPPED).ops_packages if p.compute_unit == "ascend310b"}
+    assert sorted(rows) == ["8.5.0", "9.0.0", "9.0.0.beta2"]
+    assert any("canncommercial/850/softwareinst/instg/instg_0093" in s for s in rows["8.5.0"].provenance.source)
+    assert rows["8.5.0"].package == "Ascend-cann-310b-ops" and rows["8.5.0"].provenance.status is Status.DOCUMENTED
+
+
+@pytest.mark.parametrize(
+    "table, expected",
+    [
+        # rows and releases the saved copies do not hold
+        (
+            "Atlas 200I/500 A2 推理产品\n\n1\nconda install ascend::cann-310b-ops==9.1.0",
+            [("9.1.0", "ascend310b", "Ascend-cann-310b-ops")],
+        ),
+        (
+            "Atlas 350 加速卡\n1\nconda install ascend::cann-950-ops==9.1.0.beta.3",
+            [("9.1.0.beta3", "ascend950", "Ascend-cann-950-ops")],
+        ),
+        (
+            "Atlas A3 系列产品\n1\nconda install ascend::cann-A3-ops==9.2.0",
+            [("9.2.0", "ascend910_93", "Ascend-cann-A3-ops")],
+        ),
+        ("Atlas 推理系列产品\n1\nconda install ascend::cann-310p", []),  # cut before its version
+    ],
+)
+def test_an_install_guide_ops_row_not_in_the_copies(table, expected) -> None:
+    assert tool.parse_install_guide_ops("表1 安装ops算子包\n" + table + "\n") == expected
+
+
+@pytest.mark.parametrize(
+    "table, message",
+    [
+        ("Atlas A2 系列产品\n1\nconda install ascend::cann-310b-ops==9.0.0", "a package of chip 310b"),
+        ("Atlas 900 超节点\n1\nconda install ascend::cann-a3-ops==9.0.0", "'Atlas 900 超节点' has no known"),
+        ("产品类型\n1\nconda install ascend::cann-a3-ops==9.0.0", "no product type above it"),
+    ],
+)
+def test_an_install_guide_ops_row_that_does_not_add_up_is_refused(table, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_install_guide_ops(table + "\n")
 
 
 def test_listings_naming_two_packages_for_one_release_are_a_conflict_with_both_sources() -> None:
@@ -635,6 +696,95 @@ def test_stack_rows_carry_their_sources_and_a_new_copy_is_reported(data: Path) -
     policy.write_text(text.replace(row, new + row, 1))
     update = tool.regenerate(data)
     assert any(line.startswith('add      stacks [[vllm_ascend]] version = "0.24.0"') for line in update.report)
+
+
+def test_the_triton_ascend_wheels_on_the_index_give_its_glibc_floor() -> None:
+    assert tool.parse_wheel_glibc(_saved(tool.TRITON_WHEELS).text) == [("3.2.0", "2.27")]
+    (row,) = [f for f in compat.load(SHIPPED).glibc_floors if str(f.version) == "3.2.0"]
+    assert row.glibc == "2.27" and row.provenance.status is Status.DOCUMENTED
+    assert [s.split("(saved: ")[1].split(",")[0] for s in row.provenance.source] == [
+        "compat/sources/triton-ascend-release_note.en.md",  # "glibc 2.27+"
+        "compat/sources/triton-ascend-wheel-metadata.json",  # manylinux_2_27 wheels
+    ]
+
+
+def _wheels(*files: tuple[str, str]) -> str:
+    return json.dumps({"wheels": [{"version": v, "file": f} for v, f in files]})
+
+
+@pytest.mark.parametrize(
+    "files, floors",
+    [
+        # releases and tags the saved copy does not hold
+        ((("3.3.0", "triton_ascend-3.3.0-cp312-cp312-manylinux_2_28_aarch64.whl"),), [("3.3.0", "2.28")]),
+        (
+            (
+                ("3.2.1", "triton_ascend-3.2.1-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"),
+                ("3.2.1", "triton_ascend-3.2.1-cp312-cp312-manylinux_2_27_aarch64.whl"),
+            ),
+            [("3.2.1", "2.27")],
+        ),
+        ((("3.4.0rc1", "triton_ascend-3.4.0rc1-cp313-cp313-manylinux_2_34_x86_64.whl"),), [("3.4.0rc1", "2.34")]),
+    ],
+)
+def test_a_wheel_listing_not_in_the_copy(files, floors) -> None:
+    assert tool.parse_wheel_glibc(_wheels(*files)) == floors
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ((("3.2.0", "triton_ascend-3.2.0-cp311-cp311-linux_x86_64.whl"),), "has no manylinux_X_Y tag"),
+        (
+            (
+                ("3.2.0", "triton_ascend-3.2.0-cp311-cp311-manylinux_2_27_x86_64.whl"),
+                ("3.2.0", "triton_ascend-3.2.0-cp311-cp311-manylinux_2_31_aarch64.whl"),
+            ),
+            "need different glibc \\(2.27, 2.31\\)",
+        ),
+    ],
+)
+def test_a_wheel_listing_that_does_not_add_up_is_refused(files, message) -> None:
+    with pytest.raises(SystemExit, match=message):
+        tool.parse_wheel_glibc(_wheels(*files))
+
+
+def test_wheels_that_contradict_the_release_note_are_a_glibc_conflict_and_the_lower_floor_is_judged(
+    data: Path,
+) -> None:
+    copy = data / "sources" / tool.TRITON_WHEELS
+    copy.write_text(copy.read_text(encoding="utf-8").replace("manylinux_2_27_aarch64", "manylinux_2_31_aarch64"))
+    copy.write_text(copy.read_text(encoding="utf-8").replace("manylinux_2_27_x86_64", "manylinux_2_31_x86_64"))
+    update = tool.regenerate(data)
+    # manylinux_2_31_<arch>.manylinux_2_28_<arch>: the lowest tag, 2.28, is the wheels' floor
+    assert 'add      stacks [[glibc_floor]] package = "triton-ascend" version = "3.2.0" glibc = "2.28" (conflict)' in (
+        update.report
+    )
+    (data / "stacks.toml").write_text(update.stacks_toml, encoding="utf-8")
+    matrix = compat.load(data)
+    rows = [f for f in matrix.glibc_floors if str(f.version) == "3.2.0"]
+    assert sorted(r.glibc for r in rows) == ["2.27", "2.28"]
+    assert {r.provenance.status for r in rows} == {Status.CONFLICT}
+    assert "glibc 2.28" in next(r for r in rows if r.glibc == "2.27").provenance.conflict
+    # the check judges the lower floor: on glibc 2.27 the disputed 2.28 is no error
+    from tests.checks.test_stack import _dist, host
+
+    snap = host("8.5.0", _dist("triton-ascend", "3.2.0"), glibc="2.27")
+    assert [f.severity.value for f in findings_of(snap, "ASC-STACK-TRITON", matrix)][0] == "ok"
+    snap = host("8.5.0", _dist("triton-ascend", "3.2.0"), glibc="2.26")
+    assert "triton-ascend 3.2.0 needs glibc 2.27" in [f.title for f in findings_of(snap, "ASC-STACK-TRITON", matrix)]
+
+
+def test_check_fails_when_only_a_rows_sources_differ(data: Path, monkeypatch, capsys) -> None:
+    stacks = data / "stacks.toml"
+    text = stacks.read_text(encoding="utf-8")
+    wheel_source = next(line for line in text.splitlines() if "triton-ascend-wheel-metadata.json" in line)
+    stacks.write_text(text.replace(wheel_source + "\n", "", 1), encoding="utf-8")
+    monkeypatch.setattr(tool, "DATA", data)
+    assert tool.main(["--check"]) == 1
+    assert 'change   stacks [[glibc_floor]] package = "triton-ascend" version = "3.2.0" glibc = "2.27"' in (
+        capsys.readouterr().out
+    )
 
 
 def test_sglang_npu_dockerfile_fills_its_args_and_names_its_wheels():

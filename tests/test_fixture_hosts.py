@@ -174,3 +174,23 @@ def test_doctor_on_an_atlas_350_without_its_ops_package_names_the_package(tmp_pa
     driver = findings[("ASC-CANN-DRIVER", "ok")]
     assert driver["title"].startswith("CANN 9.1.0 with driver 25.7.rc1: ")
     assert not any("26.0.RC1" in f.get("fix", "") for f in findings.values())
+
+
+# --- the Atlas 200I DK A2 (Ascend 310B4): doctor end to end ----------------------------------------------
+
+
+def test_doctor_on_a_310b_board_without_its_ops_package_names_the_package_from_the_install_guide(tmp_path):
+    host = build_host("atlas200i-dk-a2-cann850", tmp_path)
+    argv = ["doctor", "--root", str(host.root), "--python", sys.executable, "--format", "json"]
+    code, out, err = run_cli(argv, dict(host.environ, HOME="/root"))
+    findings = {(f["id"], f["severity"]): f for f in json.loads(out)["findings"]}
+    assert code == 1, err
+    # the other error: CANN 8.5.0 asks for a newer driver than the board's 23.0.rc3
+    assert sorted(key[0] for key in findings if key[1] == "error") == ["ASC-CANN-DRIVER", "ASC-KERNELS-SOC"]
+    missing = findings[("ASC-KERNELS-SOC", "error")]
+    assert missing["title"] == "CANN 8.5.0 has no kernels for ascend310b"
+    # documented by the 8.5.0 install guide's table: no "inferred" mark
+    assert missing["fix"] == "./Ascend-cann-310b-ops_8.5.0_linux-aarch64.run --install"
+    assert missing["expected"].endswith("/kernel/ascend310b from Ascend-cann-310b-ops")
+    target = findings[("ASC-KERNELS-TARGET", "info")]
+    assert target["title"] == "compile for --soc_version=Ascend310B4"

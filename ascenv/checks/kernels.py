@@ -21,13 +21,16 @@ from ascenv.model import CannInstall, Finding, Severity, Snapshot
 from ascenv.versions import ProductLine
 
 
-def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str, str]]:
-    """(package name, status) for a compute unit in this CANN release, if the matrix knows: the
-    release's own row or a package listing (documented; conflict when listings disagree), else the
-    name an older release of the same packaging gives (inferred)."""
+def _package(matrix: Any, install: CannInstall, unit: str) -> Optional[tuple[str, str, str]]:
+    """(package name, status, where an inferred name comes from) for a compute unit in this CANN
+    release, if the matrix knows: the release's own row or a package listing (documented; conflict
+    when listings disagree), else the name an older release of the same packaging gives (inferred)."""
     version = parse(install.version, ProductLine.CANN) if matrix is not None else None
     found = matrix.ops_package(version, unit) if version is not None and not version.is_test_build else None
-    return (found[0], found[1].value) if found else None
+    if not found:
+        return None
+    basis = matrix.ops_package_basis(version, unit) or ""
+    return found[0], found[1].value, basis
 
 
 _UNSURE = {"inferred": "  # package name inferred", "conflict": "  # package name: the sources disagree"}
@@ -45,9 +48,11 @@ check if the opp_kernel package is installed" (https://github.com/vllm-project/v
 ascend-deployer checks the same directory. Package names per CANN release and compute unit come
 from compat/cann.toml (release notes, the ascend conda channel's cann-<chip>-ops listing: 910,
 910b, A3, 310p, 310b, 950; the run package each official CANN image, github:Ascend/cann-container-image,
-installs for its chip, 8.1.RC1 to 9.1.0-beta.3; CANN's per-product install step, hicann/asc-tools);
-several sources naming two packages are a conflict, said in the fix; a release the data does not
-list gets the name its neighbours of the same packaging give, marked inferred. The Ascend 950
+installs for its chip, 8.1.RC1 to 9.1.0-beta.3; CANN's per-product install step, hicann/asc-tools;
+the install guides' Conda ops table, instg_0093 of 8.5.0 and 9.0.0); several sources naming two
+packages are a conflict, said in the fix; a release the data does not list gets the name its
+nearest documented neighbour of the same packaging gives, marked inferred, and the error says
+which release that is. The Ascend 950
 (npu-smi Ascend950PR/Ascend950DT, PCI 0xd806) needs Ascend-cann-950-ops, the 310B
 Ascend-cann-310b-ops.
 """,
@@ -66,10 +71,16 @@ def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
                 )
                 continue
             package = _package(matrix, install, unit)
+            origin = ""
             if package:
-                name, status = package
+                name, status, basis = package
                 arch = install.arch or snap.host.arch or "<arch>"
                 fix = f"./{name}_{install.version}_linux-{arch}.run --install" + _UNSURE.get(status, "")
+                if basis:
+                    origin = (
+                        f" (name inferred from {basis}; no install guide table or package listing "
+                        f"saved for CANN {install.version})"
+                    )
             else:
                 name, fix = (
                     "the kernels/ops package",
@@ -80,7 +91,7 @@ def kernels_for_soc(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
                 Severity.ERROR,
                 f"CANN {install.version or '?'} has no kernels for {unit}",
                 found=f"{kernel_dir}/ holds {', '.join(install.kernels) or 'nothing'}",
-                expected=f"{kernel_dir}/{unit} from {name}",
+                expected=f"{kernel_dir}/{unit} from {name}{origin}",
                 evidence=(kernel_dir,),
                 fix=fix,
             )

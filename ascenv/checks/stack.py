@@ -382,7 +382,9 @@ def _glibc(snap: Snapshot, part: StackPart, matrix: Any) -> Iterator[Finding]:
     )
     if floor is None and matrix is not None:
         installed = _version(part.version)
-        row = next((f for f in matrix.glibc_floors if f.package == part.name and f.version == installed), None)
+        # sources that disagree (CONFLICT rows) give the lowest floor: a disputed higher one is no error
+        rows = [f for f in matrix.glibc_floors if f.package == part.name and f.version == installed]
+        row = min(rows, key=lambda f: tuple(int(p) for p in f.glibc.split("."))) if rows else None
         if row is not None:
             major, minor = row.glibc.split(".")
             floor, source = (int(major), int(minor)), _source(row.provenance)

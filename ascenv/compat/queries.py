@@ -79,29 +79,49 @@ class Matrix:
     def ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status]]:
         """The kernels/ops package of a compute unit for a CANN release, most certain first: the
         release row's documented name; the package listings' (``[[ops_packages]]``: the conda
-        channel, the official CANN images' Dockerfiles), CONFLICT when they name two; the release
-        row's inferred name; else (INFERRED) the name the nearest release of the same packaging
-        gives it, older first (from 8.5 on Ascend-cann-<chip>-ops, before that
-        Ascend-cann-kernels-<chip>: CANN 8.5.0 release note)."""
+        channel, the official CANN images' Dockerfiles, the install guides' ops tables), CONFLICT
+        when they name two; the release row's inferred name; else (INFERRED) the name the nearest
+        release of the same packaging gives it, documented names before inferred ones, older first
+        (from 8.5 on Ascend-cann-<chip>-ops, before that Ascend-cann-kernels-<chip>: CANN 8.5.0
+        release note)."""
+        found = self._ops_package(cann, compute_unit)
+        return (found[0], found[1]) if found else None
+
+    def ops_package_basis(self, cann: str | AscendVersion, compute_unit: str) -> Optional[str]:
+        """Where an INFERRED package name comes from (the release whose naming it follows and that
+        row's first source); None when the name is documented, in conflict or unknown."""
+        found = self._ops_package(cann, compute_unit)
+        return found[2] if found and found[1] is Status.INFERRED else None
+
+    def _ops_package(self, cann: str | AscendVersion, compute_unit: str) -> Optional[tuple[str, Status, str]]:
         wanted = _cann(cann).commercial()
         release = self.cann_release(wanted)
         found = release.package_for(compute_unit) if release else None
         if found and found[1] is not Status.INFERRED:
-            return found
+            return found[0], found[1], ""
         listed = [p for p in self.ops_packages if p.cann == wanted and p.compute_unit == compute_unit]
         if listed:
             names = {p.package for p in listed}
             status = Status.CONFLICT if len(names) > 1 else listed[0].provenance.status
-            return listed[0].package, status
-        if found:
-            return found
+            return listed[0].package, status, ""
+        if found and release is not None:
+            return found[0], found[1], _inferred_row(release)
         same_scheme = [r for r in self.cann_releases if (r.version.release >= (8, 5)) == (wanted.release >= (8, 5))]
         older = sorted((r for r in same_scheme if r.version < wanted), key=lambda r: r.version, reverse=True)
         newer = sorted((r for r in same_scheme if r.version > wanted), key=lambda r: r.version)
-        for other in older + newer:
-            named = other.package_for(compute_unit)
+        # the nearest release that documents the name first, then one whose own name is inferred
+        named_by = [(r, r.package_for(compute_unit)) for r in older + newer]
+        ordered = [p for p in named_by if p[1] and p[1][1] is not Status.INFERRED] + [
+            p for p in named_by if p[1] and p[1][1] is Status.INFERRED
+        ]
+        for other, named in ordered:
             if named:
-                return named[0], Status.INFERRED
+                said = (
+                    f"the naming of compat/cann.toml's CANN {other.version} row (first source {other.provenance.url})"
+                    if named[1] is not Status.INFERRED
+                    else f"the naming of {_inferred_row(other)}"
+                )
+                return named[0], Status.INFERRED, said
         return None
 
     def compiler_version(self, cann: str | AscendVersion) -> Optional[CompilerVersion]:
@@ -253,12 +273,13 @@ class Matrix:
         has_pairing = row.cann is not None or (row.pta is not None and any(w.covers_pta(row.pta) for w in self.windows))
         newest = max((r.version for r in self.cann_releases), default=None)
         if newest is not None and cann > newest:
-            return TorchNpuFit(row, TorchNpuFitGrade.NEWER_THAN_DATA, cann=cann, nearest=self._pairings_of(row))
-        nearest = self._pairings_of(row) if has_pairing else self._nearest_rows(row)
+            return TorchNpuFit(row, TorchNpuFitGrade.NEWER_THAN_DATA, cann=cann, nearest=self._pairings_of(row, cann))
+        nearest = self._pairings_of(row, cann) if has_pairing else self._nearest_rows(row)
         return TorchNpuFit(row, TorchNpuFitGrade.UNKNOWN, cann=cann, nearest=nearest)
 
-    def _pairings_of(self, row: TorchNpuRelease) -> tuple[str, ...]:
-        """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA."""
+    def _pairings_of(self, row: TorchNpuRelease, near: AscendVersion) -> tuple[str, ...]:
+        """The CANN a torch_npu is published with: its 1:1 pair, then the windows of its PTA,
+        nearest to the CANN asked about first (a family 8.5.X stands at 8.5.0; ties: the newer)."""
         found = [f"CANN {row.cann} ({'validated' if row.provenance.status is Status.DOCUMENTED else 'inferred'})"]
         found = found if row.cann is not None else []
         listed = dict.fromkeys(
@@ -271,7 +292,7 @@ class Matrix:
             for text in w.cann_text
         )
         if listed:
-            found.append("CANN " + "/".join(listed) + " (published tables)")
+            found.append("CANN " + "/".join(_nearest_first(list(listed), near)) + " (published tables)")
         return tuple(dict.fromkeys(found))
 
     def _nearest_rows(self, row: TorchNpuRelease, count: int = 3) -> tuple[str, ...]:
@@ -330,6 +351,30 @@ class Matrix:
 
 
 _GRADE_ORDER = {g: i for i, g in enumerate(TorchNpuFitGrade)}
+
+
+def _nearest_first(texts: list[str], near: AscendVersion) -> list[str]:
+    """CANN versions as a table writes them, by how many of them lie between each and ``near``."""
+
+    def at(text: str) -> AscendVersion:
+        return _cann(text[:-2] + ".0" if text.upper().endswith(".X") else text)
+
+    ordered = sorted(texts, key=at)
+    below = [t for t in ordered if at(t) < near]
+    above = [t for t in ordered if at(t) >= near]
+    out: list[str] = []
+    while below or above:  # one step away on each side in turn, the newer side first
+        if above:
+            out.append(above.pop(0))
+        if below:
+            out.append(below.pop())
+    return out
+
+
+def _inferred_row(release: CannRelease) -> str:
+    """A release row whose package names are themselves inferred, with what it says about it."""
+    said = release.provenance.notes[0] if release.provenance.notes else release.provenance.url
+    return f"compat/cann.toml's CANN {release.version} row ({said.rstrip('.')})"
 
 
 def soc_version_for_npu_smi(

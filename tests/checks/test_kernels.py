@@ -133,6 +133,8 @@ def test_the_950_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name():
         ("9.0.0", "./Ascend-cann-310b-ops_9.0.0_linux-aarch64.run --install"),  # the conda channel lists it
         ("9.2.0", "./Ascend-cann-310b-ops_9.2.0_linux-aarch64.run --install  # package name inferred"),
         ("8.3.RC1", "./Ascend-cann-kernels-310b_8.3.RC1_linux-aarch64.run --install"),
+        ("8.5.0", "./Ascend-cann-310b-ops_8.5.0_linux-aarch64.run --install"),  # the 8.5.0 install guide's table
+        ("9.0.0-beta.2", "./Ascend-cann-310b-ops_9.0.0-beta.2_linux-aarch64.run --install"),  # same, 9.0.0.beta2
     ],
 )
 def test_a_310b_without_its_ops_package_names_it(cann, fix):
@@ -210,3 +212,49 @@ def test_every_check_survives_an_install_with_nothing_readable():
     )
     for check_id in ("ASC-KERNELS-SOC", "ASC-KERNELS-TARGET", "ASC-CANN-LATEST", "ASC-KERNELS-ABI"):
         findings_of(bare, check_id, shipped_matrix())
+
+
+@pytest.mark.parametrize(
+    "cann, basis",
+    [
+        # none of these releases has a table or listing naming the 310B package: the error says
+        # which release's naming the name follows and that nothing was saved for this one
+        ("9.2.0", "the naming of compat/cann.toml's CANN 9.1.0 row (first source https://www.hiascend.com/"),
+        ("9.1.1", "compat/cann.toml's CANN 9.1.1 row (Chips INFERRED to be those of 9.1.0)"),
+        ("8.0.0", "the naming of compat/cann.toml's CANN 7.0.0 row (first source https://github.com/Ascend/docs/"),
+    ],
+)
+def test_an_inferred_310b_package_name_says_where_it_comes_from(cann, basis):
+    install = model.CannInstall(path=f"/usr/local/Ascend/cann-{cann}", kind="cann", version=cann, arch="aarch64")
+    snap = replace(
+        a2_host(),
+        npu__chips=(model.Chip(npu=0, chip=0, name="310B1", health="OK", bus_id="0000:01:00.0"),),
+        devices__pci=(),
+        cann__installs=(install,),
+        cann__active=install.path,
+    )
+    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.fix.endswith("# package name inferred")
+    assert f"(name inferred from {basis}" in f.expected
+    assert f.expected.endswith(f"; no install guide table or package listing saved for CANN {cann})")
+
+
+def test_a_documented_package_name_carries_no_inference_note():
+    (f,) = findings_of(a950_host("9.1.0"), "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.expected.endswith("from Ascend-cann-950-ops") and "inferred" not in f.expected
+
+
+@pytest.mark.parametrize("device", ["0xd105", "0xd107"])
+def test_the_310b_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name(device):
+    # an Atlas 200I A2 module in EP mode (ascend-deployer 26.0.0 card_map: 0xd105/0xd107 → A200i-a2 → a310b)
+    install = model.CannInstall(path="/usr/local/Ascend/cann-8.5.0", kind="cann", version="8.5.0", arch="aarch64")
+    snap = replace(
+        a2_host(),
+        npu__chips=(),
+        devices__pci=(model.PciDevice("0000:01:00.0", "0x19e5", device, "0x19e5", None),),
+        cann__installs=(install,),
+        cann__active=install.path,
+    )
+    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    assert f.title == "CANN 8.5.0 has no kernels for ascend310b"
+    assert f.fix == "./Ascend-cann-310b-ops_8.5.0_linux-aarch64.run --install"
