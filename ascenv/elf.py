@@ -3,9 +3,16 @@
 It reads bytes and never loads or executes anything, so an aarch64 image unpacked on x86_64 reads
 the same as on its own machine. Only the structures the ABI check needs are parsed, from the
 section headers (as ``readelf --dyn-syms`` does): ``.dynamic``, ``.dynsym`` with its string table,
-``.gnu.version``, ``.gnu.version_r`` and ``.gnu.version_d``. Layouts: System V gABI
-(https://refspecs.linuxfoundation.org/elf/gabi4+/contents.html) and the LSB symbol versioning
-chapter (https://refspecs.linuxfoundation.org/LSB_5.0.0/LSB-Core-generic/LSB-Core-generic/symversion.html).
+``.gnu.version``, ``.gnu.version_r``, ``.gnu.version_d`` and the symbol hash table (``.gnu.hash``,
+else ``.hash``). Layouts: System V gABI (https://refspecs.linuxfoundation.org/elf/gabi4+/contents.html,
+"Hash Table" for ``.hash``) and the LSB symbol versioning chapter
+(https://refspecs.linuxfoundation.org/LSB_5.0.0/LSB-Core-generic/LSB-Core-generic/symversion.html).
+
+The dynamic symbols are kept as the file's bytes and decoded on demand: ``ElfFile.lookup`` finds the
+definitions of one name through the hash table as ld.so does, so a library of 80,000 symbols
+(libtorch_cpu.so) is not decoded whole when a few thousand names are asked of it. The GNU hash
+layout (bloom filter, buckets, chains) has no specification; it follows glibc's ``do_lookup_x``
+(elf/dl-lookup.c) and https://flapenguin.me/elf-dt-gnu-hash.
 
 A small struct reader rather than pyelftools: on libtorch_npu.so (torch_npu 2.5.1, aarch64) it is
 about 40x faster (bench/README.md, "ELF reader"), and the ABI check reads a few dozen such files.
@@ -13,7 +20,11 @@ about 40x faster (bench/README.md, "ELF reader"), and the ABI check reads a few 
 
 from __future__ import annotations
 
+import functools
+import re
 import struct
+import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +36,7 @@ from ascenv.errors import ElfError
 MACHINES = {3: "i386", 8: "mips", 20: "ppc", 21: "ppc64", 40: "arm", 62: "x86_64", 183: "aarch64", 243: "riscv64"}
 HEAD = 64  # bytes enough for class, byte order and e_machine
 
-_SHT_DYNAMIC, _SHT_DYNSYM = 6, 11
+_SHT_HASH, _SHT_DYNAMIC, _SHT_DYNSYM, _SHT_GNU_HASH = 5, 6, 11, 0x6FFFFFF6
 _SHT_VERDEF, _SHT_VERNEED, _SHT_VERSYM = 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF
 _DT_NEEDED, _DT_SONAME, _DT_RPATH, _DT_RUNPATH = 1, 14, 15, 29
 _STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE = 1, 2, 10
@@ -62,7 +73,7 @@ class ElfFile:
     needed: tuple[str, ...]
     rpath: tuple[str, ...]
     runpath: tuple[str, ...]
-    symbols: tuple[Symbol, ...]  # global and weak dynamic symbols (locals and the null entry left out)
+    dynsym: DynamicSymbols  # global and weak dynamic symbols, decoded when asked
     version_needs: tuple[VersionNeed, ...]
     version_defs: tuple[str, ...]  # versions this file defines (its base name, the soname, left out)
 
@@ -70,11 +81,24 @@ class ElfFile:
     def has_runpath(self) -> bool:
         return bool(self.runpath)
 
+    @property
+    def symbols(self) -> tuple[Symbol, ...]:
+        """Every global and weak dynamic symbol (locals and the null entry left out), in table order."""
+        return self.dynsym.all()
+
     def undefined(self) -> Iterator[Symbol]:
-        return (s for s in self.symbols if not s.defined)
+        return iter(self.dynsym.undefined())
 
     def defined(self) -> Iterator[Symbol]:
-        return (s for s in self.symbols if s.defined)
+        return (s for s in self.dynsym.all() if s.defined)
+
+    def lookup(self, name: str) -> tuple[Symbol, ...]:
+        """The definitions of ``name`` (each version), found through the hash table."""
+        return self.dynsym.lookup(name)
+
+    def defined_matching(self, pattern: re.Pattern[bytes]) -> tuple[Symbol, ...]:
+        """The definitions whose names ``pattern`` matches at their start."""
+        return self.dynsym.defined_matching(pattern)
 
 
 def machine(head: Optional[bytes]) -> Optional[str]:
@@ -151,7 +175,7 @@ def _parse(f: BinaryIO) -> Optional[ElfFile]:
                 runpath += [p for p in _str(strtab, value).split(":") if p]
     needs, need_names = _version_needs(r, sections, by_type.get(_SHT_VERNEED))
     defs, def_names = _version_defs(r, sections, by_type.get(_SHT_VERDEF))
-    symbols = _symbols(r, sections, by_type.get(_SHT_DYNSYM), by_type.get(_SHT_VERSYM), {**def_names, **need_names})
+    dynsym = _dynsym(r, sections, by_type, {**def_names, **need_names})
     return ElfFile(
         machine=name,
         bits=bits,
@@ -160,7 +184,7 @@ def _parse(f: BinaryIO) -> Optional[ElfFile]:
         needed=tuple(needed),
         rpath=tuple(rpath),
         runpath=tuple(runpath),
-        symbols=symbols,
+        dynsym=dynsym,
         version_needs=needs,
         version_defs=defs,
     )
@@ -261,41 +285,284 @@ def _bound(data: bytes, pos: int, size: int) -> int:
     return pos
 
 
-def _symbols(
-    r: _Reader, sections: list[_Section], s: Optional[_Section], versym: Optional[_Section], versions: dict[int, str]
-) -> tuple[Symbol, ...]:
+def _dynsym(
+    r: _Reader, sections: list[_Section], by_type: dict[int, _Section], versions: dict[int, str]
+) -> DynamicSymbols:
+    s = by_type.get(_SHT_DYNSYM)
     if s is None:
-        return ()
+        return DynamicSymbols.of(())
     strtab = _strtab(r, sections, s)
-    if r.bits == 64:
-        fmt, name_i, info_i, shndx_i = r.end + "IBBHQQ", 0, 1, 3
-    else:
-        fmt, name_i, info_i, shndx_i = r.end + "IIIBBH", 0, 3, 5
-    entries = list(struct.iter_unpack(fmt, _whole(r, s, struct.calcsize(fmt))))
-    indexes: list[int] = []
-    if versym is not None:
-        indexes = [v for (v,) in struct.iter_unpack(r.end + "H", _whole(r, versym, 2))]
-    out = []
-    n_indexes = len(indexes)
-    find = strtab.find
-    for i, e in enumerate(entries):
-        bind = e[info_i] >> 4
-        if i == 0 or bind not in (_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE):
-            continue
-        raw = indexes[i] if i < n_indexes else 1
+    size = 24 if r.bits == 64 else 16
+    data = _whole(r, s, size)
+    versym = by_type.get(_SHT_VERSYM)
+    indexes = _words(r.end, _whole(r, versym, 2), "H") if versym is not None else array("H")
+    table = DynamicSymbols(data, r.end, r.bits, strtab, indexes, versions)
+    # the name offsets, checked now as the whole table once was: lookups and later reading never fail
+    names = _words(r.end, data, "I")[:: size // 4]
+    if names and (max(names) >= len(strtab) or strtab.rfind(b"\0") < max(names)):
+        table.all()  # the exact error of the entry at fault, when it is a global or weak one
+    dynsym_index = sections.index(s)
+    gnu, sysv = by_type.get(_SHT_GNU_HASH), by_type.get(_SHT_HASH)
+    if gnu is not None and gnu.link == dynsym_index:
+        table.use_gnu_hash(r.bytes_at(gnu.offset, gnu.size))
+    if not table.hashed and sysv is not None and sysv.link == dynsym_index:
+        table.use_sysv_hash(r.bytes_at(sysv.offset, sysv.size), 8 if sysv.entsize == 8 else 4)
+    return table
+
+
+def _words(end: str, data: bytes, code: str) -> array[int]:
+    """``data`` as unsigned integers of the byte order ``end`` ("<", ">"; ``code``: H 2 bytes, I 4, Q 8)."""
+    out = array(code)
+    out.frombytes(data[: len(data) - len(data) % out.itemsize])
+    if (end == "<") != (sys.byteorder == "little"):
+        out.byteswap()
+    return out
+
+
+_BINDS = (_STB_GLOBAL, _STB_WEAK, _STB_GNU_UNIQUE)
+# struct format, entry size, and the positions of st_name, st_info, st_shndx in it; st_info's byte offset
+_SYM_LAYOUT = {True: ("IBBHQQ", 24, 0, 1, 3, 4), False: ("IIIBBH", 16, 0, 3, 5, 12)}
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def gnu_hash(name: bytes) -> int:
+    """The GNU hash of a symbol name (Bernstein's, h * 33 + c from 5381; glibc's dl_new_hash)."""
+    h = 5381
+    for c in name:
+        h = h * 33 + c
+    return h & 0xFFFFFFFF
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def sysv_hash(name: bytes) -> int:
+    """The System V hash of a symbol name (gABI, "Hash Table"; glibc's _dl_elf_hash)."""
+    h = 0
+    for c in name:
+        h = ((h << 4) + c) & 0xFFFFFFFF
+        g = h & 0xF0000000
+        h = (h ^ (g >> 24)) & ~g
+    return h
+
+
+class _GnuHash(NamedTuple):
+    symoffset: int  # the first symbol the table holds
+    shift: int  # of the bloom filter's second bit
+    bloom: array[int]  # words of the file's class (32 or 64 bits)
+    buckets: array[int]
+    chain: array[int]  # hashes of the symbols from symoffset, the low bit ending a chain
+
+
+class DynamicSymbols:
+    """The global and weak entries of ``.dynsym``, kept as the file's bytes and decoded when asked:
+    all of them in table order, the undefined ones, or the definitions of a name found through
+    the hash table (``.gnu.hash``, else ``.hash``; without either, from the whole table)."""
+
+    def __init__(
+        self, data: bytes, end: str, bits: int, strtab: bytes, versym: array[int], versions: dict[int, str]
+    ) -> None:
+        self._data, self._strtab, self._versym, self._versions = data, strtab, versym, versions
+        self._bits = bits
+        # Elf64_Sym: name, info, other, shndx, value, size; Elf32_Sym: name, value, size, info, other, shndx
+        fmt, self._size, self._name_i, self._info_i, self._shndx_i, self._info_at = _SYM_LAYOUT[bits == 64]
+        self._fmt = end + fmt
+        self._count = len(data) // self._size
+        self._all: Optional[tuple[Symbol, ...]] = None
+        self._by_name: Optional[dict[str, list[tuple[int, Symbol]]]] = None  # without a hash table
+        self._unhashed: Optional[dict[str, list[int]]] = None  # definitions before the GNU hash's first entry
+        self._gnu: Optional[_GnuHash] = None
+        self._sysv: Optional[tuple[array[int], array[int]]] = None
+        self._end = end
+
+    @classmethod
+    def of(cls, symbols: tuple[Symbol, ...]) -> DynamicSymbols:
+        """A table of the given symbols (a file without ``.dynsym``, or one made in a test)."""
+        table = cls(b"", "<", 64, b"", array("H"), {})
+        table._all = tuple(symbols)
+        return table
+
+    @property
+    def hashed(self) -> Optional[str]:
+        """ "gnu" or "sysv": the hash table lookups go through; None when they read the whole table."""
+        return "gnu" if self._gnu is not None else "sysv" if self._sysv is not None else None
+
+    def use_gnu_hash(self, raw: bytes) -> None:
+        """Look names up through this ``.gnu.hash``; a table that does not fit is left unused."""
+        if len(raw) < 16:
+            return
+        nbuckets, symoffset, nbloom, shift = struct.unpack_from(self._end + "IIII", raw)
+        word = self._bits // 8
+        chain_at = 16 + nbloom * word + nbuckets * 4
+        # glibc masks the bloom index with nbloom - 1: the linker writes a power of two
+        if not nbuckets or not nbloom or nbloom & (nbloom - 1) or chain_at > len(raw) or symoffset > self._count:
+            return
+        bloom = _words(self._end, raw[16 : 16 + nbloom * word], "Q" if word == 8 else "I")
+        buckets = _words(self._end, raw[16 + nbloom * word : chain_at], "I")
+        chain = _words(self._end, raw[chain_at:], "I")
+        self._gnu = _GnuHash(symoffset, shift, bloom, buckets, chain)
+
+    def use_sysv_hash(self, raw: bytes, word: int) -> None:
+        """Look names up through this ``.hash`` (``word``: 8 bytes on s390x and Alpha, 4 elsewhere); one that does not
+        fit is left unused."""
+        words = _words(self._end, raw, "Q" if word == 8 else "I")
+        if len(words) < 2 or not words[0] or 2 + words[0] + words[1] > len(words):
+            return
+        nbucket, nchain = words[0], words[1]
+        self._sysv = (words[2 : 2 + nbucket], words[2 + nbucket : 2 + nbucket + nchain])
+
+    def all(self) -> tuple[Symbol, ...]:
+        if self._all is None:
+            self._all = self._decode_all()
+        return self._all
+
+    def _decode_all(self) -> tuple[Symbol, ...]:
+        # one loop over iter_unpack rather than _symbol per entry: the ELF reader's benchmark
+        strtab, indexes, versions = self._strtab, self._versym, self._versions
+        name_i, info_i, shndx_i = self._name_i, self._info_i, self._shndx_i
+        out = []
+        n_indexes = len(indexes)
+        find = strtab.find
+        for i, e in enumerate(struct.iter_unpack(self._fmt, self._data)):
+            bind = e[info_i] >> 4
+            if i == 0 or bind not in _BINDS:
+                continue
+            raw = indexes[i] if i < n_indexes else 1
+            index = raw & 0x7FFF
+            at = e[name_i]
+            end = find(b"\0", at)
+            if end < 0 or at >= len(strtab):
+                raise ElfError(f"symbol name at {at} is outside its table of {len(strtab)} bytes")
+            defined = e[shndx_i] != 0
+            out.append(
+                Symbol(
+                    strtab[at:end].decode("utf-8", "surrogateescape"),
+                    versions.get(index) if index > 1 else None,
+                    defined,
+                    bind == _STB_WEAK,
+                    defined and bool(raw & _VERSYM_HIDDEN),
+                )
+            )
+        return tuple(out)
+
+    def undefined(self) -> tuple[Symbol, ...]:
+        if self._all is not None:
+            return tuple(s for s in self._all if not s.defined)
+        data, size = self._data, self._size
+        info, at = data[self._info_at :: size], self._info_at + 2  # st_shndx follows st_info and st_other
+        low, high = data[at::size], data[at + 1 :: size]
+        wanted = [i for i in range(1, self._count) if not (low[i] or high[i]) and info[i] >> 4 in _BINDS]
+        return tuple(s for s in map(self._symbol, wanted) if s is not None)
+
+    def lookup(self, name: str) -> tuple[Symbol, ...]:
+        return tuple(s for _, s in self._definitions(name))
+
+    def defined_matching(self, pattern: re.Pattern[bytes]) -> tuple[Symbol, ...]:
+        """Definitions whose names ``pattern`` matches at their start, in table order: the string table is
+        searched from every place the pattern matches (a name may share its tail with a longer one)."""
+        if self._all is not None and not self.hashed:
+            return tuple(s for s in self._all if s.defined and pattern.match(s.name.encode("utf-8", "surrogateescape")))
+        strtab, seen = self._strtab, set()
+        found: dict[int, Symbol] = {}
+        m = pattern.search(strtab)
+        while m is not None and m.start() < len(strtab):  # a pattern matching "" matches at the end too
+            end = strtab.find(b"\0", m.start())
+            name = strtab[m.start() : end if end >= 0 else len(strtab)]
+            if name not in seen and pattern.match(name):
+                seen.add(name)
+                found.update(self._definitions(name.decode("utf-8", "surrogateescape")))
+            m = pattern.search(strtab, m.start() + 1)
+        return tuple(found[i] for i in sorted(found))
+
+    def _definitions(self, name: str) -> list[tuple[int, Symbol]]:
+        """(index, symbol) of the definitions of ``name``, in table order."""
+        key = name.encode("utf-8", "surrogateescape")
+        if self._gnu is not None:
+            indexes = self._gnu_chain(self._gnu, key) + self._before_gnu_hash(self._gnu.symoffset).get(name, [])
+        elif self._sysv is not None:
+            indexes = self._sysv_chain(self._sysv, key)
+        else:
+            return self._whole_table().get(name, [])
+        out: list[tuple[int, Symbol]] = []
+        for i in sorted(set(indexes)):
+            s = self._symbol(i)
+            if s is not None and s.defined and s.name == name:
+                out.append((i, s))
+        return out
+
+    def _gnu_chain(self, gnu: _GnuHash, key: bytes) -> list[int]:
+        # glibc do_lookup_x: the bloom filter's two bits, the bucket's first index, then the chain of
+        # hashes (low bit dropped) whose last has the low bit set
+        symoffset, shift, bloom, buckets, chain = gnu
+        h, bits, keyz = gnu_hash(key), self._bits, key + b"\0"
+        word = bloom[(h // bits) & (len(bloom) - 1)]
+        if not (word >> (h % bits)) & (word >> ((h >> shift) % bits)) & 1:
+            return []
+        out: list[int] = []
+        i = buckets[h % len(buckets)]
+        if i < symoffset:
+            return out
+        while i < self._count and i - symoffset < len(chain):
+            other = chain[i - symoffset]
+            if (other | 1) == (h | 1) and self._named(i, keyz):
+                out.append(i)
+            if other & 1:
+                break
+            i += 1
+        return out
+
+    def _sysv_chain(self, sysv: tuple[array[int], array[int]], key: bytes) -> list[int]:
+        buckets, chain = sysv
+        i, out, steps, keyz = buckets[sysv_hash(key) % len(buckets)], [], 0, key + b"\0"
+        while 0 < i < min(self._count, len(chain)) and steps <= len(chain):  # a cycle ends too
+            if self._named(i, keyz):
+                out.append(i)
+            i, steps = chain[i], steps + 1
+        return out
+
+    def _named(self, i: int, keyz: bytes) -> bool:
+        """Entry ``i`` is named ``keyz`` (the name with its terminating NUL)."""
+        (at,) = struct.unpack_from(self._end + "I", self._data, i * self._size)
+        return self._strtab.startswith(keyz, at)
+
+    def _before_gnu_hash(self, symoffset: int) -> dict[str, list[int]]:
+        """Definitions below the GNU hash's first index, which its chains leave out (the linker puts
+        only undefined and local entries there; kept so that a lookup answers as the whole table)."""
+        if self._unhashed is None:
+            data, size = self._data, self._size
+            info, at = data[self._info_at : symoffset * size : size], self._info_at + 2
+            low, high = data[at : symoffset * size : size], data[at + 1 : symoffset * size : size]
+            self._unhashed = {}
+            for i in range(1, min(symoffset, len(info))):
+                if (low[i] or high[i]) and info[i] >> 4 in _BINDS:
+                    s = self._symbol(i)
+                    if s is not None:
+                        self._unhashed.setdefault(s.name, []).append(i)
+        return self._unhashed
+
+    def _whole_table(self) -> dict[str, list[tuple[int, Symbol]]]:
+        if self._by_name is None:
+            self._by_name = {}
+            for i, s in enumerate(self.all()):  # positions in all(), which keeps table order
+                if s.defined:
+                    self._by_name.setdefault(s.name, []).append((i, s))
+        return self._by_name
+
+    def _symbol(self, i: int) -> Optional[Symbol]:
+        """Entry ``i`` as a Symbol; None for a local one. Raises ElfError for a name outside the string table."""
+        e = struct.unpack_from(self._fmt, self._data, i * self._size)
+        bind = e[self._info_i] >> 4
+        if bind not in _BINDS:
+            return None
+        raw = self._versym[i] if i < len(self._versym) else 1
         index = raw & 0x7FFF
-        at = e[name_i]
-        end = find(b"\0", at)
+        at, strtab = e[self._name_i], self._strtab
+        end = strtab.find(b"\0", at)
         if end < 0 or at >= len(strtab):
             raise ElfError(f"symbol name at {at} is outside its table of {len(strtab)} bytes")
-        defined = e[shndx_i] != 0
-        out.append(
-            Symbol(
-                strtab[at:end].decode("utf-8", "surrogateescape"),
-                versions.get(index) if index > 1 else None,
-                defined,
-                bind == _STB_WEAK,
-                defined and bool(raw & _VERSYM_HIDDEN),
-            )
+        defined = e[self._shndx_i] != 0
+        return Symbol(
+            strtab[at:end].decode("utf-8", "surrogateescape"),
+            self._versions.get(index) if index > 1 else None,
+            defined,
+            bind == _STB_WEAK,
+            defined and bool(raw & _VERSYM_HIDDEN),
         )
-    return tuple(out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import struct
 import subprocess
 from pathlib import Path
@@ -141,15 +142,21 @@ def test_corrupt_bytes_raise_only_elf_error(libs: dict[str, Path], data: st.Data
         r = elf._Reader(f, True, 64)
         sections = elf._sections(r, blob[: elf.HEAD])
     shoff = int.from_bytes(blob[40:48], "little")
-    wanted = (6, 11, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF)
+    wanted = (5, 6, 11, 0x6FFFFFF6, 0x6FFFFFFD, 0x6FFFFFFE, 0x6FFFFFFF)  # with .hash and .gnu.hash
     spans = [(0, elf.HEAD), (shoff, len(blob))] + [(s.offset, s.offset + s.size) for s in sections if s.type in wanted]
     for _ in range(data.draw(st.integers(1, 8))):
         lo, hi = data.draw(st.sampled_from(spans))
         blob[data.draw(st.integers(lo, hi - 1))] = data.draw(st.integers(0, 255))
     try:
-        elf.parse(io.BytesIO(bytes(blob)))
+        parsed = elf.parse(io.BytesIO(bytes(blob)))
     except elf.ElfError:
-        pass
+        return
+    if parsed is not None:  # the symbols are decoded later, on demand: that never fails either
+        for name in ("run", "dep", "printf", "cos", "maybe", "nothing", ""):
+            parsed.lookup(name)
+        parsed.defined_matching(re.compile(rb"[a-z]"))
+        parsed.dynsym.undefined()
+        assert len(parsed.symbols) >= 0
 
 
 def test_32_bit_header_fields() -> None:

@@ -163,17 +163,20 @@ def unresolved(
     DT_NEEDED (the interpreter's Py* API for an extension module)."""
     wanted = None if check is None else set(check)
     checked = [o for o in order.objects if wanted is None or o.path in wanted]
-    # only the names some checked object references: most of libtorch_cpu.so's 45,000 are not
-    referenced = {s.name for o in checked for s in o.elf.symbols if not s.defined and not s.weak}
-    defined: dict[str, list[tuple[Optional[str], bool]]] = {}
-    for o in order.objects:
-        for s in o.elf.symbols:
-            if s.defined and s.name in referenced:
-                defined.setdefault(s.name, []).append((s.version, s.hidden))
+    # each reference looked up through the libraries' hash tables, in load order until one binds it,
+    # as ld.so does: most of libtorch_cpu.so's 80,000 definitions are never decoded
+    bound: dict[tuple[str, Optional[str]], bool] = {}
     out = []
     for o in checked:
         for s in o.elf.undefined():
-            if s.weak or provided(s.name) or _binds(defined.get(s.name, ()), s.version):
+            if s.weak or provided(s.name):
+                continue
+            key = (s.name, s.version)
+            if key not in bound:
+                bound[key] = any(
+                    _binds(((d.version, d.hidden) for d in lib.elf.lookup(s.name)), s.version) for lib in order.objects
+                )
+            if bound[key]:
                 continue
             expected_from, layer = attribute(s.name, s.version, o.elf)
             out.append(Unresolved(o.path, s.name, s.version, expected_from, layer))
@@ -287,13 +290,19 @@ def abi_twins(order: LoadOrder, unbound: Iterable[Unresolved]) -> tuple[AbiTwin,
             heads.add(outer_names(u.symbol))
     out = []
     seen: set[tuple[str, str]] = set()
-    # only the libraries the references should come from: libtorch_cpu.so's 45,000 names stay unread
+    # the two builds of a function share its outer names: only the definitions starting with those,
+    # found in the string table (libtorch_cpu.so's 80,000 names stay undecoded), get a skeleton
+    starts = re.compile(
+        rb"_Z(?:N[rVKRO]*)?(?:"
+        + b"|".join(re.escape(h.encode("utf-8", "surrogateescape")) for h in sorted(heads))
+        + rb")"
+    )
+    # only the libraries the references should come from
     for o in order.objects:
         if not wanted or not {o.elf.soname, o.path.rsplit("/", 1)[-1]} & providers:
             continue
-        for s in o.elf.symbols:
-            # the two builds of a function share its outer names: the skeleton only of those
-            if not s.defined or not s.name.startswith("_Z") or outer_names(s.name) not in heads:
+        for s in o.elf.defined_matching(starts):
+            if not s.name.startswith("_Z") or outer_names(s.name) not in heads:
                 continue
             for u in wanted.get(abi_skeleton(s.name), ()):
                 if s.name != u.symbol and is_cxx11(s.name) != is_cxx11(u.symbol) and (u.library, u.symbol) not in seen:

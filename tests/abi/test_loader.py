@@ -172,9 +172,9 @@ def test_nothing_is_loaded_or_executed(tmp_path: Path) -> None:
 
 
 def test_expand_dynamic_string_tokens() -> None:
-    from ascenv.elf import ElfFile
+    from ascenv.elf import DynamicSymbols, ElfFile
 
-    obj = ElfFile("aarch64", 64, True, None, (), (), (), (), (), ())
+    obj = ElfFile("aarch64", 64, True, None, (), (), (), DynamicSymbols.of(()), (), ())
     assert loader.expand("$ORIGIN/../${LIB}/$PLATFORM", "/o", obj) == "/o/../lib64/aarch64"
     assert loader.expand("$ORIGINAL/x", "/o", obj) == "$ORIGINAL/x"  # not a token: left as is
     assert loader.default_dirs("aarch64", 64)[:2] == ("/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu")

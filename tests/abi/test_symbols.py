@@ -259,9 +259,9 @@ def test_host_provided_symbols_are_not_unresolved(tmp_path: Path) -> None:
 def test_attribution_of_unversioned_names(
     symbol: str, needed: tuple[str, ...], expected: tuple[object, object]
 ) -> None:
-    from ascenv.elf import ElfFile
+    from ascenv.elf import DynamicSymbols, ElfFile
 
-    obj = ElfFile("x86_64", 64, True, None, needed, (), (), (), (), ())
+    obj = ElfFile("x86_64", 64, True, None, needed, (), (), DynamicSymbols.of(()), (), ())
     assert symbols.attribute(symbol, None, obj) == expected
 
 
