@@ -11,9 +11,13 @@ groups, so a log repeating one error a million times costs the same memory as on
 from __future__ import annotations
 
 import functools
+import importlib
+import itertools
+import operator
 import re
+from collections import Counter
 from dataclasses import dataclass
-from typing import IO, Callable, Optional
+from typing import IO, Any, Callable, Optional, Union
 
 from ascenv.triage.families import derive
 from ascenv.triage.matcher import LiteralMatcher
@@ -28,6 +32,10 @@ MAX_QUOTE = 300
 # when full; only lines up to SEEN_LENGTH characters, so it stays under 4 MB)
 SEEN_LINES = 4096
 SEEN_LENGTH = 1024
+# a block with at least this many lines holding a literal is read by line classes (_Classes)
+BULK_LINES = 64
+# blocks read line by line after one whose classes were too many to be worth it
+BULK_BACKOFF = 8
 
 # ESC-form colour codes, and the same codes left as text when a paste dropped the ESC byte
 # ("^[[36m", "[[36m": Ray's prefixes pasted from a terminal).
@@ -57,6 +65,11 @@ _PREFIX = re.compile(
 _SPACE = re.compile(r"\s*")
 _DIGITS = re.compile(r"\d+")
 _ZEROS = bytes(BLOCK)
+# every ASCII digit made 0: the class of a line (bytes, and str for the literals)
+_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_TO_ZERO_STR = str.maketrans("0123456789", "0" * 10)
+_RUN = re.compile(rb"[0-9]+")
+_ASCII_DIGITS = frozenset(range(ord("0"), ord("9") + 1))
 
 
 @dataclass(frozen=True)
@@ -117,14 +130,28 @@ class _Accumulator:
             quoted = text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
             self.groups[key] = [quoted, 1, line_no()]
 
+    def add_many(self, text: str, key: str, count: int, line_no: int) -> None:
+        """``count`` lines of group ``key``, the first of them ``text`` at ``line_no``: the same as
+        ``count`` calls of ``add`` in line order (a group is made by its first line, or not at all)."""
+        self.count += count
+        group = self.groups.get(key)
+        if group is not None:
+            group[1] += count
+        elif len(self.groups) < MAX_GROUPS:
+            quoted = text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
+            self.groups[key] = [quoted, count, line_no]
+
     def result(self) -> SignatureHits:
         groups = tuple(LineGroup(t, c, n) for t, c, n in self.groups.values())
         return SignatureHits(self.signature, self.count, groups, self.first_line)
 
 
-def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> ScanResult:
+def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK, by_class: bool = True) -> ScanResult:
+    """The signatures of the lines of ``stream``; ``by_class=False``: every block line by line (the
+    same result, slower on a dense log; the tests compare the two)."""
     literals = tuple(lit.encode() for lit in table.literals)
     matcher = LiteralMatcher(literals)
+    classes = _Classes(table, literals) if by_class else None
     longest = max((len(lit) for lit in literals), default=1)
     found: dict[str, _Accumulator] = {}
     seen: dict[str, tuple[tuple[Signature, ...], str]] = {}
@@ -144,7 +171,7 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
             # a run of NUL bytes (a sparse file's hole, a truncated core dump): no literal holds NUL
             # and there is no line in it, so it is skipped at memory speed
             if carry:
-                _scan_block(carry, len(carry), matcher, table, found, line_base, seen)
+                _scan_block(carry, len(carry), matcher, table, found, line_base, seen, classes)
                 carry = b""
             continue
         if data:
@@ -157,7 +184,7 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
                 end = len(block) - (longest - 1)
         else:
             end = len(block)  # end of input: the last line has no newline
-        _scan_block(block, end, matcher, table, found, line_base, seen)
+        _scan_block(block, end, matcher, table, found, line_base, seen, classes)
         line_base += newlines(block, 0, end)
         carry = block[end:]
         if not data:
@@ -195,8 +222,19 @@ def _scan_block(
     found: dict,
     line_base: int,
     seen: dict[str, tuple[tuple[Signature, ...], str]],
+    classes: Optional[_Classes] = None,
 ) -> None:
-    starts = matcher.line_starts(block, end)
+    if classes is not None and classes.backoff == 0:
+        starts = matcher.line_starts(block, end, limit=BULK_LINES)
+        if len(starts) >= BULK_LINES:
+            if _bulk_block(block, end, matcher, table, found, line_base, seen, classes):
+                return
+            classes.backoff = BULK_BACKOFF
+            starts = matcher.line_starts(block, end)
+    else:
+        if classes is not None:
+            classes.backoff -= 1
+        starts = matcher.line_starts(block, end)
     counted = [0, line_base]  # newlines are counted up to this offset; the lines before it
 
     def line_no(start: int) -> int:
@@ -214,20 +252,277 @@ def _scan_block(
             if not segment.strip():
                 continue
             text = clean_line(segment)
-            known = seen.get(text)
-            if known is None:
-                known = (_signatures_of(text, table), group_key(text))
-                if len(text) <= SEEN_LENGTH:
-                    if len(seen) >= SEEN_LINES:
-                        seen.clear()
-                    seen[text] = known
-            matched, key = known
+            matched, key = _judged(text, table, seen)
             at = functools.partial(line_no, start)
             for signature in matched:
                 acc = found.get(signature.id)
                 if acc is None:
                     acc = found[signature.id] = _Accumulator(signature, at())
                 acc.add(text, key, at)
+
+
+def _judged(
+    text: str, table: SignatureTable, seen: dict[str, tuple[tuple[Signature, ...], str]]
+) -> tuple[tuple[Signature, ...], str]:
+    """The signatures of the cleaned line ``text`` and its group key, remembered (bounded)."""
+    known = seen.get(text)
+    if known is None:
+        known = (_signatures_of(text, table), group_key(text))
+        if len(text) <= SEEN_LENGTH:
+            if len(seen) >= SEEN_LINES:
+                seen.clear()
+            seen[text] = known
+    return known
+
+
+# A dense block (a service failing over and over, every line an error) is read by line classes.
+# The class of a line is the line with every ASCII digit made 0. Cleaning (decoding, the prefix
+# and space patterns) and the group key see a digit only as a digit, so every line of a class has
+# the same cleaned shape and the same group key, and only the literals' and regexes' own digits
+# ("507033", "= 507008", r"\b561003\b") can tell two lines of a class apart: such a digit string
+# lies inside one digit run of the line, so only the runs at least as long as the shortest digit
+# string of the signatures the class may hold decide its signatures. Lines are then counted per
+# class and per value of those runs with C loops (split, translate, Counter), and a line is
+# decoded, cleaned and tested only when it is the first of its class and values.
+_EXACT = "exact"  # a class read line by line (colours, CR, long lines, a family's numbers)
+_NOTHING = "nothing"  # a class no line of which holds a literal once cleaned
+
+
+@dataclass
+class _Class:
+    key: str  # the group key of every line of the class
+    signatures: Optional[tuple[Signature, ...]]  # of every line (no digit run decides them), or
+    runs: Optional[Callable[[bytes], Any]]  # the digit runs that decide them (an itemgetter)
+
+
+_Info = Union[_Class, str]
+
+
+class _Classes:
+    """What a scan knows of line classes: the literals with their digits made 0 (a prefilter over
+    classes), each signature's digit strings, and the classes seen (bounded as ``seen``)."""
+
+    def __init__(self, table: SignatureTable, literals: tuple[bytes, ...]) -> None:
+        self.table = table
+        self.matcher = LiteralMatcher(tuple(sorted({lit.translate(_TO_ZERO) for lit in literals})))
+        # per signature: (literal made 0, its digit strings) and its regex's digit strings (None:
+        # a character class that holds some digits only, so any digit may decide)
+        self.rows = tuple(
+            (
+                sig,
+                tuple((lit.translate(_TO_ZERO_STR), tuple(re.findall("[0-9]+", lit))) for lit in sig.literals),
+                () if sig.regex is None else _regex_digits(sig.regex.pattern),
+            )
+            for sig in table.signatures
+        )
+        self.known: dict[bytes, _Info] = {}
+        self.combos: dict[tuple[bytes, Any], tuple[Signature, ...]] = {}
+        self.backoff = 0
+
+    def info(self, shape: bytes) -> _Info:
+        if len(shape) > SEEN_LENGTH or b"\r" in shape or b"\x1b" in shape or b"[[" in shape:
+            return _EXACT
+        text = clean_line(shape)
+        lengths: list[int] = []
+        possible = False
+        for sig, literals, regex_digits in self.rows:
+            held = [lit_digits for lit, lit_digits in literals if lit in text]
+            if not held:
+                continue
+            if sig.family is not None:  # its numbers and names are read from the line itself
+                return _EXACT
+            possible = True
+            lengths.extend(len(d) for lit_digits in held for d in lit_digits)
+            if regex_digits is None:
+                lengths.append(1)
+            else:
+                lengths.extend(len(d) for d in regex_digits)
+        if not possible:
+            return _NOTHING
+        shortest = min(lengths, default=len(shape) + 1)
+        runs = [slice(*found.span()) for found in _RUN.finditer(shape) if found.end() - found.start() >= shortest]
+        if not runs:  # the class's own line (digits 0) is one of its lines
+            return _Class(group_key(text), _signatures_of(text, self.table), None)
+        return _Class(group_key(text), None, operator.itemgetter(*runs))
+
+    def remember(self, shape: bytes, info: _Info) -> None:
+        if len(shape) <= SEEN_LENGTH:
+            if len(self.known) >= SEEN_LINES:
+                self.known.clear()
+            self.known[shape] = info
+
+
+def _regex_digits(pattern: str) -> Optional[tuple[str, ...]]:
+    """The digit strings a regex matches literally ("(?:code is|result = )507033\\b" -> 507033),
+    or None when a class or a negation holds some digits but not all (then any digit may decide).
+    Digits matched through \\d, \\w, ``.`` or a class holding all of 0-9 decide nothing."""
+    try:
+        parser: Any = importlib.import_module("re._parser")  # Python >= 3.11
+    except ImportError:  # pragma: no cover - Python 3.9/3.10
+        parser = importlib.import_module("sre_parse")
+    c = parser
+    digits_of_category = {c.CATEGORY_DIGIT: True, c.CATEGORY_WORD: True, c.CATEGORY_NOT_SPACE: True}
+    found: list[str] = []
+
+    def covered(items: Any) -> Optional[bool]:  # True: all digits, False: none, None: some
+        hit: set[int] = set()
+        for op, arg in items:
+            if op is c.LITERAL and arg in _ASCII_DIGITS:
+                hit.add(arg)
+            elif op is c.RANGE:
+                hit.update(d for d in _ASCII_DIGITS if arg[0] <= d <= arg[1])
+            elif op is c.CATEGORY:
+                if digits_of_category.get(arg):
+                    hit.update(_ASCII_DIGITS)
+            elif op is not c.NEGATE and op is not c.LITERAL:
+                return None
+        return True if hit == _ASCII_DIGITS else (False if not hit else None)
+
+    def walk(items: Any) -> bool:
+        run = ""
+        for op, arg in items:
+            if op is c.LITERAL and arg in _ASCII_DIGITS:
+                run += chr(arg)
+                continue
+            if run:
+                found.append(run)
+                run = ""
+            if op is c.LITERAL or op is c.ANY or op is c.AT:
+                continue
+            if op is c.NOT_LITERAL:
+                if arg in _ASCII_DIGITS:
+                    return False
+            elif op is c.IN:
+                if covered(arg) is None:
+                    return False
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+                if not walk(arg[2]):
+                    return False
+            elif op is c.SUBPATTERN:
+                if not walk(arg[-1]):
+                    return False
+            elif op is c.BRANCH:
+                if not all(walk(branch) for branch in arg[1]):
+                    return False
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                if not walk(arg[1]):
+                    return False
+            elif op is getattr(c, "ATOMIC_GROUP", None):
+                if not walk(arg):
+                    return False
+            else:  # anything else (a back-reference, a conditional): any digit may decide
+                return False
+        if run:
+            found.append(run)
+        return True
+
+    return tuple(found) if walk(parser.parse(pattern)) else None
+
+
+def _bulk_block(
+    block: bytes,
+    end: int,
+    matcher: LiteralMatcher,
+    table: SignatureTable,
+    found: dict,
+    line_base: int,
+    seen: dict[str, tuple[tuple[Signature, ...], str]],
+    classes: _Classes,
+) -> bool:
+    """``block[:end]`` read by line classes, with the same result as line by line; False (nothing
+    done) when its lines that may hold a literal are not repetitive enough for it to pay."""
+    part = block[:end]
+    shapes = part.translate(_TO_ZERO).split(b"\n")
+    counts = Counter(shapes)  # in order of first appearance
+    known = classes.known
+    new = [shape for shape in counts if shape not in known]
+    possible: set[bytes] = set()
+    if new:
+        joined = b"\n".join(new)
+        for start in classes.matcher.line_starts(joined, len(joined)):
+            stop = joined.find(b"\n", start)
+            possible.add(joined[start : len(joined) if stop == -1 else stop])
+    candidates = [shape for shape in counts if shape in possible or known.get(shape, _NOTHING) is not _NOTHING]
+    if len(candidates) * 4 > sum(counts[shape] for shape in candidates):
+        return False
+    for shape in new:
+        if shape not in possible:
+            classes.remember(shape, _NOTHING)
+    infos: list[tuple[bytes, _Info]] = []
+    for shape in candidates:
+        info = known.get(shape)
+        if info is None:
+            info = classes.info(shape)
+            classes.remember(shape, info)
+        if info is not _NOTHING:
+            infos.append((shape, info))
+    wanted: dict[bytes, list[int]] = {
+        shape: [] for shape, info in infos if info is _EXACT or (isinstance(info, _Class) and info.runs is not None)
+    }
+    line: Callable[[int], bytes]
+    if sum(counts[shape] for shape in wanted) * 8 >= len(shapes):
+        # most lines are wanted (every line an error): one pass over the classes of all lines
+        lines = part.split(b"\n")
+        line = lines.__getitem__
+        get = wanted.get
+        for index, shape in enumerate(shapes):
+            where = get(shape)
+            if where is not None:
+                where.append(index)
+    else:  # a few: found by C scans of the class list, cut out of the block by their offsets
+        for shape, where in wanted.items():
+            index = -1
+            for _ in range(counts[shape]):
+                index = shapes.index(shape, index + 1)
+                where.append(index)
+        offsets = list(itertools.accumulate(map(len, shapes), initial=0))
+
+        def line(index: int) -> bytes:
+            start = offsets[index] + index  # the lengths of the lines before it, and their newlines
+            return part[start : start + len(shapes[index])]
+
+    # (line index, order, count, signatures, group key, cleaned first line)
+    events: list[tuple[int, int, int, tuple[Signature, ...], str, str]] = []
+    for shape, info in infos:
+        if isinstance(info, str):  # _EXACT: line by line, as _scan_block does
+            for index in wanted[shape]:
+                text_bytes = line(index)
+                if not matcher.line_starts(text_bytes, len(text_bytes), limit=1):
+                    continue
+                for segment in text_bytes[:MAX_LINE].split(b"\r"):
+                    if segment.strip():
+                        text = clean_line(segment)
+                        matched, key = _judged(text, table, seen)
+                        if matched:
+                            events.append((index, len(events), 1, matched, key, text))
+        elif info.runs is None:
+            if info.signatures:
+                index = shapes.index(shape)
+                events.append((index, len(events), counts[shape], info.signatures, info.key, clean_line(line(index))))
+        else:
+            where = wanted[shape]
+            values = list(map(info.runs, map(line, where)))
+            first = dict(zip(reversed(values), reversed(where)))  # the earliest line of each value
+            for value, count in Counter(values).items():
+                index = first[value]
+                text = clean_line(line(index))
+                matched_ = classes.combos.get((shape, value))
+                if matched_ is None:
+                    matched_ = _judged(text, table, seen)[0]
+                    if len(classes.combos) >= SEEN_LINES:
+                        classes.combos.clear()
+                    classes.combos[(shape, value)] = matched_
+                if matched_:
+                    events.append((index, len(events), count, matched_, info.key, text))
+    events.sort(key=lambda event: (event[0], event[1]))
+    for index, _, count, matched, key, text in events:
+        line_no = line_base + index + 1
+        for signature in matched:
+            acc = found.get(signature.id)
+            if acc is None:
+                acc = found[signature.id] = _Accumulator(signature, line_no)
+            acc.add_many(text, key, count, line_no)
+    return True
 
 
 def group_key(text: str) -> str:

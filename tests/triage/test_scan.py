@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ascenv.triage import load, triage
 from ascenv.triage.scan import MAX_GROUPS, clean_line, newlines, scan
 
 DATA = Path(__file__).parent.parent / "data"
+scan_module = importlib.import_module("ascenv.triage.scan")  # the package exports the function scan
 TABLE = load()
 # corpus errors/dcmi_-8020_...: the line npu-smi prints in a container whose NPU is held elsewhere
 DCMI = b"dcmi model initialized failed, because the device is used. ret is -8020"
@@ -207,3 +211,69 @@ def test_generated_log_through_a_pipe_in_bounded_memory(tmp_path):
 )
 def test_newlines_counts_like_bytes_count(data, start, end):
     assert newlines(data, start, end) == data.count(b"\n", start, end)
+
+
+# Lines of the recorded logs (tests/data: the labelled triage corpus and the error corpus), with
+# their digits changed, colours, CRs, framework prefixes and long lines: scanned by line classes
+# (a dense block) they give what the line-by-line scan gives, counts, groups and first lines.
+_CORPUS_LINES = sorted(
+    {
+        line
+        for path in sorted((DATA / "triage").glob("*.txt")) + sorted((DATA / "corpus/errors").glob("*.txt"))
+        for line in path.read_bytes().splitlines()
+        if line.strip()
+    }
+)
+_MATCHING = [line for line in _CORPUS_LINES if TABLE.literals and any(lit.encode() in line for lit in TABLE.literals)]
+_DIGITS = st.text("0123456789", min_size=1, max_size=8)
+
+
+@st.composite
+def _variant(draw) -> bytes:
+    line = draw(st.sampled_from(_MATCHING) if draw(st.integers(0, 3)) else st.sampled_from(_CORPUS_LINES))
+    parts = re.split(rb"([0-9]+)", line)
+    for i in range(1, len(parts), 2):
+        choice = draw(st.integers(0, 4))
+        if choice == 1:
+            parts[i] = draw(_DIGITS).encode()  # another number, maybe of another length
+        elif choice == 2:
+            parts[i] = draw(st.sampled_from([b"0", b"5", b"9"])) * len(parts[i])  # same length, same class
+    line = b"".join(parts)
+    decoration = draw(st.integers(0, 9))
+    if decoration == 1:
+        line = b"\x1b[31m" + line + b"\x1b[0m"
+    elif decoration == 2:
+        line = b"progress 10%\r" + line
+    elif decoration == 3:
+        line = (
+            f"ERROR 04-18 08:{draw(st.integers(0, 59)):02d}:17 [engine.py:{draw(st.integers(0, 999))}] ".encode() + line
+        )
+    elif decoration == 4:
+        line = f"[rank{draw(st.integers(0, 15))}]: ".encode() + line
+    elif decoration == 5:
+        line = line + b" " + b"x" * draw(st.integers(1000, 1100))
+    return line
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_variant(), st.integers(1, 300)), min_size=1, max_size=12), st.randoms(use_true_random=False))
+def test_dense_blocks_by_class_give_the_line_by_line_result(runs, random):
+    lines = [line for line, repeat in runs for _ in range(repeat)]
+    random.shuffle(lines)
+    data = b"\n".join(lines) + b"\n"
+    for block_size in (4096, 1 << 16):
+        expected = scan(io.BytesIO(data), TABLE, block_size=block_size, by_class=False)
+        assert scan(io.BytesIO(data), TABLE, block_size=block_size) == expected
+
+
+def test_the_bench_shapes_by_class_give_the_line_by_line_result():
+    every = "".join(
+        f"ERROR 04-18 08:{i // 60 % 60:02d}:{i % 60:02d} [worker.py:{i % 997}] (pid={i % 5000}) "
+        f"open device {i % 8} failed, runtime result = {507033 if i % 7 else 507034 + i % 3}.\n"
+        for i in range(30_000)
+    ).encode()
+    expected = scan(io.BytesIO(every), TABLE, by_class=False)
+    with mock.patch.object(scan_module, "_bulk_block", wraps=scan_module._bulk_block) as bulk:
+        assert expected.hits and scan(io.BytesIO(every), TABLE) == expected
+    assert bulk.call_count == 3  # 2.9 MB: three blocks, each read by classes
+    assert expected.hits[0].signature.id == "device-setup-error" and expected.hits[0].count == 30_000 - 4_286
