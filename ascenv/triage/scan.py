@@ -36,6 +36,7 @@ SEEN_LENGTH = 1024
 BULK_LINES = 64
 # blocks read line by line after one whose classes were too many to be worth it
 BULK_BACKOFF = 8
+CONTEXT = 32  # bytes of text a side of a deciding digit run in its probe
 
 # ESC-form colour codes, and the same codes left as text when a paste dropped the ESC byte
 # ("^[[36m", "[[36m": Ray's prefixes pasted from a terminal).
@@ -70,6 +71,7 @@ _TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _TO_ZERO_STR = str.maketrans("0123456789", "0" * 10)
 _RUN = re.compile(rb"[0-9]+")
 _ASCII_DIGITS = frozenset(range(ord("0"), ord("9") + 1))
+_HAS_DIGIT = re.compile("[0-9]").search
 
 
 @dataclass(frozen=True)
@@ -293,6 +295,9 @@ class _Class:
     key: str  # the group key of every line of the class
     signatures: Optional[tuple[Signature, ...]]  # of every line (no digit run decides them), or
     runs: Optional[Callable[[bytes], Any]]  # the digit runs that decide them (an itemgetter)
+    # each deciding run (start, end) with the text around it up to the next digits (at most
+    # CONTEXT bytes a side): a probe that finds the lines whose run holds another value
+    contexts: tuple[tuple[int, int, bytes, bytes], ...] = ()
 
 
 _Info = Union[_Class, str]
@@ -305,13 +310,17 @@ class _Classes:
     def __init__(self, table: SignatureTable, literals: tuple[bytes, ...]) -> None:
         self.table = table
         self.matcher = LiteralMatcher(tuple(sorted({lit.translate(_TO_ZERO) for lit in literals})))
-        # per signature: (literal made 0, its digit strings) and its regex's digit strings (None:
-        # a character class that holds some digits only, so any digit may decide)
+        # per signature: its literals made 0 (str, and bytes when they hold a digit) and the
+        # literal strings of its regex that hold a digit, made 0 (None: a character class that
+        # holds some digits only, so any digit may decide)
         self.rows = tuple(
             (
                 sig,
-                tuple((lit.translate(_TO_ZERO_STR), tuple(re.findall("[0-9]+", lit))) for lit in sig.literals),
-                () if sig.regex is None else _regex_digits(sig.regex.pattern),
+                tuple(
+                    (lit.translate(_TO_ZERO_STR), lit.translate(_TO_ZERO_STR).encode() if _HAS_DIGIT(lit) else None)
+                    for lit in sig.literals
+                ),
+                _regex_anchors(sig.regex),
             )
             for sig in table.signatures
         )
@@ -323,27 +332,36 @@ class _Classes:
         if len(shape) > SEEN_LENGTH or b"\r" in shape or b"\x1b" in shape or b"[[" in shape:
             return _EXACT
         text = clean_line(shape)
-        lengths: list[int] = []
+        anchors: list[bytes] = []  # strings made 0 whose digits may fall on a run of the line
         possible = False
-        for sig, literals, regex_digits in self.rows:
-            held = [lit_digits for lit, lit_digits in literals if lit in text]
+        for sig, literals, regex_anchors in self.rows:
+            held = [anchor for lit, anchor in literals if lit in text]
             if not held:
                 continue
             if sig.family is not None:  # its numbers and names are read from the line itself
                 return _EXACT
             possible = True
-            lengths.extend(len(d) for lit_digits in held for d in lit_digits)
-            if regex_digits is None:
-                lengths.append(1)
-            else:
-                lengths.extend(len(d) for d in regex_digits)
+            anchors.extend(anchor for anchor in held if anchor is not None)
+            anchors.extend((b"0",) if regex_anchors is None else regex_anchors)
         if not possible:
             return _NOTHING
-        shortest = min(lengths, default=len(shape) + 1)
-        runs = [slice(*found.span()) for found in _RUN.finditer(shape) if found.end() - found.start() >= shortest]
+        deciding = bytearray(len(shape))  # 1: a byte of the line an anchor may cover
+        for anchor in set(anchors):
+            at = shape.find(anchor)
+            while at != -1:
+                deciding[at : at + len(anchor)] = b"\x01" * len(anchor)
+                at = shape.find(anchor, at + 1)
+        runs = [slice(*found.span()) for found in _RUN.finditer(shape) if 1 in deciding[found.start() : found.end()]]
         if not runs:  # the class's own line (digits 0) is one of its lines
             return _Class(group_key(text), _signatures_of(text, self.table), None)
-        return _Class(group_key(text), None, operator.itemgetter(*runs))
+        contexts = []
+        for run in runs:
+            before = shape.rfind(b"0", max(0, run.start - CONTEXT), run.start)
+            after = shape.find(b"0", run.stop, run.stop + CONTEXT)
+            left = shape[before + 1 if before != -1 else max(0, run.start - CONTEXT) : run.start]
+            right = shape[run.stop : after if after != -1 else run.stop + CONTEXT]
+            contexts.append((run.start, run.stop, left, right))
+        return _Class(group_key(text), None, operator.itemgetter(*runs), tuple(contexts))
 
     def remember(self, shape: bytes, info: _Info) -> None:
         if len(shape) <= SEEN_LENGTH:
@@ -352,10 +370,15 @@ class _Classes:
             self.known[shape] = info
 
 
-def _regex_digits(pattern: str) -> Optional[tuple[str, ...]]:
-    """The digit strings a regex matches literally ("(?:code is|result = )507033\\b" -> 507033),
+def _regex_anchors(regex: Optional[re.Pattern]) -> Optional[tuple[bytes, ...]]:
+    """The strings a regex matches literally that hold a digit, digits made 0 (for
+    "(?:code is|ErrCode=)507033\\b": 000000; for ", error code is 19\\b": ", error code is 00"),
     or None when a class or a negation holds some digits but not all (then any digit may decide).
-    Digits matched through \\d, \\w, ``.`` or a class holding all of 0-9 decide nothing."""
+    A match that uses one of its literal digits holds the whole string around it (its adjacent
+    literal characters); under IGNORECASE only the digits themselves (the letters may differ in
+    case). Digits matched through \\d, \\w, ``.`` or a class holding all of 0-9 decide nothing."""
+    if regex is None:
+        return ()
     try:
         parser: Any = importlib.import_module("re._parser")  # Python >= 3.11
     except ImportError:  # pragma: no cover - Python 3.9/3.10
@@ -363,6 +386,8 @@ def _regex_digits(pattern: str) -> Optional[tuple[str, ...]]:
     c = parser
     digits_of_category = {c.CATEGORY_DIGIT: True, c.CATEGORY_WORD: True, c.CATEGORY_NOT_SPACE: True}
     found: list[str] = []
+    tree = parser.parse(regex.pattern)
+    folded = [bool((regex.flags | tree.state.flags) & re.IGNORECASE)]
 
     def covered(items: Any) -> Optional[bool]:  # True: all digits, False: none, None: some
         hit: set[int] = set()
@@ -378,16 +403,21 @@ def _regex_digits(pattern: str) -> Optional[tuple[str, ...]]:
                 return None
         return True if hit == _ASCII_DIGITS else (False if not hit else None)
 
+    def emit(run: str) -> None:
+        if folded[0]:
+            found.extend(re.findall("[0-9]+", run))
+        elif _HAS_DIGIT(run):
+            found.append(run)
+
     def walk(items: Any) -> bool:
         run = ""
         for op, arg in items:
-            if op is c.LITERAL and arg in _ASCII_DIGITS:
+            if op is c.LITERAL:
                 run += chr(arg)
                 continue
-            if run:
-                found.append(run)
-                run = ""
-            if op is c.LITERAL or op is c.ANY or op is c.AT:
+            emit(run)
+            run = ""
+            if op is c.ANY or op is c.AT:
                 continue
             if op is c.NOT_LITERAL:
                 if arg in _ASCII_DIGITS:
@@ -399,6 +429,8 @@ def _regex_digits(pattern: str) -> Optional[tuple[str, ...]]:
                 if not walk(arg[2]):
                     return False
             elif op is c.SUBPATTERN:
+                if arg[1] & re.IGNORECASE:
+                    folded[0] = True  # (?i:...): from here on, the digits only (conservative)
                 if not walk(arg[-1]):
                     return False
             elif op is c.BRANCH:
@@ -412,11 +444,12 @@ def _regex_digits(pattern: str) -> Optional[tuple[str, ...]]:
                     return False
             else:  # anything else (a back-reference, a conditional): any digit may decide
                 return False
-        if run:
-            found.append(run)
+        emit(run)
         return True
 
-    return tuple(found) if walk(parser.parse(pattern)) else None
+    if not walk(tree):
+        return None
+    return tuple(dict.fromkeys(anchor.translate(_TO_ZERO_STR).encode() for anchor in found))
 
 
 def _bulk_block(
@@ -432,7 +465,8 @@ def _bulk_block(
     """``block[:end]`` read by line classes, with the same result as line by line; False (nothing
     done) when its lines that may hold a literal are not repetitive enough for it to pay."""
     part = block[:end]
-    shapes = part.translate(_TO_ZERO).split(b"\n")
+    mapped = part.translate(_TO_ZERO)
+    shapes = mapped.split(b"\n")
     counts = Counter(shapes)  # in order of first appearance
     known = classes.known
     new = [shape for shape in counts if shape not in known]
@@ -449,6 +483,7 @@ def _bulk_block(
         if shape not in possible:
             classes.remember(shape, _NOTHING)
     infos: list[tuple[bytes, _Info]] = []
+    wanted: dict[bytes, list[int]] = {}
     for shape in candidates:
         info = known.get(shape)
         if info is None:
@@ -456,9 +491,22 @@ def _bulk_block(
             classes.remember(shape, info)
         if info is not _NOTHING:
             infos.append((shape, info))
-    wanted: dict[bytes, list[int]] = {
-        shape: [] for shape, info in infos if info is _EXACT or (isinstance(info, _Class) and info.runs is not None)
-    }
+    # (line index, order, count, signatures, group key, cleaned first line)
+    events: list[tuple[int, int, int, tuple[Signature, ...], str, str]] = []
+    probes: dict[tuple[bool, bytes], int] = {}  # (in the block itself, probe) -> its count
+    for shape, info in infos:
+        if isinstance(info, _Class) and info.runs is not None:
+            index = shapes.index(shape)
+            first_line = _line_at(part, shapes, index)
+            if _same_runs(first_line, info, part, mapped, probes):
+                # every line of the class holds its first line's values in its deciding runs
+                text = clean_line(first_line)
+                matched = _combo(classes, shape, info.runs(first_line), text, table, seen)
+                if matched:
+                    events.append((index, len(events), counts[shape], matched, info.key, text))
+                continue
+        if info is _EXACT or (isinstance(info, _Class) and info.runs is not None):
+            wanted[shape] = []
     line: Callable[[int], bytes]
     if sum(counts[shape] for shape in wanted) * 8 >= len(shapes):
         # most lines are wanted (every line an error): one pass over the classes of all lines
@@ -481,8 +529,6 @@ def _bulk_block(
             start = offsets[index] + index  # the lengths of the lines before it, and their newlines
             return part[start : start + len(shapes[index])]
 
-    # (line index, order, count, signatures, group key, cleaned first line)
-    events: list[tuple[int, int, int, tuple[Signature, ...], str, str]] = []
     for shape, info in infos:
         if isinstance(info, str):  # _EXACT: line by line, as _scan_block does
             for index in wanted[shape]:
@@ -499,19 +545,14 @@ def _bulk_block(
             if info.signatures:
                 index = shapes.index(shape)
                 events.append((index, len(events), counts[shape], info.signatures, info.key, clean_line(line(index))))
-        else:
+        elif shape in wanted:  # (else: every line holds its first line's values, counted above)
             where = wanted[shape]
             values = list(map(info.runs, map(line, where)))
             first = dict(zip(reversed(values), reversed(where)))  # the earliest line of each value
             for value, count in Counter(values).items():
                 index = first[value]
                 text = clean_line(line(index))
-                matched_ = classes.combos.get((shape, value))
-                if matched_ is None:
-                    matched_ = _judged(text, table, seen)[0]
-                    if len(classes.combos) >= SEEN_LINES:
-                        classes.combos.clear()
-                    classes.combos[(shape, value)] = matched_
+                matched_ = _combo(classes, shape, value, text, table, seen)
                 if matched_:
                     events.append((index, len(events), count, matched_, info.key, text))
     events.sort(key=lambda event: (event[0], event[1]))
@@ -522,6 +563,52 @@ def _bulk_block(
             if acc is None:
                 acc = found[signature.id] = _Accumulator(signature, line_no)
             acc.add_many(text, key, count, line_no)
+    return True
+
+
+def _combo(
+    classes: _Classes,
+    shape: bytes,
+    value: Any,
+    text: str,
+    table: SignatureTable,
+    seen: dict[str, tuple[tuple[Signature, ...], str]],
+) -> tuple[Signature, ...]:
+    """The signatures of the lines of class ``shape`` whose deciding runs hold ``value`` (``text``:
+    one of them, cleaned), remembered (bounded)."""
+    matched = classes.combos.get((shape, value))
+    if matched is None:
+        matched = _judged(text, table, seen)[0]
+        if len(classes.combos) >= SEEN_LINES:
+            classes.combos.clear()
+        classes.combos[(shape, value)] = matched
+    return matched
+
+
+def _line_at(part: bytes, shapes: list[bytes], index: int) -> bytes:
+    start = sum(map(len, itertools.islice(shapes, index))) + index  # the lines before it, their newlines
+    return part[start : start + len(shapes[index])]
+
+
+def _same_runs(
+    first_line: bytes, info: _Class, part: bytes, mapped: bytes, probes: dict[tuple[bool, bytes], int]
+) -> bool:
+    """Whether every line of the class holds ``first_line``'s values in its deciding runs, told by
+    two C counts a run: its probe (text, value, text) in the block and the probe with its digits
+    0 in the block with its digits 0. A line of the class holds the latter where its run is, so
+    when both counts agree every place holding the latter holds the former. A probe that could
+    overlap itself (bytes.count counts without overlaps) proves nothing: False."""
+    for start, stop, left, right in info.contexts:
+        probe, zeros = left + first_line[start:stop] + right, left + b"0" * (stop - start) + right
+        if any(zeros[:k] == zeros[-k:] for k in range(1, len(zeros))):
+            return False
+        # (the two counts are remembered apart: a value of zeros makes the two probes equal)
+        if (False, zeros) not in probes:
+            probes[(False, zeros)] = mapped.count(zeros)
+        if (True, probe) not in probes:
+            probes[(True, probe)] = part.count(probe)
+        if probes[(False, zeros)] != probes[(True, probe)]:
+            return False
     return True
 
 

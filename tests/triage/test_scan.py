@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from random import Random
 from unittest import mock
 
 from hypothesis import given, settings
@@ -256,9 +257,18 @@ def _variant(draw) -> bytes:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(_variant(), st.integers(1, 300)), min_size=1, max_size=12), st.randoms(use_true_random=False))
-def test_dense_blocks_by_class_give_the_line_by_line_result(runs, random):
-    lines = [line for line, repeat in runs for _ in range(repeat)]
+@given(st.lists(st.tuples(_variant(), st.integers(1, 300)), min_size=1, max_size=12), st.integers(0, 2**32))
+def test_dense_blocks_by_class_give_the_line_by_line_result(runs, seed):
+    random = Random(seed)
+    # copies of a line keep its class; half of them get other digits of the same lengths, so a
+    # class holds lines whose digits decide differently ("= 507033" / "= 507034")
+    lines = [
+        re.sub(rb"[0-9]+", lambda run: bytes(random.choice(b"0123456789") for _ in run[0]), line)
+        if random.random() < 0.5
+        else line
+        for line, repeat in runs
+        for _ in range(repeat)
+    ]
     random.shuffle(lines)
     data = b"\n".join(lines) + b"\n"
     for block_size in (4096, 1 << 16):
@@ -267,13 +277,36 @@ def test_dense_blocks_by_class_give_the_line_by_line_result(runs, random):
 
 
 def test_the_bench_shapes_by_class_give_the_line_by_line_result():
+    # every line an error, 1 in 7 with another code; a line whose code only the regex reads
+    # (literal "AclSetCompileopt", regex "error code is 500001"), and one read by the regex's
+    # string around the digits ("), error code is 19")
     every = "".join(
         f"ERROR 04-18 08:{i // 60 % 60:02d}:{i % 60:02d} [worker.py:{i % 997}] (pid={i % 5000}) "
         f"open device {i % 8} failed, runtime result = {507033 if i % 7 else 507034 + i % 3}.\n"
+        + (f"[pid {i}] AclSetCompileopt failed, error code is {500001 + i % 2}\n" if i % 5 == 0 else "")
+        + (f"[pid {i}] HcclCommInitRootInfo(comm), error code is {19 + i % 2}\n" if i % 11 == 0 else "")
         for i in range(30_000)
     ).encode()
     expected = scan(io.BytesIO(every), TABLE, by_class=False)
-    with mock.patch.object(scan_module, "_bulk_block", wraps=scan_module._bulk_block) as bulk:
-        assert expected.hits and scan(io.BytesIO(every), TABLE) == expected
-    assert bulk.call_count == 3  # 2.9 MB: three blocks, each read by classes
-    assert expected.hits[0].signature.id == "device-setup-error" and expected.hits[0].count == 30_000 - 4_286
+    read_by_class, real = [], scan_module._bulk_block
+
+    def bulk(*args):
+        read_by_class.append(real(*args))
+        return read_by_class[-1]
+
+    with mock.patch.object(scan_module, "_bulk_block", bulk):
+        assert scan(io.BytesIO(every), TABLE) == expected
+    assert read_by_class == [True] * 4  # 3.3 MB: every block read by classes
+    counts = {hit.signature.id: hit.count for hit in expected.hits}
+    assert counts["device-setup-error"] == 30_000 - 4_286
+    assert counts["acl-compile-opt-500001"] == 3_000 and counts["hccp-init-failed"] == 1_364
+
+
+def test_a_class_whose_first_line_holds_zeros_in_its_deciding_run():
+    # the first line's code is "00": its probe is the class's own zeros, and the three lines with
+    # "error code is 19" (hccp-init-failed) must still be told apart
+    line = "[rank{}]: RuntimeError: HCCL function error: HcclGetRootInfo(&hcclID), error code is {:02d}\n"
+    data = "".join(line.format(i % 8, 19 if i in (70, 150, 230) else 0) for i in range(300)).encode()
+    expected = scan(io.BytesIO(data), TABLE, by_class=False)
+    assert [h.count for h in expected.hits if h.signature.id == "hccp-init-failed"] == [3]
+    assert scan(io.BytesIO(data), TABLE) == expected
