@@ -32,8 +32,12 @@ MAX_QUOTE = 300
 # when full; only lines up to SEEN_LENGTH characters, so it stays under 4 MB)
 SEEN_LINES = 4096
 SEEN_LENGTH = 1024
-# a block with at least this many lines holding a literal is read by line classes (_Classes)
+# a block whose first BULK_LINES lines holding a literal come within BULK_LINES * BULK_BYTES
+# bytes is read by line classes (_Classes): its fixed cost (translate, split, count: about 1.5 ms a MB) is what
+# about 400 repeated matching lines cost line by line (4 us each when their cleaned text was seen
+# before; bench_triage --dense, one per 34 lines, is faster line by line) or 80 distinct ones
 BULK_LINES = 64
+BULK_BYTES = 2048
 # blocks read line by line after one whose classes were too many to be worth it
 BULK_BACKOFF = 8
 CONTEXT = 32  # bytes of text a side of a deciding digit run in its probe
@@ -173,7 +177,7 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK, by_c
             # a run of NUL bytes (a sparse file's hole, a truncated core dump): no literal holds NUL
             # and there is no line in it, so it is skipped at memory speed
             if carry:
-                _scan_block(carry, len(carry), matcher, table, found, line_base, seen, classes)
+                _scan_block(carry, len(carry), matcher, table, found, line_base, seen, classes)  # (its last line)
                 carry = b""
             continue
         if data:
@@ -186,8 +190,8 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK, by_c
                 end = len(block) - (longest - 1)
         else:
             end = len(block)  # end of input: the last line has no newline
-        _scan_block(block, end, matcher, table, found, line_base, seen, classes)
-        line_base += newlines(block, 0, end)
+        counted = _scan_block(block, end, matcher, table, found, line_base, seen, classes)
+        line_base += newlines(block, 0, end) if counted is None else counted
         carry = block[end:]
         if not data:
             break
@@ -225,13 +229,17 @@ def _scan_block(
     line_base: int,
     seen: dict[str, tuple[tuple[Signature, ...], str]],
     classes: Optional[_Classes] = None,
-) -> None:
+) -> Optional[int]:
+    """Adds the signatures of the lines of ``block[:end]`` to ``found``; returns the newlines in
+    ``block[:end]`` when they were counted on the way (None: not)."""
     if classes is not None and classes.backoff == 0:
         starts = matcher.line_starts(block, end, limit=BULK_LINES)
-        if len(starts) >= BULK_LINES:
-            if _bulk_block(block, end, matcher, table, found, line_base, seen, classes):
-                return
-            classes.backoff = BULK_BACKOFF
+        if len(starts) >= BULK_LINES:  # the search stopped there: the rest is still to find
+            if max(starts) < BULK_LINES * BULK_BYTES:
+                breaks = _bulk_block(block, end, matcher, table, found, line_base, seen, classes)
+                if breaks is not None:
+                    return breaks
+                classes.backoff = BULK_BACKOFF
             starts = matcher.line_starts(block, end)
     else:
         if classes is not None:
@@ -261,6 +269,7 @@ def _scan_block(
                 if acc is None:
                     acc = found[signature.id] = _Accumulator(signature, at())
                 acc.add(text, key, at)
+    return None
 
 
 def _judged(
@@ -461,12 +470,17 @@ def _bulk_block(
     line_base: int,
     seen: dict[str, tuple[tuple[Signature, ...], str]],
     classes: _Classes,
-) -> bool:
-    """``block[:end]`` read by line classes, with the same result as line by line; False (nothing
-    done) when its lines that may hold a literal are not repetitive enough for it to pay."""
-    part = block[:end]
-    mapped = part.translate(_TO_ZERO)
+) -> Optional[int]:
+    """``block[:end]`` read by line classes, with the same result as line by line; returns its
+    newlines, or None (nothing done) when its lines that may hold a literal are not repetitive
+    enough for it to pay. ``block[end:]`` (the start of a line the next block ends) holds no
+    newline: the block is split whole, without a copy of ``block[:end]``, and that piece dropped."""
+    part = block
+    mapped = block.translate(_TO_ZERO)
     shapes = mapped.split(b"\n")
+    breaks = len(shapes) - 1
+    if end < len(block):
+        del shapes[-1]
     counts = Counter(shapes)  # in order of first appearance
     known = classes.known
     new = [shape for shape in counts if shape not in known]
@@ -478,7 +492,7 @@ def _bulk_block(
             possible.add(joined[start : len(joined) if stop == -1 else stop])
     candidates = [shape for shape in counts if shape in possible or known.get(shape, _NOTHING) is not _NOTHING]
     if len(candidates) * 4 > sum(counts[shape] for shape in candidates):
-        return False
+        return None
     for shape in new:
         if shape not in possible:
             classes.remember(shape, _NOTHING)
@@ -493,12 +507,13 @@ def _bulk_block(
             infos.append((shape, info))
     # (line index, order, count, signatures, group key, cleaned first line)
     events: list[tuple[int, int, int, tuple[Signature, ...], str, str]] = []
+    at = _Offsets(part, shapes)
     probes: dict[tuple[bool, bytes], int] = {}  # (in the block itself, probe) -> its count
     for shape, info in infos:
         if isinstance(info, _Class) and info.runs is not None:
             index = shapes.index(shape)
-            first_line = _line_at(part, shapes, index)
-            if _same_runs(first_line, info, part, mapped, probes):
+            first_line = at.line(index)
+            if _same_runs(first_line, info, part, mapped, end, probes):
                 # every line of the class holds its first line's values in its deciding runs
                 text = clean_line(first_line)
                 matched = _combo(classes, shape, info.runs(first_line), text, table, seen)
@@ -563,7 +578,7 @@ def _bulk_block(
             if acc is None:
                 acc = found[signature.id] = _Accumulator(signature, line_no)
             acc.add_many(text, key, count, line_no)
-    return True
+    return breaks
 
 
 def _combo(
@@ -585,13 +600,24 @@ def _combo(
     return matched
 
 
-def _line_at(part: bytes, shapes: list[bytes], index: int) -> bytes:
-    start = sum(map(len, itertools.islice(shapes, index))) + index  # the lines before it, their newlines
-    return part[start : start + len(shapes[index])]
+class _Offsets:
+    """Lines of ``part`` by their index in ``shapes`` (its lines, digits 0), asked in increasing
+    order: the lengths of the lines before one are summed from the last one asked (C loops)."""
+
+    def __init__(self, part: bytes, shapes: list[bytes]) -> None:
+        self.part, self.shapes = part, shapes
+        self.index, self.start = 0, 0
+
+    def line(self, index: int) -> bytes:
+        if index < self.index:
+            self.index, self.start = 0, 0
+        self.start += sum(map(len, itertools.islice(self.shapes, self.index, index))) + index - self.index
+        self.index = index
+        return self.part[self.start : self.start + len(self.shapes[index])]
 
 
 def _same_runs(
-    first_line: bytes, info: _Class, part: bytes, mapped: bytes, probes: dict[tuple[bool, bytes], int]
+    first_line: bytes, info: _Class, part: bytes, mapped: bytes, end: int, probes: dict[tuple[bool, bytes], int]
 ) -> bool:
     """Whether every line of the class holds ``first_line``'s values in its deciding runs, told by
     two C counts a run: its probe (text, value, text) in the block and the probe with its digits
@@ -604,9 +630,9 @@ def _same_runs(
             return False
         # (the two counts are remembered apart: a value of zeros makes the two probes equal)
         if (False, zeros) not in probes:
-            probes[(False, zeros)] = mapped.count(zeros)
+            probes[(False, zeros)] = mapped.count(zeros, 0, end)
         if (True, probe) not in probes:
-            probes[(True, probe)] = part.count(probe)
+            probes[(True, probe)] = part.count(probe, 0, end)
         if probes[(False, zeros)] != probes[(True, probe)]:
             return False
     return True
