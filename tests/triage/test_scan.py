@@ -319,3 +319,33 @@ def test_a_block_dense_but_not_enough_for_classes_is_read_whole():
     data = (noise + DCMI + b"\n") * 400
     (hit,) = scanned(data).hits
     assert hit.count == 400 and scanned(data) == scan(io.BytesIO(data), TABLE, by_class=False)
+
+
+def test_every_line_an_error_through_a_pipe_in_bounded_memory(tmp_path):
+    """30 MB where every line is an error with its own time, pid and device (read by classes)."""
+    snapshot = tmp_path / "empty.json"
+    snapshot.write_text(json.dumps({"schema": 1}))
+    writer = (
+        "import sys\n"
+        "out = sys.stdout.buffer\n"
+        "def line(i):\n"
+        "    return (f'ERROR 04-18 08:{i // 60 % 60:02d}:{i % 60:02d} [worker.py:{i % 997}] (pid={i})'\n"
+        "            f' open device {i % 8} failed, runtime result = 507033.\\n')\n"
+        "for k in range(30):\n"
+        "    out.write(''.join(line(i) for i in range(k * 10_000, (k + 1) * 10_000)).encode())\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE) as feed:
+        child, peak_kib = run_measured(
+            [sys.executable, "-m", "ascenv", "triage", "-", "--from", str(snapshot), "--format", "json"],
+            tmp_path,
+            stdin=feed.stdout,
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
+            timeout=300,
+        )
+    result = json.loads(child.stdout)
+    assert result["input"]["lines"] == 300_000
+    (sig,) = result["signatures"]
+    assert sig["id"] == "device-setup-error" and sig["count"] == 300_000 and sig["first_line"] == 1
+    assert peak_kib < 200 * 1024, f"peak RSS {peak_kib} KiB"
