@@ -42,8 +42,11 @@ class LiteralMatcher:
             self.engine = "re2"
             self._spans = _raw_search(re2, self._compiled, b"noise\n" + literals[0] + b" tail\n")
 
-    def line_starts(self, block: bytes, end: int) -> set[int]:
+    def line_starts(self, block: bytes, end: int, limit: Optional[int] = None) -> set[int]:
+        """The offsets of the lines of ``block[:end]`` that hold a literal; with ``limit``, the
+        search stops once it has ``limit`` of them (the scanner asks whether a block is dense)."""
         starts: set[int] = set()
+        most = end + 1 if limit is None else limit
         if self._spans is not None:
             spans = self._spans
             position = 0
@@ -53,7 +56,7 @@ class LiteralMatcher:
                     return starts
                 starts.add(block.rfind(b"\n", 0, first) + 1)
                 stop = block.find(b"\n", last, end)
-                if stop == -1:
+                if stop == -1 or len(starts) >= most:
                     return starts
                 position = stop  # the rest of this line is already selected
         if self._compiled is not None:
@@ -65,13 +68,15 @@ class LiteralMatcher:
                 start = block.rfind(b"\n", 0, found.start()) + 1
                 starts.add(start)
                 stop = block.find(b"\n", found.end(), end)
-                if stop == -1:
+                if stop == -1 or len(starts) >= most:
                     return starts
                 position = stop  # the rest of this line is already selected
         for literal in self.literals:
             position = block.find(literal, 0, end)
             while position != -1:
                 starts.add(block.rfind(b"\n", 0, position) + 1)
+                if len(starts) >= most:
+                    return starts
                 stop = block.find(b"\n", position, end)
                 if stop == -1:
                     break

@@ -6,14 +6,20 @@ The log is read in fixed blocks; all literals of the table are found in one pass
 than ``MAX_LINE`` is cut there. Matched lines are grouped: lines that differ only in their numbers
 (timestamps, PIDs, ranks) are one group with a count, and a signature keeps at most ``MAX_GROUPS``
 groups, so a log repeating one error a million times costs the same memory as one that has it once.
+A dense block (a service failing on every line) is read by line classes instead (``_bulk_block``:
+lines alike but for their digits are decoded and tested once), with the same result.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import itertools
+import operator
 import re
+from collections import Counter
 from dataclasses import dataclass
-from typing import IO, Callable, Optional
+from typing import IO, Any, Callable, Optional, Union
 
 from ascenv.triage.families import derive
 from ascenv.triage.matcher import LiteralMatcher
@@ -28,6 +34,15 @@ MAX_QUOTE = 300
 # when full; only lines up to SEEN_LENGTH characters, so it stays under 4 MB)
 SEEN_LINES = 4096
 SEEN_LENGTH = 1024
+# a block whose first BULK_LINES lines holding a literal come within BULK_LINES * BULK_BYTES
+# bytes is read by line classes (_Classes): its fixed cost (translate, split, count: about 1.5 ms a MB) is what
+# about 400 repeated matching lines cost line by line (4 us each when their cleaned text was seen
+# before; bench_triage --dense, one per 34 lines, is faster line by line) or 80 distinct ones
+BULK_LINES = 64
+BULK_BYTES = 2048
+# blocks read line by line after one whose classes were too many to be worth it
+BULK_BACKOFF = 8
+CONTEXT = 32  # bytes of text a side of a deciding digit run in its probe
 
 # ESC-form colour codes, and the same codes left as text when a paste dropped the ESC byte
 # ("^[[36m", "[[36m": Ray's prefixes pasted from a terminal).
@@ -57,6 +72,12 @@ _PREFIX = re.compile(
 _SPACE = re.compile(r"\s*")
 _DIGITS = re.compile(r"\d+")
 _ZEROS = bytes(BLOCK)
+# every ASCII digit made 0: the class of a line (bytes, and str for the literals)
+_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_TO_ZERO_STR = str.maketrans("0123456789", "0" * 10)
+_RUN = re.compile(rb"[0-9]+")
+_ASCII_DIGITS = frozenset(range(ord("0"), ord("9") + 1))
+_HAS_DIGIT = re.compile("[0-9]").search
 
 
 @dataclass(frozen=True)
@@ -117,17 +138,32 @@ class _Accumulator:
             quoted = text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
             self.groups[key] = [quoted, 1, line_no()]
 
+    def add_many(self, text: str, key: str, count: int, line_no: int) -> None:
+        """``count`` lines of group ``key``, the first of them ``text`` at ``line_no``: the same as
+        ``count`` calls of ``add`` in line order (a group is made by its first line, or not at all)."""
+        self.count += count
+        group = self.groups.get(key)
+        if group is not None:
+            group[1] += count
+        elif len(self.groups) < MAX_GROUPS:
+            quoted = text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
+            self.groups[key] = [quoted, count, line_no]
+
     def result(self) -> SignatureHits:
         groups = tuple(LineGroup(t, c, n) for t, c, n in self.groups.values())
         return SignatureHits(self.signature, self.count, groups, self.first_line)
 
 
-def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> ScanResult:
+def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK, by_class: bool = True) -> ScanResult:
+    """The signatures of the lines of ``stream``; ``by_class=False``: every block line by line (the
+    same result, slower on a dense log; the tests compare the two)."""
     literals = tuple(lit.encode() for lit in table.literals)
     matcher = LiteralMatcher(literals)
+    classes = _Classes(table, literals) if by_class else None
     longest = max((len(lit) for lit in literals), default=1)
     found: dict[str, _Accumulator] = {}
     seen: dict[str, tuple[tuple[Signature, ...], str]] = {}
+    raws: dict[bytes, tuple[str, tuple[Signature, ...], str]] = {}  # raw line -> cleaned, as seen
     carry = b""
     line_base = 0  # newlines before ``block``
     total = 0
@@ -144,7 +180,7 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
             # a run of NUL bytes (a sparse file's hole, a truncated core dump): no literal holds NUL
             # and there is no line in it, so it is skipped at memory speed
             if carry:
-                _scan_block(carry, len(carry), matcher, table, found, line_base, seen)
+                _scan_block(carry, len(carry), matcher, table, found, line_base, seen, classes, raws)  # (its last line)
                 carry = b""
             continue
         if data:
@@ -157,8 +193,8 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK) -> S
                 end = len(block) - (longest - 1)
         else:
             end = len(block)  # end of input: the last line has no newline
-        _scan_block(block, end, matcher, table, found, line_base, seen)
-        line_base += newlines(block, 0, end)
+        counted = _scan_block(block, end, matcher, table, found, line_base, seen, classes, raws)
+        line_base += newlines(block, 0, end) if counted is None else counted
         carry = block[end:]
         if not data:
             break
@@ -195,8 +231,26 @@ def _scan_block(
     found: dict,
     line_base: int,
     seen: dict[str, tuple[tuple[Signature, ...], str]],
-) -> None:
-    starts = matcher.line_starts(block, end)
+    classes: Optional[_Classes] = None,
+    raws: Optional[dict[bytes, tuple[str, tuple[Signature, ...], str]]] = None,
+) -> Optional[int]:
+    """Adds the signatures of the lines of ``block[:end]`` to ``found``; returns the newlines in
+    ``block[:end]`` when they were counted on the way (None: not)."""
+    if classes is not None and classes.backoff == 0:
+        starts = matcher.line_starts(block, end, limit=BULK_LINES)
+        if len(starts) >= BULK_LINES:  # the search stopped there: the rest is still to find
+            if max(starts) < BULK_LINES * BULK_BYTES:
+                breaks = _bulk_block(block, end, matcher, table, found, line_base, seen, classes)
+                if breaks is not None:
+                    return breaks
+                classes.backoff = BULK_BACKOFF
+            starts = matcher.line_starts(block, end)
+    else:
+        if classes is not None:
+            classes.backoff -= 1
+        starts = matcher.line_starts(block, end)
+    if raws is None:
+        raws = {}
     counted = [0, line_base]  # newlines are counted up to this offset; the lines before it
 
     def line_no(start: int) -> int:
@@ -210,24 +264,395 @@ def _scan_block(
         stop = end if stop == -1 else stop
         raw = block[start : min(stop, start + MAX_LINE)]
         # a CR inside a line (progress bars, CRLF) ends a segment: test each segment on its own
-        for segment in raw.split(b"\r"):
-            if not segment.strip():
-                continue
-            text = clean_line(segment)
-            known = seen.get(text)
+        for segment in raw.split(b"\r") if b"\r" in raw else (raw,):
+            known = raws.get(segment)
             if known is None:
-                known = (_signatures_of(text, table), group_key(text))
-                if len(text) <= SEEN_LENGTH:
-                    if len(seen) >= SEEN_LINES:
-                        seen.clear()
-                    seen[text] = known
-            matched, key = known
+                if not segment.strip():
+                    continue
+                text = clean_line(segment)
+                matched, key = _judged(text, table, seen)
+                # a repeated line is not even decoded again (bench --dense: 4 -> 2 us a line)
+                if len(segment) <= SEEN_LENGTH:
+                    if len(raws) >= SEEN_LINES:
+                        raws.clear()
+                    raws[segment] = (text, matched, key)
+            else:
+                text, matched, key = known
+            if not matched:
+                continue
             at = functools.partial(line_no, start)
             for signature in matched:
                 acc = found.get(signature.id)
                 if acc is None:
                     acc = found[signature.id] = _Accumulator(signature, at())
                 acc.add(text, key, at)
+    return None
+
+
+def _judged(
+    text: str, table: SignatureTable, seen: dict[str, tuple[tuple[Signature, ...], str]]
+) -> tuple[tuple[Signature, ...], str]:
+    """The signatures of the cleaned line ``text`` and its group key, remembered (bounded)."""
+    known = seen.get(text)
+    if known is None:
+        known = (_signatures_of(text, table), group_key(text))
+        if len(text) <= SEEN_LENGTH:
+            if len(seen) >= SEEN_LINES:
+                seen.clear()
+            seen[text] = known
+    return known
+
+
+# A dense block (a service failing over and over, every line an error) is read by line classes.
+# The class of a line is the line with every ASCII digit made 0. Cleaning (decoding, the prefix
+# and space patterns) and the group key see a digit only as a digit, so every line of a class has
+# the same cleaned shape and the same group key, and only the literals' and regexes' own digits
+# ("507033", "= 507008", r"\b561003\b") can tell two lines of a class apart: such a digit string
+# lies inside one digit run of the line, so only the runs at least as long as the shortest digit
+# string of the signatures the class may hold decide its signatures. Lines are then counted per
+# class and per value of those runs with C loops (split, translate, Counter), and a line is
+# decoded, cleaned and tested only when it is the first of its class and values.
+_EXACT = "exact"  # a class read line by line (colours, CR, long lines, a family's numbers)
+_NOTHING = "nothing"  # a class no line of which holds a literal once cleaned
+
+
+@dataclass
+class _Class:
+    key: str  # the group key of every line of the class
+    signatures: Optional[tuple[Signature, ...]]  # of every line (no digit run decides them), or
+    runs: Optional[Callable[[bytes], Any]]  # the digit runs that decide them (an itemgetter)
+    # each deciding run (start, end) with the text around it up to the next digits (at most
+    # CONTEXT bytes a side): a probe that finds the lines whose run holds another value
+    contexts: tuple[tuple[int, int, bytes, bytes], ...] = ()
+
+
+_Info = Union[_Class, str]
+
+
+class _Classes:
+    """What a scan knows of line classes: the literals with their digits made 0 (a prefilter over
+    classes), each signature's digit strings, and the classes seen (bounded as ``seen``)."""
+
+    def __init__(self, table: SignatureTable, literals: tuple[bytes, ...]) -> None:
+        self.table = table
+        self.matcher = LiteralMatcher(tuple(sorted({lit.translate(_TO_ZERO) for lit in literals})))
+        # per signature: its literals made 0 (str, and bytes when they hold a digit) and the
+        # literal strings of its regex that hold a digit, made 0 (None: a character class that
+        # holds some digits only, so any digit may decide)
+        self.rows = tuple(
+            (
+                sig,
+                tuple(
+                    (lit.translate(_TO_ZERO_STR), lit.translate(_TO_ZERO_STR).encode() if _HAS_DIGIT(lit) else None)
+                    for lit in sig.literals
+                ),
+                _regex_anchors(sig.regex),
+            )
+            for sig in table.signatures
+        )
+        self.known: dict[bytes, _Info] = {}
+        self.combos: dict[tuple[bytes, Any], tuple[Signature, ...]] = {}
+        self.backoff = 0
+
+    def info(self, shape: bytes) -> _Info:
+        if len(shape) > SEEN_LENGTH or b"\r" in shape or b"\x1b" in shape or b"[[" in shape:
+            return _EXACT
+        text = clean_line(shape)
+        anchors: list[bytes] = []  # strings made 0 whose digits may fall on a run of the line
+        possible = False
+        for sig, literals, regex_anchors in self.rows:
+            held = [anchor for lit, anchor in literals if lit in text]
+            if not held:
+                continue
+            if sig.family is not None:  # its numbers and names are read from the line itself
+                return _EXACT
+            possible = True
+            anchors.extend(anchor for anchor in held if anchor is not None)
+            anchors.extend((b"0",) if regex_anchors is None else regex_anchors)
+        if not possible:
+            return _NOTHING
+        deciding = bytearray(len(shape))  # 1: a byte of the line an anchor may cover
+        for anchor in set(anchors):
+            at = shape.find(anchor)
+            while at != -1:
+                deciding[at : at + len(anchor)] = b"\x01" * len(anchor)
+                at = shape.find(anchor, at + 1)
+        runs = [slice(*found.span()) for found in _RUN.finditer(shape) if 1 in deciding[found.start() : found.end()]]
+        if not runs:  # the class's own line (digits 0) is one of its lines
+            return _Class(group_key(text), _signatures_of(text, self.table), None)
+        contexts = []
+        for run in runs:
+            before = shape.rfind(b"0", max(0, run.start - CONTEXT), run.start)
+            after = shape.find(b"0", run.stop, run.stop + CONTEXT)
+            left = shape[before + 1 if before != -1 else max(0, run.start - CONTEXT) : run.start]
+            right = shape[run.stop : after if after != -1 else run.stop + CONTEXT]
+            contexts.append((run.start, run.stop, left, right))
+        return _Class(group_key(text), None, operator.itemgetter(*runs), tuple(contexts))
+
+    def remember(self, shape: bytes, info: _Info) -> None:
+        if len(shape) <= SEEN_LENGTH:
+            if len(self.known) >= SEEN_LINES:
+                self.known.clear()
+            self.known[shape] = info
+
+
+def _regex_anchors(regex: Optional[re.Pattern]) -> Optional[tuple[bytes, ...]]:
+    """The strings a regex matches literally that hold a digit, digits made 0 (for
+    "(?:code is|ErrCode=)507033\\b": 000000; for ", error code is 19\\b": ", error code is 00"),
+    or None when a class or a negation holds some digits but not all (then any digit may decide).
+    A match that uses one of its literal digits holds the whole string around it (its adjacent
+    literal characters); under IGNORECASE only the digits themselves (the letters may differ in
+    case). Digits matched through \\d, \\w, ``.`` or a class holding all of 0-9 decide nothing."""
+    if regex is None:
+        return ()
+    try:
+        parser: Any = importlib.import_module("re._parser")  # Python >= 3.11
+    except ImportError:  # pragma: no cover - Python 3.9/3.10
+        parser = importlib.import_module("sre_parse")
+    c = parser
+    digits_of_category = {c.CATEGORY_DIGIT: True, c.CATEGORY_WORD: True, c.CATEGORY_NOT_SPACE: True}
+    found: list[str] = []
+    tree = parser.parse(regex.pattern)
+    folded = [bool((regex.flags | tree.state.flags) & re.IGNORECASE)]
+
+    def covered(items: Any) -> Optional[bool]:  # True: all digits, False: none, None: some
+        hit: set[int] = set()
+        for op, arg in items:
+            if op is c.LITERAL and arg in _ASCII_DIGITS:
+                hit.add(arg)
+            elif op is c.RANGE:
+                hit.update(d for d in _ASCII_DIGITS if arg[0] <= d <= arg[1])
+            elif op is c.CATEGORY:
+                if digits_of_category.get(arg):
+                    hit.update(_ASCII_DIGITS)
+            elif op is not c.NEGATE and op is not c.LITERAL:
+                return None
+        return True if hit == _ASCII_DIGITS else (False if not hit else None)
+
+    def emit(run: str) -> None:
+        if folded[0]:
+            found.extend(re.findall("[0-9]+", run))
+        elif _HAS_DIGIT(run):
+            found.append(run)
+
+    def walk(items: Any) -> bool:
+        run = ""
+        for op, arg in items:
+            if op is c.LITERAL:
+                run += chr(arg)
+                continue
+            emit(run)
+            run = ""
+            if op is c.ANY or op is c.AT:
+                continue
+            if op is c.NOT_LITERAL:
+                if arg in _ASCII_DIGITS:
+                    return False
+            elif op is c.IN:
+                if covered(arg) is None:
+                    return False
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)):
+                if not walk(arg[2]):
+                    return False
+            elif op is c.SUBPATTERN:
+                if arg[1] & re.IGNORECASE:
+                    folded[0] = True  # (?i:...): from here on, the digits only (conservative)
+                if not walk(arg[-1]):
+                    return False
+            elif op is c.BRANCH:
+                if not all(walk(branch) for branch in arg[1]):
+                    return False
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                if not walk(arg[1]):
+                    return False
+            elif op is getattr(c, "ATOMIC_GROUP", None):
+                if not walk(arg):
+                    return False
+            else:  # anything else (a back-reference, a conditional): any digit may decide
+                return False
+        emit(run)
+        return True
+
+    if not walk(tree):
+        return None
+    return tuple(dict.fromkeys(anchor.translate(_TO_ZERO_STR).encode() for anchor in found))
+
+
+def _bulk_block(
+    block: bytes,
+    end: int,
+    matcher: LiteralMatcher,
+    table: SignatureTable,
+    found: dict,
+    line_base: int,
+    seen: dict[str, tuple[tuple[Signature, ...], str]],
+    classes: _Classes,
+) -> Optional[int]:
+    """``block[:end]`` read by line classes, with the same result as line by line; returns its
+    newlines, or None (nothing done) when its lines that may hold a literal are not repetitive
+    enough for it to pay. ``block[end:]`` (the start of a line the next block ends) holds no
+    newline: the block is split whole, without a copy of ``block[:end]``, and that piece dropped."""
+    part = block
+    mapped = block.translate(_TO_ZERO)
+    shapes = mapped.split(b"\n")
+    breaks = len(shapes) - 1
+    if end < len(block):
+        del shapes[-1]
+    counts = Counter(shapes)  # in order of first appearance
+    known = classes.known
+    new = [shape for shape in counts if shape not in known]
+    possible: set[bytes] = set()
+    if new:
+        joined = b"\n".join(new)
+        for start in classes.matcher.line_starts(joined, len(joined)):
+            stop = joined.find(b"\n", start)
+            possible.add(joined[start : len(joined) if stop == -1 else stop])
+    candidates = [shape for shape in counts if shape in possible or known.get(shape, _NOTHING) is not _NOTHING]
+    if len(candidates) * 4 > sum(counts[shape] for shape in candidates):
+        return None
+    for shape in new:
+        if shape not in possible:
+            classes.remember(shape, _NOTHING)
+    infos: list[tuple[bytes, _Info]] = []
+    wanted: dict[bytes, list[int]] = {}
+    for shape in candidates:
+        info = known.get(shape)
+        if info is None:
+            info = classes.info(shape)
+            classes.remember(shape, info)
+        if info is not _NOTHING:
+            infos.append((shape, info))
+    # (line index, order, count, signatures, group key, cleaned first line)
+    events: list[tuple[int, int, int, tuple[Signature, ...], str, str]] = []
+    at = _Offsets(part, shapes)
+    probes: dict[tuple[bool, bytes], int] = {}  # (in the block itself, probe) -> its count
+    for shape, info in infos:
+        if isinstance(info, _Class) and info.runs is not None:
+            index = shapes.index(shape)
+            first_line = at.line(index)
+            if _same_runs(first_line, info, part, mapped, end, probes):
+                # every line of the class holds its first line's values in its deciding runs
+                text = clean_line(first_line)
+                matched = _combo(classes, shape, info.runs(first_line), text, table, seen)
+                if matched:
+                    events.append((index, len(events), counts[shape], matched, info.key, text))
+                continue
+        if info is _EXACT or (isinstance(info, _Class) and info.runs is not None):
+            wanted[shape] = []
+    line: Callable[[int], bytes]
+    if sum(counts[shape] for shape in wanted) * 8 >= len(shapes):
+        # most lines are wanted (every line an error): one pass over the classes of all lines
+        lines = part.split(b"\n")
+        line = lines.__getitem__
+        get = wanted.get
+        for index, shape in enumerate(shapes):
+            where = get(shape)
+            if where is not None:
+                where.append(index)
+    else:  # a few: found by C scans of the class list, cut out of the block by their offsets
+        for shape, where in wanted.items():
+            index = -1
+            for _ in range(counts[shape]):
+                index = shapes.index(shape, index + 1)
+                where.append(index)
+        offsets = list(itertools.accumulate(map(len, shapes), initial=0))
+
+        def line(index: int) -> bytes:
+            start = offsets[index] + index  # the lengths of the lines before it, and their newlines
+            return part[start : start + len(shapes[index])]
+
+    for shape, info in infos:
+        if isinstance(info, str):  # _EXACT: line by line, as _scan_block does
+            for index in wanted[shape]:
+                text_bytes = line(index)
+                if not matcher.line_starts(text_bytes, len(text_bytes), limit=1):
+                    continue
+                for segment in text_bytes[:MAX_LINE].split(b"\r"):
+                    if segment.strip():
+                        text = clean_line(segment)
+                        matched, key = _judged(text, table, seen)
+                        if matched:
+                            events.append((index, len(events), 1, matched, key, text))
+        elif info.runs is None:
+            if info.signatures:
+                index = shapes.index(shape)
+                events.append((index, len(events), counts[shape], info.signatures, info.key, clean_line(line(index))))
+        elif shape in wanted:  # (else: every line holds its first line's values, counted above)
+            where = wanted[shape]
+            values = list(map(info.runs, map(line, where)))
+            first = dict(zip(reversed(values), reversed(where)))  # the earliest line of each value
+            for value, count in Counter(values).items():
+                index = first[value]
+                text = clean_line(line(index))
+                matched_ = _combo(classes, shape, value, text, table, seen)
+                if matched_:
+                    events.append((index, len(events), count, matched_, info.key, text))
+    events.sort(key=lambda event: (event[0], event[1]))
+    for index, _, count, matched, key, text in events:
+        line_no = line_base + index + 1
+        for signature in matched:
+            acc = found.get(signature.id)
+            if acc is None:
+                acc = found[signature.id] = _Accumulator(signature, line_no)
+            acc.add_many(text, key, count, line_no)
+    return breaks
+
+
+def _combo(
+    classes: _Classes,
+    shape: bytes,
+    value: Any,
+    text: str,
+    table: SignatureTable,
+    seen: dict[str, tuple[tuple[Signature, ...], str]],
+) -> tuple[Signature, ...]:
+    """The signatures of the lines of class ``shape`` whose deciding runs hold ``value`` (``text``:
+    one of them, cleaned), remembered (bounded)."""
+    matched = classes.combos.get((shape, value))
+    if matched is None:
+        matched = _judged(text, table, seen)[0]
+        if len(classes.combos) >= SEEN_LINES:
+            classes.combos.clear()
+        classes.combos[(shape, value)] = matched
+    return matched
+
+
+class _Offsets:
+    """Lines of ``part`` by their index in ``shapes`` (its lines, digits 0), asked in increasing
+    order: the lengths of the lines before one are summed from the last one asked (C loops)."""
+
+    def __init__(self, part: bytes, shapes: list[bytes]) -> None:
+        self.part, self.shapes = part, shapes
+        self.index, self.start = 0, 0
+
+    def line(self, index: int) -> bytes:
+        if index < self.index:
+            self.index, self.start = 0, 0
+        self.start += sum(map(len, itertools.islice(self.shapes, self.index, index))) + index - self.index
+        self.index = index
+        return self.part[self.start : self.start + len(self.shapes[index])]
+
+
+def _same_runs(
+    first_line: bytes, info: _Class, part: bytes, mapped: bytes, end: int, probes: dict[tuple[bool, bytes], int]
+) -> bool:
+    """Whether every line of the class holds ``first_line``'s values in its deciding runs, told by
+    two C counts a run: its probe (text, value, text) in the block and the probe with its digits
+    0 in the block with its digits 0. A line of the class holds the latter where its run is, so
+    when both counts agree every place holding the latter holds the former. A probe that could
+    overlap itself (bytes.count counts without overlaps) proves nothing: False."""
+    for start, stop, left, right in info.contexts:
+        probe, zeros = left + first_line[start:stop] + right, left + b"0" * (stop - start) + right
+        if any(zeros[:k] == zeros[-k:] for k in range(1, len(zeros))):
+            return False
+        # (the two counts are remembered apart: a value of zeros makes the two probes equal)
+        if (False, zeros) not in probes:
+            probes[(False, zeros)] = mapped.count(zeros, 0, end)
+        if (True, probe) not in probes:
+            probes[(True, probe)] = part.count(probe, 0, end)
+        if probes[(False, zeros)] != probes[(True, probe)]:
+            return False
+    return True
 
 
 def group_key(text: str) -> str:

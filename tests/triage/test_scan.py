@@ -2,21 +2,26 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from pathlib import Path
+from random import Random
+from unittest import mock
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ascenv.triage import load, triage
 from ascenv.triage.scan import MAX_GROUPS, clean_line, newlines, scan
 
 DATA = Path(__file__).parent.parent / "data"
+scan_module = importlib.import_module("ascenv.triage.scan")  # the package exports the function scan
 TABLE = load()
 # corpus errors/dcmi_-8020_...: the line npu-smi prints in a container whose NPU is held elsewhere
 DCMI = b"dcmi model initialized failed, because the device is used. ret is -8020"
@@ -207,3 +212,140 @@ def test_generated_log_through_a_pipe_in_bounded_memory(tmp_path):
 )
 def test_newlines_counts_like_bytes_count(data, start, end):
     assert newlines(data, start, end) == data.count(b"\n", start, end)
+
+
+# Lines of the recorded logs (tests/data: the labelled triage corpus and the error corpus), with
+# their digits changed, colours, CRs, framework prefixes and long lines: scanned by line classes
+# (a dense block) they give what the line-by-line scan gives, counts, groups and first lines.
+_CORPUS_LINES = sorted(
+    {
+        line
+        for path in sorted((DATA / "triage").glob("*.txt")) + sorted((DATA / "corpus/errors").glob("*.txt"))
+        for line in path.read_bytes().splitlines()
+        if line.strip()
+    }
+)
+_MATCHING = [line for line in _CORPUS_LINES if TABLE.literals and any(lit.encode() in line for lit in TABLE.literals)]
+_DIGITS = st.text("0123456789", min_size=1, max_size=8)
+
+
+@st.composite
+def _variant(draw) -> bytes:
+    line = draw(st.sampled_from(_MATCHING) if draw(st.integers(0, 3)) else st.sampled_from(_CORPUS_LINES))
+    parts = re.split(rb"([0-9]+)", line)
+    for i in range(1, len(parts), 2):
+        choice = draw(st.integers(0, 4))
+        if choice == 1:
+            parts[i] = draw(_DIGITS).encode()  # another number, maybe of another length
+        elif choice == 2:
+            parts[i] = draw(st.sampled_from([b"0", b"5", b"9"])) * len(parts[i])  # same length, same class
+    line = b"".join(parts)
+    decoration = draw(st.integers(0, 9))
+    if decoration == 1:
+        line = b"\x1b[31m" + line + b"\x1b[0m"
+    elif decoration == 2:
+        line = b"progress 10%\r" + line
+    elif decoration == 3:
+        line = (
+            f"ERROR 04-18 08:{draw(st.integers(0, 59)):02d}:17 [engine.py:{draw(st.integers(0, 999))}] ".encode() + line
+        )
+    elif decoration == 4:
+        line = f"[rank{draw(st.integers(0, 15))}]: ".encode() + line
+    elif decoration == 5:
+        line = line + b" " + b"x" * draw(st.integers(1000, 1100))
+    return line
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_variant(), st.integers(1, 300)), min_size=1, max_size=12), st.integers(0, 2**32))
+def test_dense_blocks_by_class_give_the_line_by_line_result(runs, seed):
+    random = Random(seed)
+    # copies of a line keep its class; half of them get other digits of the same lengths, so a
+    # class holds lines whose digits decide differently ("= 507033" / "= 507034")
+    lines = [
+        re.sub(rb"[0-9]+", lambda run: bytes(random.choice(b"0123456789") for _ in run[0]), line)
+        if random.random() < 0.5
+        else line
+        for line, repeat in runs
+        for _ in range(repeat)
+    ]
+    random.shuffle(lines)
+    data = b"\n".join(lines) + b"\n"
+    for block_size in (4096, 1 << 16):
+        expected = scan(io.BytesIO(data), TABLE, block_size=block_size, by_class=False)
+        assert scan(io.BytesIO(data), TABLE, block_size=block_size) == expected
+
+
+def test_the_bench_shapes_by_class_give_the_line_by_line_result():
+    # every line an error, 1 in 7 with another code; a line whose code only the regex reads
+    # (literal "AclSetCompileopt", regex "error code is 500001"), and one read by the regex's
+    # string around the digits ("), error code is 19")
+    every = "".join(
+        f"ERROR 04-18 08:{i // 60 % 60:02d}:{i % 60:02d} [worker.py:{i % 997}] (pid={i % 5000}) "
+        f"open device {i % 8} failed, runtime result = {507033 if i % 7 else 507034 + i % 3}.\n"
+        + (f"[pid {i}] AclSetCompileopt failed, error code is {500001 + i % 2}\n" if i % 5 == 0 else "")
+        + (f"[pid {i}] HcclCommInitRootInfo(comm), error code is {19 + i % 2}\n" if i % 11 == 0 else "")
+        for i in range(30_000)
+    ).encode()
+    expected = scan(io.BytesIO(every), TABLE, by_class=False)
+    read_by_class, real = [], scan_module._bulk_block
+
+    def bulk(*args):
+        read_by_class.append(real(*args))
+        return read_by_class[-1]
+
+    with mock.patch.object(scan_module, "_bulk_block", bulk):
+        assert scan(io.BytesIO(every), TABLE) == expected
+    assert len(read_by_class) == 4 and None not in read_by_class  # 3.3 MB: every block read by classes
+    counts = {hit.signature.id: hit.count for hit in expected.hits}
+    assert counts["device-setup-error"] == 30_000 - 4_286
+    assert counts["acl-compile-opt-500001"] == 3_000 and counts["hccp-init-failed"] == 1_364
+
+
+def test_a_class_whose_first_line_holds_zeros_in_its_deciding_run():
+    # the first line's code is "00": its probe is the class's own zeros, and the three lines with
+    # "error code is 19" (hccp-init-failed) must still be told apart
+    line = "[rank{}]: RuntimeError: HCCL function error: HcclGetRootInfo(&hcclID), error code is {:02d}\n"
+    data = "".join(line.format(i % 8, 19 if i in (70, 150, 230) else 0) for i in range(300)).encode()
+    expected = scan(io.BytesIO(data), TABLE, by_class=False)
+    assert [h.count for h in expected.hits if h.signature.id == "hccp-init-failed"] == [3]
+    assert scan(io.BytesIO(data), TABLE) == expected
+
+
+def test_a_block_dense_but_not_enough_for_classes_is_read_whole():
+    # 64 matching lines spread over more than 128 KiB of a 1 MiB block: read line by line, every
+    # one of its 400 matching lines counted (the density probe stops its search at 64)
+    noise = b"INFO 04-23 09:25:12 [metrics.py:455] Avg prompt throughput: 0.0 tokens/s\n" * 40
+    data = (noise + DCMI + b"\n") * 400
+    (hit,) = scanned(data).hits
+    assert hit.count == 400 and scanned(data) == scan(io.BytesIO(data), TABLE, by_class=False)
+
+
+def test_every_line_an_error_through_a_pipe_in_bounded_memory(tmp_path):
+    """30 MB where every line is an error with its own time, pid and device (read by classes)."""
+    snapshot = tmp_path / "empty.json"
+    snapshot.write_text(json.dumps({"schema": 1}))
+    writer = (
+        "import sys\n"
+        "out = sys.stdout.buffer\n"
+        "def line(i):\n"
+        "    return (f'ERROR 04-18 08:{i // 60 % 60:02d}:{i % 60:02d} [worker.py:{i % 997}] (pid={i})'\n"
+        "            f' open device {i % 8} failed, runtime result = 507033.\\n')\n"
+        "for k in range(30):\n"
+        "    out.write(''.join(line(i) for i in range(k * 10_000, (k + 1) * 10_000)).encode())\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE) as feed:
+        child, peak_kib = run_measured(
+            [sys.executable, "-m", "ascenv", "triage", "-", "--from", str(snapshot), "--format", "json"],
+            tmp_path,
+            stdin=feed.stdout,
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
+            timeout=300,
+        )
+    result = json.loads(child.stdout)
+    assert result["input"]["lines"] == 300_000
+    (sig,) = result["signatures"]
+    assert sig["id"] == "device-setup-error" and sig["count"] == 300_000 and sig["first_line"] == 1
+    assert peak_kib < 200 * 1024, f"peak RSS {peak_kib} KiB"
