@@ -10,6 +10,7 @@ import math
 import os
 import shutil
 import statistics
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,41 @@ def test_parse_printed_sums_what_each_run_printed() -> None:
 
 def _bench() -> builder.Benchmark:
     return builder.Benchmark("b", ("{out}/a", "{shape}"), "m", ("16384",))
+
+
+def _script_run(tmp_path: Path, todo: tuple[runner.Case, ...], warmup: int, repeat: int) -> tuple[int, Path]:
+    """The timing script run by the host's sh, its results in tmp_path/bench instead of the
+    container's RESULTS."""
+    script = runner.timing_script(todo, warmup, repeat).replace(f"d={runner.RESULTS}", f"d={tmp_path / 'bench'}")
+    done = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=60)
+    return done.returncode, tmp_path / "bench"
+
+
+def test_the_runs_of_the_shapes_are_interleaved_round_by_round(tmp_path: Path) -> None:
+    """One run of each shape in turn (a b c a b c ...), warm-ups first: a burst of load meets one
+    or two runs of each shape, not a block of one shape's runs (see runner.timing_script)."""
+    log = tmp_path / "order"
+    b = builder.Benchmark("b", ("sh", "-c", f'echo "$0" >> {log}', "{shape}"), "m", ("a", "b", "c"))
+    todo = tuple(runner.Case(b, s) for s in ("a", "b", "c"))
+    code, results = _script_run(tmp_path, todo, 1, 3)
+    assert code == 0
+    assert log.read_text().split() == ["a", "b", "c"] * 4
+    for i in range(3):
+        kinds = [s.kind for s in runner.parse_times((results / f"{i}.times").read_text(), "t")]
+        assert kinds == ["warmup", "timed", "timed", "timed"]
+
+
+def test_an_interleaved_run_that_fails_stops_at_the_failing_shape(tmp_path: Path) -> None:
+    """The third round of shape b exits 3: nothing more runs, and b's times say which run failed
+    while a's stop one run later than b's, not at a failure of their own."""
+    count = tmp_path / "count"
+    fail = f'n=$(cat {count} 2>/dev/null || echo 0); n=$((n + 1)); echo $n > {count}; [ "$0" != b ] || [ $n -lt 6 ]'
+    b = builder.Benchmark("b", ("sh", "-c", fail + " || exit 3", "{shape}"), "m", ("a", "b"))
+    code, results = _script_run(tmp_path, (runner.Case(b, "a"), runner.Case(b, "b")), 0, 5)
+    assert code == 1
+    a_times = runner.parse_times((results / "0.times").read_text(), "a")
+    b_times = runner.parse_times((results / "1.times").read_text(), "b")
+    assert [s.status for s in a_times] == [0, 0, 0] and [s.status for s in b_times] == [0, 0, 3]
 
 
 # compare of CPU runs from two host CPUs -------------------------------------------------------
