@@ -50,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_store_option(imp)
     common.add_format_option(imp)
 
-    cmp = sub.add_parser("compare", help="per shape: faster, slower, same or inconclusive (default: baseline latest)")
+    cmp = sub.add_parser(
+        "compare", help="per shape: faster, slower, same, inconclusive or undecidable (default: baseline latest)"
+    )
     cmp.add_argument("a", nargs="?", default="baseline", metavar="A", help="run id, build key, baseline or latest")
     cmp.add_argument("b", nargs="?", default="latest", metavar="B", help="run id, build key, baseline or latest")
     cmp.add_argument("--op", metavar="OP", help="the operator whose baseline and latest run are meant")
