@@ -222,6 +222,16 @@ def _judged_median(r: Record, against_peer: bool) -> Optional[float]:
     return r.duration_us if r.duration_us > 0 else None
 
 
+def spread_of(r: Record, against_peer: bool) -> float:
+    """(max - min) / median of what is judged for ``r``: the launches' duration / peer where the
+    shape is judged against its peer (one measure per shape, as its bars), else ``r.spread``."""
+    if against_peer and r.peers and len(r.peers) == len(r.durations) and min(r.peers) > 0:
+        ratios = sorted(d / p for d, p in zip(r.durations, r.peers))
+        middle = _median_of(ratios)
+        return (ratios[-1] - ratios[0]) / middle if middle else 0.0
+    return r.spread
+
+
 def between_runs(history: Sequence[Run], key: tuple[Optional[str], ...], against_peer: bool) -> BetweenRuns:
     """The noise between runs of the record ``key``: per build with two or more runs of it in
     ``history``, ``max(medians) / min(medians) - 1``; the largest. Runs without a build key

@@ -12,7 +12,7 @@ from rich.markup import escape
 from ascenv.bench.history import History
 from ascenv.bench.pick import Picked
 from ascenv.bench.records import Run, record_json
-from ascenv.bench.stats import Change, Comparison, ShapeChange
+from ascenv.bench.stats import Change, Comparison, ShapeChange, spread_of
 from ascenv.bench.store import StoredRun
 from ascenv.output import Output, printable, safe
 from ascenv.output.tables import print_rows
@@ -149,7 +149,7 @@ def _shape_block(s: ShapeChange, glyphs: tuple[str, str, str, str]) -> list[str]
 def noise_words(s: ShapeChange) -> str:
     """``launch spread 3.1 % / 2.4 %, between runs 6.0 % (8 runs of 1 build)``, or that the noise
     between runs was not measured: the two noises a verdict stands on."""
-    spread = f"launch spread {s.a.spread:.1%} / {s.b.spread:.1%}"
+    spread = f"launch spread {spread_of(s.a, s.against_peer):.1%} / {spread_of(s.b, s.against_peer):.1%}"
     between = s.between
     if between.spread is None:
         return f"{spread}, between runs not measured (no build of this stack run twice on this shape)"

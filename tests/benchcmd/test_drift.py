@@ -16,7 +16,7 @@ import pytest
 
 from ascenv.bench.fingerprint import Fingerprint
 from ascenv.bench.records import Run
-from ascenv.bench.stats import BetweenRuns, between_runs, compare, history_of
+from ascenv.bench.stats import BetweenRuns, between_runs, compare, history_of, spread_of
 from ascenv.bench.store import BenchStore, loads_run, new_run
 from ascenv.store import Store
 from tests.benchcmd.test_compare import ENV, noisy, record
@@ -133,3 +133,12 @@ def test_compare_reads_the_noise_between_runs_from_the_store_and_says_it(tmp_pat
     code, out, _ = run_cli([*argv, "--format", "json"], ENV)
     (shape,) = json.loads(out)["shapes"]
     assert shape["between_runs"]["runs"] == 2 and shape["between_runs"]["spread"] == pytest.approx(0.3, abs=1e-3)
+
+
+def test_the_launch_spread_said_is_of_what_is_judged(series: list[Run]) -> None:
+    """A shape judged against its peer says the spread of duration / peer, the measure of its
+    bars (issue 25: one measure per shape), not of the durations."""
+    (r,) = [x for x in series[-3].records if x.input_shapes == "524288"]  # 21:02:01, the burst run
+    ratios = [d / p for d, p in zip(r.durations, r.peers)]
+    assert spread_of(r, True) == pytest.approx((max(ratios) - min(ratios)) / statistics.median(ratios))
+    assert spread_of(r, False) == r.spread and abs(spread_of(r, True) - r.spread) > 0.01
