@@ -309,8 +309,15 @@ def _now() -> str:
 
 
 def timing_script(todo: Sequence[Case], warmup: int, repeat: int) -> str:
-    """The sh program run in the container: per case the tiling once, then warmup + repeat
-    runs, each timed; results in RESULTS/<case>.*, progress on stdout."""
+    """The sh program run in the container: per case the tiling once, then ``warmup + repeat``
+    rounds, each timing one run of every case in turn (case 1, case 2, ..., case 1, case 2, ...):
+    interleaved, not one case's runs in a block. A burst of load lasts about as long as one
+    case's block of runs (a second or so), and a block lets it move every run of that case and
+    none of the others: a CI run's launch/peer median of one shape rose 18 % for one run while the
+    shape timed just before it did not move (the kernel 36 % slower, its peer 14 %: the peer
+    cancels such a burst only in part). Interleaved, a burst meets one or two of a case's runs,
+    which the median leaves out, and the spread it adds shows in the run's own interval.
+    Results in RESULTS/<case>.*, progress on stdout."""
     places = builder.PLACEHOLDERS
     lines = ["set -u", f"d={RESULTS}", 'mkdir -p "$d"']
     for i, case in enumerate(todo):
@@ -321,15 +328,21 @@ def timing_script(todo: Sequence[Case], warmup: int, repeat: int) -> str:
                 f'{shlex.join(case.tiling(places))} > "$d/{i}.tiling" 2>&1',
                 f's=$?; echo "$s" > "$d/{i}.tiling-status"; [ "$s" -eq 0 ] || exit 1',
             ]
+    if len(todo) > 1:
+        say = f"{PROGRESS}{warmup + repeat} rounds, each timing one run of every case in turn"
+        lines.append(f"echo {shlex.quote(say)}")
+    lines += [
+        "i=0",
+        f'while [ "$i" -lt {warmup + repeat} ]; do',
+        f'  kind=timed; [ "$i" -lt {warmup} ] && kind=warmup',
+    ]
+    for i, case in enumerate(todo):
         keep = (
             [f'  {{ cat "$d/{i}.out"; echo "ascenv-bench-end run=$i"; }} >> "$d/{i}.outs"']
             if case.benchmark.timing == "printed"
             else []
         )
         lines += [
-            "i=0",
-            f'while [ "$i" -lt {warmup + repeat} ]; do',
-            f'  kind=timed; [ "$i" -lt {warmup} ] && kind=warmup',
             "  start=$(date +%s%N)",
             f'  {shlex.join(case.argv(places))} > "$d/{i}.out" 2>&1',
             "  status=$?",
@@ -337,9 +350,8 @@ def timing_script(todo: Sequence[Case], warmup: int, repeat: int) -> str:
             f'  echo "run=$i kind=$kind start_ns=$start end_ns=$end status=$status" >> "$d/{i}.times"',
             *keep,
             '  [ "$status" -eq 0 ] || exit 1',
-            "  i=$((i + 1))",
-            "done",
         ]
+    lines += ["  i=$((i + 1))", "done"]
     return "\n".join(lines) + "\n"
 
 
@@ -370,16 +382,24 @@ def _time_in_container(
         results = work / "bench"
         if result.timed_out:
             raise BuildFailed(f"the benchmarks of {entry.op} timed out after {request.timeout:.0f} s")
-        records = []
+        timed = []
         for i, case in enumerate(todo):
             tiling: dict[str, Any] = {}
             if case.benchmark.tiling:
                 tiling = _tiling_of(case, results, i, result.logs)
             times = results / f"{i}.times"
-            samples = parse_times(times.read_text(encoding="utf-8"), str(times)) if times.is_file() else ()
+            timed.append(
+                (tiling, parse_times(times.read_text(encoding="utf-8"), str(times)) if times.is_file() else ())
+            )
+        # the runs are interleaved: the case that failed, not the first one left with fewer runs
+        for i, (case, (_, samples)) in enumerate(zip(todo, timed)):
             failed = [s for s in samples if s.status != 0]
-            if failed or not samples or len(samples) < request.warmup + request.repeat:
-                raise _failure(case, results / f"{i}.out", failed[0] if failed else None, result.logs)
+            if failed:
+                raise _failure(case, results / f"{i}.out", failed[0], result.logs)
+        records = []
+        for i, (case, (tiling, samples)) in enumerate(zip(todo, timed)):
+            if not samples or len(samples) < request.warmup + request.repeat:
+                raise _failure(case, results / f"{i}.out", None, result.logs)
             if case.benchmark.timing == "printed":
                 outs = results / f"{i}.outs"
                 printed = parse_printed(outs.read_text(encoding="utf-8", errors="replace"), f"{case.label} output")

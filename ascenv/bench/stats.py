@@ -23,7 +23,10 @@ Verdicts:
   or an interval that reaches beyond the threshold without a call either way (too noisy);
 - ``faster`` / ``slower``: the whole interval is below / above zero *and* the change is beyond
   ``±threshold``;
-- ``same``: the interval lies within ``±threshold`` (even where it leaves out zero).
+- ``same``: the interval lies within ``±threshold`` (even where it leaves out zero);
+- ``undecidable``: the noise between runs is wider than the threshold (below) and the change
+  is within it: no call can be made either way, and the bench gate of ``fleet rollout`` takes it
+  as not checkable.
 
 The threshold takes part in the call, as ``asv compare --factor`` reports only changes that are
 both significant and beyond the factor (https://asv.readthedocs.io/en/stable/commands.html):
@@ -33,7 +36,19 @@ run's samples is narrower than the drift between two runs (a CPU checker's time 
 5 %); a few percent "significant" between two runs is that drift, not the kernel. Where the
 launches carry a peer workload timed beside them, the ratio is compared (``judged``).
 
-A regression (exit 1) is ``slower``: significant and above the threshold.
+The noise between runs. A run's launches are timed within a second or two, so the bootstrap
+sees only the noise of those seconds; the machine's state a minute later moves the median of
+every launch at once (a CI run of one add_custom build: one shape's launch/peer median +18 % for
+one run, the other shape of that run unmoved; earlier, consecutive runs -20 % to +27 % at load
+5-8, which gave 6 false regressions in 400 pairs at 20 %). Only runs of one code show it: the
+stored runs of a build measured more than once (``between_runs``: the largest max/min - 1 of
+one build's medians, over the newest ``HISTORY`` runs of A's stack up to B, B left out). Where
+it is measured, a change is called only beyond it as well as beyond the threshold, and where it
+is wider than the threshold a change within it is ``undecidable``; where no build has two runs,
+the verdict says the noise between runs was not measured.
+
+A regression (exit 1) is ``slower``: significant and above the threshold (and the noise between
+runs, where measured).
 """
 
 from __future__ import annotations
@@ -45,6 +60,7 @@ import statistics
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Optional
 
 from ascenv.bench.fingerprint import Difference, differences
 from ascenv.bench.records import Record, Run
@@ -57,11 +73,12 @@ ROUNDS = 1000
 # launches that is about 3x faster than two Beta variates, for 1,000 about 20x slower
 DRAWN_UP_TO = 64
 LEVEL = 0.95
+HISTORY = 20  # the newest runs of A's stack (up to B) read for the noise between runs
 
 
 @dataclass(frozen=True)
 class Change:
-    verdict: str  # faster | slower | same | inconclusive
+    verdict: str  # faster | slower | same | inconclusive | undecidable
     change: float  # median(B) / median(A) - 1 (None-free: 0.0 when a side has no launches)
     low: float
     high: float
@@ -125,9 +142,10 @@ def _interval(sa: Sequence[float], sb: Sequence[float], rounds: int = ROUNDS) ->
     return changes[int(tail * rounds)], changes[min(rounds - 1, int((1 - tail) * rounds))]
 
 
-def compare(a: Sequence[float], b: Sequence[float], threshold: float) -> Change:
-    """The verdict on B against A for one shape (durations in any one unit). Each side is sorted
-    once: the medians and every bootstrap round read the sorted launches."""
+def compare(a: Sequence[float], b: Sequence[float], threshold: float, between: Optional[float] = None) -> Change:
+    """The verdict on B against A for one shape (durations in any one unit), ``between`` the noise
+    between runs where it was measured (``between_runs``). Each side is sorted once: the medians
+    and every bootstrap round read the sorted launches."""
     if not a or not b:
         return Change("inconclusive", 0.0, 0.0, 0.0, False, "no launches kept on one side (a summary only)")
     sa, sb = sorted(a), sorted(b)
@@ -136,10 +154,21 @@ def compare(a: Sequence[float], b: Sequence[float], threshold: float) -> Change:
         fewest = counted(min(len(a), len(b)), "launch", "launches")
         return Change("inconclusive", point, point, point, False, f"{fewest}; {MIN_SAMPLES} needed")
     low, high = _interval(sa, sb)
-    if low > 0 and point > threshold:
-        return Change("slower", point, low, high, True)
-    if high < 0 and point < -threshold:
-        return Change("faster", point, low, high, False)
+    bound = max(threshold, between or 0.0)
+    beyond = f"beyond the noise between runs of one build ({between:.1%})" if bound > threshold else ""
+    if low > 0 and point > bound:
+        return Change("slower", point, low, high, True, beyond)
+    if high < 0 and point < -bound:
+        return Change("faster", point, low, high, False, beyond)
+    if between is not None and between > threshold:
+        return Change(
+            "undecidable",
+            point,
+            low,
+            high,
+            False,
+            f"not decidable: between runs of one build the median moved {between:.1%}, more than the threshold",
+        )
     if -threshold <= low and high <= threshold:
         return Change("same", point, low, high, False)
     return Change("inconclusive", point, low, high, False, "the noise is wider than the threshold")
@@ -175,6 +204,72 @@ def judged(a: Record, b: Record) -> tuple[Sequence[float], Sequence[float], bool
 
 
 @dataclass(frozen=True)
+class BetweenRuns:
+    """How far one shape's median (of what is judged) moved between stored runs of one build,
+    the same code: the noise between runs, which a run's own launches cannot show."""
+
+    spread: Optional[float] = None  # the largest max/min - 1 of one build's medians; None: not measured
+    runs: int = 0  # the runs it was measured over (of builds run more than once)
+    builds: int = 0
+
+
+def _judged_median(r: Record, against_peer: bool) -> Optional[float]:
+    """The median of what ``judged`` compares for ``r``: duration / peer, or the duration."""
+    if against_peer:
+        if r.peers and len(r.peers) == len(r.durations) and min(r.peers) > 0:
+            return _median_of(sorted(d / p for d, p in zip(r.durations, r.peers)))
+        return None
+    return r.duration_us if r.duration_us > 0 else None
+
+
+def spread_of(r: Record, against_peer: bool) -> float:
+    """(max - min) / median of what is judged for ``r``: the launches' duration / peer where the
+    shape is judged against its peer (one measure per shape, as its bars), else ``r.spread``."""
+    if against_peer and r.peers and len(r.peers) == len(r.durations) and min(r.peers) > 0:
+        ratios = sorted(d / p for d, p in zip(r.durations, r.peers))
+        middle = _median_of(ratios)
+        return (ratios[-1] - ratios[0]) / middle if middle else 0.0
+    return r.spread
+
+
+def between_runs(history: Sequence[Run], key: tuple[Optional[str], ...], against_peer: bool) -> BetweenRuns:
+    """The noise between runs of the record ``key``: per build with two or more runs of it in
+    ``history``, ``max(medians) / min(medians) - 1``; the largest. Runs without a build key
+    (imports not tied to a build) are not known to be of one code and are left out."""
+    medians: dict[str, list[float]] = {}
+    for run in history:
+        if not run.fingerprint.build_key:
+            continue
+        for r in run.records:
+            if r.key == key:
+                found = _judged_median(r, against_peer)
+                if found:
+                    medians.setdefault(run.fingerprint.build_key, []).append(found)
+    repeated = [m for m in medians.values() if len(m) > 1]
+    if not repeated:
+        return BetweenRuns()
+    return BetweenRuns(max(max(m) / min(m) - 1 for m in repeated), sum(map(len, repeated)), len(repeated))
+
+
+def in_history(a: Run, b: Run, r: Run) -> bool:
+    """Whether ``r`` is one of the runs the noise between runs of A and B is read from: of A's op
+    and target, with no fingerprint difference from A, created no later than B, not B."""
+    return (
+        r.id != b.id
+        and r.op == a.op
+        and r.target == a.target
+        and r.created <= b.created
+        and not differences(a.fingerprint, r.fingerprint)
+    )
+
+
+def history_of(a: Run, b: Run, runs: Sequence[Run]) -> tuple[Run, ...]:
+    """The newest ``HISTORY`` of ``runs`` that are ``in_history`` of A and B."""
+    kept = sorted((r for r in runs if in_history(a, b, r)), key=lambda r: (r.created, r.id), reverse=True)
+    return tuple(kept[:HISTORY])
+
+
+@dataclass(frozen=True)
 class ShapeChange:
     a: Record
     b: Record
@@ -184,6 +279,7 @@ class ShapeChange:
     # a shape is drawn in, so that a bar, its label, the change and the interval agree (issue 25:
     # a -4.1 % launch/peer change was printed beside medians in us 8.7 % apart)
     medians: tuple[float, float] = (0.0, 0.0)
+    between: BetweenRuns = BetweenRuns()  # the noise between runs of one build, where measured
 
     @property
     def unit(self) -> str:
@@ -205,8 +301,9 @@ class Comparison:
         return tuple(s for s in self.shapes if s.change.regression)
 
 
-def compare_runs(a: Run, b: Run, threshold: float) -> Comparison:
-    """Every shape both runs measured, matched on (op, shapes, dtypes, formats, task type)."""
+def compare_runs(a: Run, b: Run, threshold: float, history: Sequence[Run] = ()) -> Comparison:
+    """Every shape both runs measured, matched on (op, shapes, dtypes, formats, task type);
+    ``history`` the stored runs the noise between runs is read from (``history_of``)."""
     by_key = {r.key: r for r in a.records}
     b_keys = {r.key for r in b.records}
     shapes = []
@@ -218,8 +315,9 @@ def compare_runs(a: Run, b: Run, threshold: float) -> Comparison:
                 if against_peer
                 else (by_key[r.key].duration_us, r.duration_us)  # the record's median (a summary's mean)
             )
-            change = compare(first, second, threshold)
-            shapes.append(ShapeChange(by_key[r.key], r, change, against_peer, medians))
+            between = between_runs(history, r.key, against_peer)
+            change = compare(first, second, threshold, between.spread)
+            shapes.append(ShapeChange(by_key[r.key], r, change, against_peer, medians, between))
     return Comparison(
         a,
         b,

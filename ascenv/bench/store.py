@@ -54,6 +54,7 @@ def run_id(created: str, payload: str) -> str:
 
 
 _RUN_NAME = re.compile(r"(\d{8}T\d{6}Z)-[0-9a-f]{8}")
+READ_BACK = 5  # up_to reads at most this many files per run it keeps
 
 
 def dumps_run(run: Run) -> str:
@@ -406,6 +407,30 @@ class BenchStore:
             if found is not None:
                 return True, found
         return True, None
+
+    def up_to(self, op: str, run: Run, keep: Callable[[Run], bool], count: int) -> list[Run]:
+        """The newest ``count`` runs of ``op`` created no later than ``run`` that ``keep`` accepts,
+        newest first, reading at most ``READ_BACK`` times ``count`` files (one second of runs at a
+        time, as ``newest``): what ``bench compare`` reads the noise between runs from. A run file
+        not named by its id has every run read."""
+        paths = self.paths(op)
+        seconds: dict[str, list[Path]] = {}
+        for path in paths:
+            named = _RUN_NAME.fullmatch(path.stem)
+            if not named:
+                found = [s.run for s in self.runs(op) if s.run.created <= run.created and keep(s.run)]
+                return found[:count]
+            seconds.setdefault(named.group(1), []).append(path)
+        kept: list[StoredRun] = []
+        read = 0
+        last = run_stamp(run.created)
+        for second in sorted((s for s in seconds if s <= last), reverse=True):
+            if len(kept) >= count or read >= READ_BACK * count:
+                break
+            group = [_load(path) for path in seconds[second]]
+            read += len(group)
+            kept += [s for s in group if s.run.created <= run.created and keep(s.run)]
+        return [s.run for s in _newest_first(kept)[:count]]
 
     def newest_where(self, op: Optional[str], keep: Callable[[Run], bool]) -> Optional[StoredRun]:
         """The newest run (of ``op``) that ``keep`` accepts, or None; reading one second of runs

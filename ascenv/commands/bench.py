@@ -50,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     common.add_store_option(imp)
     common.add_format_option(imp)
 
-    cmp = sub.add_parser("compare", help="per shape: faster, slower, same or inconclusive (default: baseline latest)")
+    cmp = sub.add_parser(
+        "compare", help="per shape: faster, slower, same, inconclusive or undecidable (default: baseline latest)"
+    )
     cmp.add_argument("a", nargs="?", default="baseline", metavar="A", help="run id, build key, baseline or latest")
     cmp.add_argument("b", nargs="?", default="latest", metavar="B", help="run id, build key, baseline or latest")
     cmp.add_argument("--op", metavar="OP", help="the operator whose baseline and latest run are meant")
@@ -164,7 +166,7 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     if args.action == "import":
         return _import(args, ctx, store, bench, render)
     if args.action == "compare":
-        from ascenv.bench.stats import compare_runs
+        from ascenv.bench.stats import HISTORY, compare_runs, in_history
 
         if args.chart:  # a bad name or a missing matplotlib is said before any work
             from ascenv.output import bench_chart
@@ -177,7 +179,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         from ascenv.bench.pick import pick
 
         picked = pick(bench, args.a, args.b, args.op)
-        result = compare_runs(picked.a.run, picked.b.run, limit)
+        a, b = picked.a.run, picked.b.run  # the noise between runs: from the stored runs of A's stack up to B
+        earlier = bench.up_to(a.op, b, lambda r: in_history(a, b, r), HISTORY)
+        result = compare_runs(a, b, limit, earlier)
         refused = bool(result.differences) and not args.allow_env_change
         if args.chart and not refused:  # no picture of a comparison that is refused
             bench_chart.write(os.path.join(ctx.cwd, args.chart), result, shown=args.chart)

@@ -414,7 +414,8 @@ def judge_bench(doc: Optional[Mapping[str, Any]], gate: BenchGate) -> Gate:
     """The bench gate: the node's run of the new build against the node's baseline, compared as
     ``bench compare`` does (``bench.stats.compare_runs``, the same verdicts): a shape slower
     beyond --fail-over fails; every shape same, faster or inconclusive passes. No baseline, no
-    run (no NPU on the node), runs of different stacks or no shape in common: not checkable,
+    run (no NPU on the node), runs of different stacks, no shape in common, or a shape
+    ``undecidable`` (the noise between runs wider than --fail-over): not checkable,
     which fails the gate unless ``allow_unchecked`` (the user asked for it: never taken as passed)."""
     status, detail = _bench_verdict(doc or {}, gate.fail_over)
     if status == NOT_CHECKABLE and not gate.allow_unchecked:
@@ -423,7 +424,7 @@ def judge_bench(doc: Optional[Mapping[str, Any]], gate: BenchGate) -> Gate:
 
 
 def _bench_verdict(doc: Mapping[str, Any], fail_over: float) -> tuple[str, str]:
-    from ascenv.bench.stats import compare_runs
+    from ascenv.bench.stats import compare_runs, history_of
     from ascenv.bench.store import SCHEMA, loads_run
 
     if not doc.get("baseline") or not doc.get("run"):
@@ -431,9 +432,14 @@ def _bench_verdict(doc: Mapping[str, Any], fail_over: float) -> tuple[str, str]:
     try:
         baseline = loads_run(json.dumps({"schema": SCHEMA, "run": doc["baseline"]}), "the node's baseline run")
         new = loads_run(json.dumps({"schema": SCHEMA, "run": doc["run"]}), "the node's run of the build")
+        # where the node sends its earlier runs, the noise between runs of one build is read from them
+        earlier = [
+            loads_run(json.dumps({"schema": SCHEMA, "run": item}), f"the node's earlier run {i + 1}")
+            for i, item in enumerate(doc.get("history") or ())
+        ]
     except (errors.AscenvError, TypeError, ValueError) as exc:
         return NOT_CHECKABLE, f"the node's bench runs do not read: {exc}"
-    result = compare_runs(baseline, new, fail_over)
+    result = compare_runs(baseline, new, fail_over, history_of(baseline, new, [baseline, *earlier]))
     against = f"baseline run {baseline.id}"
     if result.differences:
         said = "; ".join(str(d) for d in result.differences)
@@ -446,6 +452,10 @@ def _bench_verdict(doc: Mapping[str, Any], fail_over: float) -> tuple[str, str]:
             f"{s.b.op} {s.b.input_shapes or ''} {s.change.change:+.1%}".replace("  ", " ") for s in result.regressions
         )
         return FAIL, f"slower than the {against} by more than {limit}: {slower}"
+    undecided = [s for s in result.shapes if s.change.verdict == "undecidable"]
+    if undecided:  # the noise between runs is wider than the threshold: no call either way
+        said = "; ".join(f"{s.b.op} {s.b.input_shapes or ''} {s.change.reason}".replace("  ", " ") for s in undecided)
+        return NOT_CHECKABLE, f"against the {against}: {said}"
     unsure = sum(1 for s in result.shapes if s.change.verdict == "inconclusive")
     tail = f" ({unsure} inconclusive)" if unsure else ""
     return PASS, f"{counted(len(result.shapes), 'shape')} within {limit} of the {against}{tail}"

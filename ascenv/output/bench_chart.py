@@ -39,7 +39,13 @@ INSTALL_HINT = (
 )
 
 # verdict -> bar colour (matplotlib's default cycle: blue, orange, green, red)
-COLOURS = {"faster": "#2ca02c", "slower": "#d62728", "same": "#1f77b4", "inconclusive": "#ff7f0e"}
+COLOURS = {
+    "faster": "#2ca02c",
+    "slower": "#d62728",
+    "same": "#1f77b4",
+    "inconclusive": "#ff7f0e",
+    "undecidable": "#ff7f0e",
+}
 A_COLOUR = "#9e9e9e"
 
 

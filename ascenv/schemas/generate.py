@@ -403,7 +403,7 @@ def doc_bench_compare(b: Builder) -> dict:
             "op": S,
             "input_shapes": opt(S),
             "task_type": opt(S),
-            "verdict": S,
+            "verdict": {"enum": ["faster", "slower", "same", "inconclusive", "undecidable"]},
             "change": N,
             "interval": {"type": "array", "items": N, "minItems": 2, "maxItems": 2},
             "regression": B,
@@ -413,6 +413,7 @@ def doc_bench_compare(b: Builder) -> dict:
             "medians": {"type": "array", "items": N, "minItems": 2, "maxItems": 2},
             "reason": opt(S),
             "against_peer": B,
+            "between_runs": obj({"spread": opt(N), "runs": I, "builds": I}),
         }
     )
     return obj(

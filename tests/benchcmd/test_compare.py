@@ -247,8 +247,9 @@ def test_compare_draws_a_and_b_bars_in_proportion_with_the_verdict(tmp_path: Pat
     for i, shape in zip(starts, shapes):
         title = " ".join(x.strip() for x in lines[previous:i])  # a long title wraps onto "    " lines
         assert title.replace(" ", "") == f"{shape['op']}{shape['input_shapes']}{shape['task_type']}"
-        row_a, row_b, noise = lines[i : i + 3]
+        row_a, row_b, noise, between = lines[i : i + 4]
         assert row_b.startswith("  B  ")
+        assert between.startswith("     noise: launch spread ") and "between runs not measured" in between
         bar_a, bar_b = row_a.count("\u2588"), row_b.count("\u2588")
         median_a, median_b = shape["median_us"]
         assert 0 < max(bar_a, bar_b) <= 50
@@ -259,7 +260,7 @@ def test_compare_draws_a_and_b_bars_in_proportion_with_the_verdict(tmp_path: Pat
         computed = shape["verdict"] != "inconclusive" or low != high
         assert (f"95% {low:+.1%} .. {high:+.1%}" if computed else "no interval") in noise
         bars[shape["op"], shape["input_shapes"]] = (bar_a, bar_b, shape["verdict"])
-        previous = i + 3
+        previous = i + 4
     slower = bars["MatMulV2", "81920,4096;8192,512"]
     faster = next(v for k, v in bars.items() if k[0] == "FlashAttentionScoreGrad")
     assert slower[2] == "slower" and slower[0] < slower[1]  # B, 30 % slower, has the longer bar

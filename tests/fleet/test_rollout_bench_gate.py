@@ -125,3 +125,18 @@ def test_sweep_results_and_run_ids_are_kept_in_the_journal():
     node = done.node("n1")
     assert node.state == r.VERIFIED and node.swept == ("ascenv-ffffffffffff-0",)
     assert "earlier runs' folders kept: ascenv-ffffffffffff-1: busy" in node.message
+
+
+def test_a_shape_undecidable_for_the_noise_between_runs_is_not_checkable(baseline):
+    """The node's earlier runs of the baseline build moved 30 % between runs: a 20 % change
+    within that is no regression and no pass either."""
+    built = replace(NPU, build_key="k1")
+    base = replace(baseline, fingerprint=built)
+    again = replace(_scaled(base, 1.30, built), id="again", created="2026-12-01T08:00:00.000000Z")
+    doc = {**_doc(base, _scaled(base, 1.20, replace(NPU, build_key="k2"))), "history": [run_data(again)]}
+    gate = r.judge_bench(doc, r.BenchGate(0.10))
+    assert gate.status == r.FAIL and "required by --fail-over, not checkable" in gate.detail
+    assert "not decidable: between runs of one build the median moved 30.0%" in gate.detail
+    assert r.judge_bench(doc, r.BenchGate(0.10, allow_unchecked=True)).status == r.NOT_CHECKABLE
+    assert r.judge_bench({**doc, "history": []}, r.BenchGate(0.10)).status == r.FAIL  # +20 %: a regression
+    assert r.judge_bench({**doc, "history": [{"id": 1}]}, r.BenchGate(0.10)).status == r.FAIL  # unreadable
