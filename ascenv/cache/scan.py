@@ -19,9 +19,10 @@ back as one set of sums per tree, not one result per directory.
 Nothing is followed: symlinks are counted as what they are (``lstat``), directories are opened
 with ``O_NOFOLLOW``, a mount point (a bind mount too: same ``st_dev``, its own mount) is never
 entered, and with ``one_file_system`` a directory on another device is not entered either (both
-reported). Directories deeper than PATH_MAX are opened relative to an open ancestor. Files and
-directories that vanish while scanning are simply not counted; an unreadable directory is
-reported in the entry's ``errors``.
+reported). A directory is opened relative to its parent's descriptor while that is still open
+(the last ``_OPEN_CACHE`` scanned), else by its path; deeper than PATH_MAX, relative to its
+nearest open ancestor. Files and directories that vanish while scanning are simply not counted;
+an unreadable directory is reported in the entry's ``errors``.
 """
 
 from __future__ import annotations
