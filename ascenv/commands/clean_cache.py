@@ -149,9 +149,10 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
             )
     state_dir = ascenv_state_dir(ctx.environ, home=home, cwd=cwd)
     started = time.monotonic()
+    ours = os.getpid()  # this process: its forked workers are not users of the caches they scan
 
     def gather() -> MachineFacts:
-        return gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid)
+        return gather_machine_facts(ctx.environ, home=home, run=ctx.run, uid=uid, ours=ours)
 
     # forked now, the facts are gathered while the engine is asked and the scan starts; SIGTERM
     # unwinds like Ctrl-C, so that the processes of both are ended
