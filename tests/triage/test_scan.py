@@ -43,6 +43,24 @@ def run_measured(argv: list, tmp_path: Path, **kwargs) -> tuple[subprocess.Compl
     return child, int(peak.read_text())
 
 
+def triage_piped(writer: str, tmp_path: Path) -> tuple[dict, int]:
+    """`ascenv triage -` of what the Python program ``writer`` prints, judged on an empty snapshot:
+    its JSON and peak RSS (KiB)."""
+    snapshot = tmp_path / "empty.json"
+    snapshot.write_text(json.dumps({"schema": 1}))
+    with subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE) as feed:
+        child, peak_kib = run_measured(
+            [sys.executable, "-m", "ascenv", "triage", "-", "--from", str(snapshot), "--format", "json"],
+            tmp_path,
+            stdin=feed.stdout,
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
+            timeout=300,
+        )
+    return json.loads(child.stdout), peak_kib
+
+
 def scanned(data: bytes, block_size: int = 1 << 20):
     return scan(io.BytesIO(data), TABLE, block_size=block_size)
 
@@ -177,8 +195,6 @@ def test_2gb_log_streams_in_bounded_memory_and_time(tmp_path):
 
 def test_generated_log_through_a_pipe_in_bounded_memory(tmp_path):
     """64 MB of serving-log noise with the failure in the middle, piped to `ascenv triage -`."""
-    snapshot = tmp_path / "empty.json"
-    snapshot.write_text(json.dumps({"schema": 1}))
     writer = (
         "import sys\n"
         "noise = b'INFO 04-23 09:25:12 [metrics.py:455] Avg prompt throughput: 0.0 tokens/s\\n' * 10_000\n"
@@ -187,17 +203,7 @@ def test_generated_log_through_a_pipe_in_bounded_memory(tmp_path):
         "    out.write(noise)\n"
         f"    if i == 45: out.write({DCMI!r} + b'\\n')\n"
     )
-    with subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE) as feed:
-        child, peak_kib = run_measured(
-            [sys.executable, "-m", "ascenv", "triage", "-", "--from", str(snapshot), "--format", "json"],
-            tmp_path,
-            stdin=feed.stdout,
-            capture_output=True,
-            text=True,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
-            timeout=300,
-        )
-    result = json.loads(child.stdout)
+    result, peak_kib = triage_piped(writer, tmp_path)
     assert result["input"]["bytes"] > 60_000_000
     assert result["input"]["lines"] == 900_001
     (sig,) = result["signatures"]
@@ -323,8 +329,6 @@ def test_a_block_dense_but_not_enough_for_classes_is_read_whole():
 
 def test_every_line_an_error_through_a_pipe_in_bounded_memory(tmp_path):
     """30 MB where every line is an error with its own time, pid and device (read by classes)."""
-    snapshot = tmp_path / "empty.json"
-    snapshot.write_text(json.dumps({"schema": 1}))
     writer = (
         "import sys\n"
         "out = sys.stdout.buffer\n"
@@ -334,17 +338,7 @@ def test_every_line_an_error_through_a_pipe_in_bounded_memory(tmp_path):
         "for k in range(30):\n"
         "    out.write(''.join(line(i) for i in range(k * 10_000, (k + 1) * 10_000)).encode())\n"
     )
-    with subprocess.Popen([sys.executable, "-c", writer], stdout=subprocess.PIPE) as feed:
-        child, peak_kib = run_measured(
-            [sys.executable, "-m", "ascenv", "triage", "-", "--from", str(snapshot), "--format", "json"],
-            tmp_path,
-            stdin=feed.stdout,
-            capture_output=True,
-            text=True,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)},
-            timeout=300,
-        )
-    result = json.loads(child.stdout)
+    result, peak_kib = triage_piped(writer, tmp_path)
     assert result["input"]["lines"] == 300_000
     (sig,) = result["signatures"]
     assert sig["id"] == "device-setup-error" and sig["count"] == 300_000 and sig["first_line"] == 1
