@@ -480,10 +480,29 @@ def _bench(spec, work):
         found["detail"] = f"the new build's NPU benchmark did not run: {reason}"
         return found
     try:
-        found["run"] = run_data(loads_run(read_run_text(Path(doc["path"])), doc["path"]))
+        new = loads_run(read_run_text(Path(doc["path"])), doc["path"])
     except Exception as exc:  # noqa: BLE001
         found["detail"] = f"the new build's bench run does not read: {_said(str(exc))}"
+        return found
+    found["run"] = run_data(new)
+    try:
+        found["history"] = earlier_runs(bench, baseline, new)
+    except Exception:  # noqa: BLE001 - without them the noise between runs is said to be unmeasured
+        pass
     return found
+
+
+def earlier_runs(bench, baseline, new):
+    """The node's stored runs the noise between runs of one build is read from, as data: what
+    ``bench compare`` reads on a machine (``stats.in_history`` of the baseline and the new run,
+    the newest ``stats.HISTORY``), so the controller's gate sees that noise too."""
+    from ascenv.bench.stats import HISTORY, in_history
+    from ascenv.bench.store import run_data
+
+    def wanted(run):
+        return in_history(baseline, new, run)
+
+    return [run_data(run) for run in bench.up_to(baseline.op, new, wanted, HISTORY)]
 
 
 def _said(text):

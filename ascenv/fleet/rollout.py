@@ -432,7 +432,8 @@ def _bench_verdict(doc: Mapping[str, Any], fail_over: float) -> tuple[str, str]:
     try:
         baseline = loads_run(json.dumps({"schema": SCHEMA, "run": doc["baseline"]}), "the node's baseline run")
         new = loads_run(json.dumps({"schema": SCHEMA, "run": doc["run"]}), "the node's run of the build")
-        # where the node sends its earlier runs, the noise between runs of one build is read from them
+        # the node sends its stored runs of the baseline's stack (node_main.earlier_runs): the noise
+        # between runs of one build is read from them
         earlier = [
             loads_run(json.dumps({"schema": SCHEMA, "run": item}), f"the node's earlier run {i + 1}")
             for i, item in enumerate(doc.get("history") or ())

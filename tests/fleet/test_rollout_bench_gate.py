@@ -140,3 +140,36 @@ def test_a_shape_undecidable_for_the_noise_between_runs_is_not_checkable(baselin
     assert r.judge_bench(doc, r.BenchGate(0.10, allow_unchecked=True)).status == r.NOT_CHECKABLE
     assert r.judge_bench({**doc, "history": []}, r.BenchGate(0.10)).status == r.FAIL  # +20 %: a regression
     assert r.judge_bench({**doc, "history": [{"id": 1}]}, r.BenchGate(0.10)).status == r.FAIL  # unreadable
+
+
+def test_the_node_sends_its_earlier_runs_of_the_baseline_build_and_the_gate_reads_their_noise(baseline, tmp_path):
+    """node_main.earlier_runs: the runs of the node's store that `bench compare` would read the
+    noise between runs from (the baseline's stack up to the new run: the baseline's build run
+    again, another build; not another stack, not a later run)."""
+    from ascenv.bench.store import BenchStore
+    from ascenv.fleet import node_main
+    from ascenv.store import Store
+
+    built = replace(NPU, build_key="k1")
+    base = replace(baseline, fingerprint=built)
+    again = replace(_scaled(base, 1.30, built), id="again", created="2026-12-01T08:00:00.000000Z")
+    other_build = replace(
+        _scaled(base, 2.0, replace(NPU, build_key="k9")), id="other", created="2026-12-01T07:00:00.000000Z"
+    )
+    later = replace(_scaled(base, 1.5, built), id="later", created="2026-12-05T00:00:00.000000Z")
+    other_cann = replace(
+        _scaled(base, 1.6, replace(built, cann="8.5.0")), id="cann", created="2026-12-01T06:00:00.000000Z"
+    )
+    new = _scaled(base, 1.20, replace(NPU, build_key="k2"))
+    bench = BenchStore(Store(tmp_path / "store"))
+    for run in (base, again, other_build, later, other_cann):
+        bench.write(run)
+    sent = node_main.earlier_runs(bench, base, new)
+    assert sorted(item["id"] for item in sent) == sorted([base.id, "again", "other"])
+    doc = {**_doc(base, new), "history": sent}
+    gate = r.judge_bench(doc, r.BenchGate(0.10, allow_unchecked=True))
+    assert gate.status == r.NOT_CHECKABLE and "between runs of one build the median moved 30.0%" in gate.detail
+    # a node whose store holds no second run of the baseline's build: the +20 % is a regression
+    lone = BenchStore(Store(tmp_path / "lone"))
+    lone.write(base)
+    assert r.judge_bench({**doc, "history": node_main.earlier_runs(lone, base, new)}, FIVE).status == r.FAIL
