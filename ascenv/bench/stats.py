@@ -264,8 +264,10 @@ def in_history(a: Run, b: Run, r: Run) -> bool:
 
 
 def history_of(a: Run, b: Run, runs: Sequence[Run]) -> tuple[Run, ...]:
-    """The newest ``HISTORY`` of ``runs`` that are ``in_history`` of A and B."""
-    kept = sorted((r for r in runs if in_history(a, b, r)), key=lambda r: (r.created, r.id), reverse=True)
+    """The newest ``HISTORY`` of ``runs`` that are ``in_history`` of A and B, each run once (a run
+    given twice, e.g. the baseline also among a node's stored runs, is not a second run)."""
+    unique = {r.id: r for r in runs if in_history(a, b, r)}.values()
+    kept = sorted(unique, key=lambda r: (r.created, r.id), reverse=True)
     return tuple(kept[:HISTORY])
 
 

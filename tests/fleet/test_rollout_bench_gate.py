@@ -5,6 +5,7 @@ and the new build's run as those launches slowed, sped up or left as they are. T
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -146,7 +147,8 @@ def test_the_node_sends_its_earlier_runs_of_the_baseline_build_and_the_gate_read
     """node_main.earlier_runs: the runs of the node's store that `bench compare` would read the
     noise between runs from (the baseline's stack up to the new run: the baseline's build run
     again, another build; not another stack, not a later run)."""
-    from ascenv.bench.store import BenchStore
+    from ascenv.bench.stats import compare_runs, history_of
+    from ascenv.bench.store import SCHEMA, BenchStore, loads_run
     from ascenv.fleet import node_main
     from ascenv.store import Store
 
@@ -172,4 +174,9 @@ def test_the_node_sends_its_earlier_runs_of_the_baseline_build_and_the_gate_read
     # a node whose store holds no second run of the baseline's build: the +20 % is a regression
     lone = BenchStore(Store(tmp_path / "lone"))
     lone.write(base)
-    assert r.judge_bench({**doc, "history": node_main.earlier_runs(lone, base, new)}, FIVE).status == r.FAIL
+    alone = node_main.earlier_runs(lone, base, new)
+    assert [item["id"] for item in alone] == [base.id]  # the baseline itself, also sent as the baseline
+    assert r.judge_bench({**doc, "history": alone}, FIVE).status == r.FAIL
+    earlier = [loads_run(json.dumps({"schema": SCHEMA, "run": item}), "sent") for item in alone]
+    shapes = compare_runs(base, new, 0.05, history_of(base, new, [base, *earlier])).shapes
+    assert shapes and all(s.between.spread is None for s in shapes)  # one run is no noise between runs
