@@ -126,6 +126,14 @@ def test_the_950_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name():
     assert f.title == "CANN 9.1.0 has no kernels for ascend950"
 
 
+def a310b_host(cann: str, chip: str = "310B4", pci: tuple = ()) -> model.Snapshot:
+    """An Atlas 200I/500 A2 (310B) with CANN ``cann`` and no ops package: named ``chip`` by
+    npu-smi, or (``chip=""``) found only by its PCI devices ``pci``."""
+    install = model.CannInstall(path=f"/usr/local/Ascend/cann-{cann}", kind="cann", version=cann, arch="aarch64")
+    chips = (model.Chip(npu=0, chip=0, name=chip, health="OK", bus_id="0000:01:00.0"),) if chip else ()
+    return replace(a2_host(), npu__chips=chips, devices__pci=pci, cann__installs=(install,), cann__active=install.path)
+
+
 @pytest.mark.parametrize(
     "cann, fix",
     [
@@ -138,15 +146,7 @@ def test_the_950_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name():
     ],
 )
 def test_a_310b_without_its_ops_package_names_it(cann, fix):
-    install = model.CannInstall(path=f"/usr/local/Ascend/cann-{cann}", kind="cann", version=cann, arch="aarch64")
-    snap = replace(
-        a2_host(),
-        npu__chips=(model.Chip(npu=0, chip=0, name="310B4", health="OK", bus_id="0000:01:00.0"),),
-        devices__pci=(),
-        cann__installs=(install,),
-        cann__active=install.path,
-    )
-    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    (f,) = findings_of(a310b_host(cann), "ASC-KERNELS-SOC", shipped_matrix())
     assert f.title == f"CANN {cann} has no kernels for ascend310b" and f.fix == fix
 
 
@@ -225,15 +225,7 @@ def test_every_check_survives_an_install_with_nothing_readable():
     ],
 )
 def test_an_inferred_310b_package_name_says_where_it_comes_from(cann, basis):
-    install = model.CannInstall(path=f"/usr/local/Ascend/cann-{cann}", kind="cann", version=cann, arch="aarch64")
-    snap = replace(
-        a2_host(),
-        npu__chips=(model.Chip(npu=0, chip=0, name="310B1", health="OK", bus_id="0000:01:00.0"),),
-        devices__pci=(),
-        cann__installs=(install,),
-        cann__active=install.path,
-    )
-    (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
+    (f,) = findings_of(a310b_host(cann, "310B1"), "ASC-KERNELS-SOC", shipped_matrix())
     assert f.fix.endswith("# package name inferred")
     assert f"(name inferred from {basis}" in f.expected
     assert f.expected.endswith(f"; no install guide table or package listing saved for CANN {cann})")
@@ -247,14 +239,7 @@ def test_a_documented_package_name_carries_no_inference_note():
 @pytest.mark.parametrize("device", ["0xd105", "0xd107"])
 def test_the_310b_unit_comes_from_the_pci_id_when_npu_smi_gives_no_name(device):
     # an Atlas 200I A2 module in EP mode (ascend-deployer 26.0.0 card_map: 0xd105/0xd107 → A200i-a2 → a310b)
-    install = model.CannInstall(path="/usr/local/Ascend/cann-8.5.0", kind="cann", version="8.5.0", arch="aarch64")
-    snap = replace(
-        a2_host(),
-        npu__chips=(),
-        devices__pci=(model.PciDevice("0000:01:00.0", "0x19e5", device, "0x19e5", None),),
-        cann__installs=(install,),
-        cann__active=install.path,
-    )
+    snap = a310b_host("8.5.0", chip="", pci=(model.PciDevice("0000:01:00.0", "0x19e5", device, "0x19e5", None),))
     (f,) = findings_of(snap, "ASC-KERNELS-SOC", shipped_matrix())
     assert f.title == "CANN 8.5.0 has no kernels for ascend310b"
     assert f.fix == "./Ascend-cann-310b-ops_8.5.0_linux-aarch64.run --install"
