@@ -65,6 +65,9 @@ class CheckInfo:
     title: str
     explain: str  # what the check means, why it matters, where the fact comes from
     function: CheckFunction
+    # a fix suggester lists what would fit (CANN releases for this driver, torch_npu wheels for
+    # this CANN): it tests nothing, so its answer never confirms or rules a cause out
+    suggests: bool = False
 
 
 REGISTRY: dict[str, CheckInfo] = {}
@@ -73,7 +76,7 @@ RENAMED: dict[str, str] = {}
 
 
 def check(
-    id: str, *, layer: str, title: str, explain: str, renamed_from: tuple[str, ...] = ()
+    id: str, *, layer: str, title: str, explain: str, renamed_from: tuple[str, ...] = (), suggests: bool = False
 ) -> Callable[[CheckFunction], CheckFunction]:
     if layer not in LAYERS:
         raise ValueError(f"{id}: unknown layer {layer!r}")
@@ -87,7 +90,7 @@ def check(
         for known in (id, *renamed_from):
             if known in REGISTRY or known in RENAMED:
                 raise ValueError(f"check id {known} registered twice")
-        REGISTRY[id] = CheckInfo(id, layer, title, explain.strip(), function)
+        REGISTRY[id] = CheckInfo(id, layer, title, explain.strip(), function, suggests)
         RENAMED.update(dict.fromkeys(renamed_from, id))
         return function
 

@@ -89,6 +89,7 @@ def driver_reboot(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
 @check(
     "ASC-DRIVER-CANN",
     layer="driver",
+    suggests=True,
     title="CANN releases the installed driver allows",
     explain="""
 The fix suggester for the driver: every CANN release for which this driver is the matched HDK,

@@ -317,6 +317,7 @@ def _suggestions(snap: Snapshot, matrix: Any, cann: Optional[str]) -> tuple:
 @check(
     "ASC-TORCH-SUGGEST",
     layer="torch_npu",
+    suggests=True,
     title="which torch_npu fits the installed torch and CANN",
     explain="""
 The fix suggester: for the active CANN and the torch X.Y.Z installed, the torch_npu releases on

@@ -18,6 +18,7 @@ from typing import Optional
 
 from ascenv.model import Finding, Severity, Snapshot, normalize_name
 from ascenv.triage.abi_confirm import with_abi_verdict
+from ascenv.triage.device_confirm import with_device_verdict
 from ascenv.triage.scan import LineGroup, ScanResult
 from ascenv.triage.signatures import CauseRule
 from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT, CheckVerdict, Machine, judge_check, overall
@@ -133,6 +134,8 @@ def rank(
         verdicts = _decide(entry, findings, snapshot, machine)
         if findings is not None and snapshot is not None:  # an `undefined symbol`: the binaries decide too (#23)
             verdicts = with_abi_verdict(verdicts, entry.lines, entry.checks, snapshot, findings)
+        if machine is not None and snapshot is not None:  # "open device N failed": is N given here?
+            verdicts = with_device_verdict(cause, verdicts, entry.lines, snapshot, machine)
         confirmed = overall(verdicts) if verdicts else None
         evidence = tuple(f"{v.check}: {v.reason}" for v in verdicts if v.verdict != NOT_CHECKABLE)
         lines = tuple(sorted(entry.lines, key=lambda g: g.first_line)[:MAX_LINES])
@@ -218,7 +221,7 @@ def _decide(
     return tuple(
         judge_check(check, registry[check].layer, machine, findings, check in entry.warnings_confirm)
         for check in entry.checks
-        if check in registry
+        if check in registry and not registry[check].suggests  # a suggester is shown, never judged
     )
 
 

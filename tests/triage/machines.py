@@ -30,6 +30,8 @@ FAULTS = (
     "vendor_units",  # a custom vendor with kernels for ascend310p only on a 910B4 host
     "numpy2",  # numpy 2.0.2 in the target Python
     "torch_pair",  # torch 2.2.0 under torch_npu 2.1.0.post10 (ASC-TORCH-PAIR error)
+    "pod_devices",  # the A2 host's cards 3 and 4 given to a container (ASCEND_VISIBLE_DEVICES=4,3)
+    "driver_cann",  # the A3 host's CANN 8.5.0 on a 24.1.0 driver, older than it documents (ASC-CANN-DRIVER error)
 )
 
 
@@ -52,19 +54,32 @@ def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
         "env_not_sourced": "two-canns-dangling-latest",
         "container": "container-no-devices",
         "torch_npu_cann": "a3-cann900",
+        "driver_cann": "a3-cann850",
     }.get(fault or "", "a2-cann800")
     host = build_host(name, tmp_path)
     root = host.root
     if fault == "no_device_nodes":
         for node in (root / "dev").iterdir():
             node.unlink()
+    if fault == "driver_cann":
+        # the driver's version.info as a 24.1.0 package writes it (Version=, as the A3 host's own)
+        (root / "usr/local/Ascend/driver/version.info").write_text("Version=24.1.0\n")
+    environ = host.environ
+    if fault == "pod_devices":
+        # what a device plugin or Ascend Docker Runtime gives a container of cards 4 and 3: their
+        # nodes and the control nodes, /.dockerenv, and the variable the runtime read
+        (root / ".dockerenv").write_text("")
+        for node in (root / "dev").glob("davinci[0-9]*"):
+            if node.name not in ("davinci3", "davinci4"):
+                node.unlink()
+        environ = {**environ, "ASCEND_VISIBLE_DEVICES": "4,3"}
     if fault == "soc":
         os.remove(root / TOOLKIT / "aarch64-linux/data/platform_config/Ascend910B4.ini")
     if fault == "vendor_units":
         vendors = root / TOOLKIT / "opp/vendors"
         (vendors / "customize/op_impl/ai_core/tbe/kernel/ascend310p").mkdir(parents=True)
         (vendors / "config.ini").write_text("load_priority=customize\n")
-    snapshot = collect(Root(str(root)), host.environ, python=sys.executable)
+    snapshot = collect(Root(str(root)), environ, python=sys.executable)
     python = python_info(
         torch_npu="2.7.1" if fault == "torch_npu_cann" else "2.1.0.post10",
         numpy="2.0.2" if fault == "numpy2" else "1.26.4",

@@ -222,3 +222,19 @@ def test_this_machine_from_the_command_line_decides_nothing(name):
     _, human, _ = run_cli(["triage", str(LABELLED / name)], env)
     assert "judged on this machine: no CANN, no NPU or Ascend driver" in human
     assert "ruled out" not in human and "confirmed by" not in human
+
+
+def test_a_fix_suggester_is_shown_never_judged(tmp_path):
+    # ASC-DRIVER-CANN lists the CANN releases a driver allows: on CANN 8.5.0 with driver 24.1.0 it
+    # said "ruled out: driver 24.1.0 allows CANN 8.2.RC1 … 8.0.0" beside ASC-CANN-DRIVER's
+    # "confirmed: below minimum", a listing read as a test that passed
+    from ascenv.checks import load_checks
+
+    registry = load_checks()
+    assert {c for c, info in registry.items() if info.suggests} == {"ASC-DRIVER-CANN", "ASC-TORCH-SUGGEST"}
+    log = "[ERROR] RUNTIME(1234,python):2026-11-30-08:00:00.000.000 aclrtSetDevice failed, ErrCode=507033\n"
+    result = triage(io.BytesIO(log.encode()), machine("driver_cann", tmp_path), compat.load())
+    cause = next(c for c in result.causes if c.cause == "driver_cann_mismatch")
+    assert "ASC-DRIVER-CANN" in cause.checks  # still listed for the user to run
+    assert [(v.check, v.verdict) for v in cause.verdicts][:1] == [("ASC-CANN-DRIVER", "confirmed")]
+    assert all(v.check not in ("ASC-DRIVER-CANN", "ASC-TORCH-SUGGEST") for c in result.causes for v in c.verdicts)
