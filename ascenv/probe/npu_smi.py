@@ -35,6 +35,17 @@ _BUS_ID = re.compile(r"^[0-9A-Za-z]{4}:[0-9A-Za-z]{2}:[0-9A-Za-z]{2}\.[0-9A-Za-z
 _NO_PROCESS = re.compile(r"No running processes found in NPU(?:\s*(\d{1,9})\b)?", re.IGNORECASE | re.ASCII)
 _SEPARATOR = re.compile(r"^\+[-=+]+$")
 _ANNOTATION = re.compile(r"==>\s*(?=[|+])")  # npustat's docstring marks rows as "line 1 ==> | ..."
+# What a paste puts before a table line: markdown quote markers ("> ", "> > " in a quoted reply) and a
+# line number ("cat -n", an editor); npu-smi's own lines always start with "|" or "+".
+_PASTE_PREFIX = re.compile(r"^(?:>\s?)*\s*(?:\d{1,6}(?:[:.)]|\s)\s*)?(?=[|+])")
+_QUOTE = re.compile(r"^\s*(?:>\s?)+")  # the same quote markers before a "key : value" or -m line
+# A reader's note after a row's closing border ("|   # card 0", "+----+  # NPU 1") or after a value
+# aligned by at least two spaces ("131072        # 128 GB"): npu-smi prints no "#" there (npucli's
+# printf formats).
+_ROW_NOTE = re.compile(r"(?<=[|+])\s*#[^|]*$")
+_VALUE_NOTE = re.compile(r"\s{2,}#.*$")
+# Terminal escape sequences a colour terminal, `script` or `watch --color` log keeps (ECMA-48 CSI and OSC).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _NOT_A_VALUE = {"", "NA", "N/A", "-", "--"}
 
 # npucli's health words (verylucky01/driver @e29d066, npu_info_print*.c); others become UNKNOWN.
@@ -137,10 +148,15 @@ _ERROR_PATTERNS: tuple[tuple[re.Pattern[str], str, Optional[str], Optional[str]]
 )
 
 
+def plain(text: str) -> str:
+    """``text`` without terminal escape sequences (colour, bold): what was printed, as a reader sees it."""
+    return _ESCAPES.sub("", text) if "\x1b" in text else text
+
+
 def parse_errors(text: str, source: str = "npu-smi info") -> tuple[ProbeError, ...]:
     """The npu-smi (and shell) error lines in ``text`` as ``ProbeError``s, each once."""
     found: list[ProbeError] = []
-    for line in text.splitlines():
+    for line in plain(text).splitlines():
         line = line.strip()
         for pattern, kind, code, meaning in _ERROR_PATTERNS:
             match = pattern.search(line)
@@ -170,7 +186,7 @@ def _unknown_code_meaning(code: Optional[str]) -> Optional[str]:
 def parse_warnings(text: str) -> tuple[str, ...]:
     """Warnings npu-smi prints before a valid table (the driver-not-completely-installed line)."""
     warnings = []
-    for line in text.splitlines():
+    for line in plain(text).splitlines():
         if "driver package may not be completely installed" in line:
             warnings.append(f"{line.strip()} ({DRIVER_INCOMPLETE_MEANING})")
     return tuple(dict.fromkeys(warnings))
@@ -239,6 +255,7 @@ def parse_info_all(text: str, source: str = "npu-smi info") -> list[NpuInfo]:
     """Every ``npu-smi info`` table in ``text``, in order; always at least one NpuInfo.
 
     Each table owns the non-table lines before it (prompts, error lines, driver warnings)."""
+    text = plain(text)
     lines = text.splitlines()
     tables = [t for t in _split_tables(lines) if t.recognised]
     if not tables:
@@ -360,12 +377,14 @@ def _read_separator(table: _Table, number: int, line: str) -> None:
 
 def _table_line(raw: str) -> Optional[str]:
     """The table part of a line ("|..." or a "+---+" separator), or None for any other line."""
-    line = raw.strip()
+    line = _PASTE_PREFIX.sub("", raw.strip())
     if not line.startswith(("|", "+")):
         match = _ANNOTATION.search(line)
         if match is None:
             return None
         line = line[match.end() :]
+    if "#" in line:
+        line = _ROW_NOTE.sub("", line)
     if line.startswith("+") and not _SEPARATOR.match(line):
         return None
     return line
@@ -569,11 +588,11 @@ _KEY = re.compile(r"^[A-Za-z][A-Za-z0-9 ()%/_.\-]*$")
 def parse_key_values(text: str) -> list[tuple[str, str]]:
     """``TAB + "%-30s" + " : " + value`` lines (also 8-space or 20-wide keys) in order, as printed."""
     pairs = []
-    for line in text.splitlines():
-        key, colon, value = line.strip().partition(":")
+    for line in plain(text).splitlines():
+        key, colon, value = _QUOTE.sub("", line).strip().partition(":")
         key = key.strip()
         if colon and _KEY.match(key):
-            pairs.append((key, value.strip()))
+            pairs.append((key, _VALUE_NOTE.sub("", value).strip()))
     return pairs
 
 
@@ -618,8 +637,8 @@ def parse_chip_map(text: str) -> tuple[ChipMapEntry, ...]:
     """``npu-smi info -m``: which logic id (what torch sees) each NPU/chip is; MCU rows have None."""
     columns: Optional[list[str]] = None
     entries = []
-    for line in text.splitlines():
-        fields = re.split(r"\s{2,}", line.strip())
+    for line in plain(text).splitlines():
+        fields = re.split(r"\s{2,}", _QUOTE.sub("", line).strip())
         if "NPU ID" in fields and "Chip Logic ID" in fields:
             columns = fields
             continue

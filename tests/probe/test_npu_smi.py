@@ -808,6 +808,19 @@ PASTE_FORMS = {
     "crlf": lambda text: text.replace("\n", "\r\n"),
     "annotated": lambda text: "".join(f"line {n} ==> {line}" for n, line in enumerate(text.splitlines(keepends=True))),
     "prompt-and-sudo": lambda text: "$ sudo npu-smi info\n[sudo] password for user: \n" + text + "$ \n",
+    # the shapes below are synthetic: none of the corpus or held-out captures has them
+    "quoted-reply": lambda text: "".join("> " + line for line in text.splitlines(keepends=True)),
+    "nested-quote": lambda text: "".join(">> " + line for line in text.splitlines(keepends=True)),
+    "cat-n": lambda text: "".join(f"{n:6d}\t{line}" for n, line in enumerate(text.splitlines(keepends=True), 1)),
+    "coloured": lambda text: (
+        "\x1b]0;root@npu: ~\x07\x1b[1m"
+        + re.sub(r"\b(OK|Warning|Alarm|Critical)\b", "\x1b[1;32m\\1\x1b[0m", text)
+        + "\x1b[0m"
+    ),
+    "row-notes": lambda text: "".join(
+        line.rstrip("\r\n") + "   # seen 10:42\n" if line.rstrip().endswith(("|", "+")) else line
+        for line in text.splitlines(keepends=True)
+    ),
 }
 
 
@@ -1027,6 +1040,83 @@ def test_list() -> None:
 
 def test_key_values_keep_values_with_colons() -> None:
     assert ("PCIe Bus Info", "0000:C1:00.0") in parse_key_values(load_capture(NPU_SMI / "from_ascend_deployer_5.txt"))
+
+
+# A reader's "# ..." note after an aligned value (seen on a 950 -t board / -t memory capture in
+# tests/data/npu_smi_heldout/); the three texts below are synthetic variants of it.
+@pytest.mark.parametrize(
+    ("line", "key", "value"),
+    [
+        ("Software Version               : 24.1.rc2     # the driver", "Software Version", "24.1.rc2"),
+        ("\tHBM Capacity(MB)               : 32768  #32G, no DDR", "HBM Capacity(MB)", "32768"),
+        ("> Board ID                       : 0x33\t\t# Atlas 300I Duo", "Board ID", "0x33"),
+    ],
+)
+def test_key_values_drop_a_readers_note(line: str, key: str, value: str) -> None:
+    assert parse_key_values(line) == [(key, value)]
+
+
+def test_key_values_keep_a_hash_that_is_part_of_the_value() -> None:
+    text = "Product Name                   : Card #2\nError Information              : code#1 at 0x1\n"
+    assert parse_key_values(text) == [("Product Name", "Card #2"), ("Error Information", "code#1 at 0x1")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\x1b[1m        Software Version               : \x1b[0m25.0.rc1.1\n",
+        "> > \tSoftware Version               : 25.0.rc1.1\n",
+        "\x1b[33m        Software Version               : 25.0.rc1.1   # from the host\x1b[0m\n",
+    ],
+)
+def test_board_read_through_colour_quotes_and_notes(text: str) -> None:
+    assert parse_board(text, 0).software_version == "25.0.rc1.1"
+
+
+def test_chip_map_read_through_a_quoted_reply_and_colour() -> None:
+    text = (
+        ">     NPU ID   Chip ID   Chip Logic ID   Chip Name\n"
+        ">     4        0         2               \x1b[32mAscend 910B1\x1b[0m\n"
+        ">     4        1         -               Mcu\n"
+    )
+    assert [(e.npu, e.chip, e.logic_id, e.name) for e in parse_chip_map(text)] == [
+        (4, 0, 2, "Ascend 910B1"),
+        (4, 1, None, "Mcu"),
+    ]
+
+
+def test_coloured_error_lines_keep_their_code() -> None:
+    text = (
+        "\x1b[31mDrvMngGetConsoleLogLevel failed. (ret=4)\x1b[0m\n"
+        "\x1b[31mdcmi module initialize failed. ret is -8005\x1b[0m\n"
+    )
+    assert [e.code for e in parse_info(text).errors] == ["-8005"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1) + see the table below\n2) | then run it again\n",  # a numbered list is not a table
+        "3 + 4 = 7\n> quoted prose | with a bar\n",
+        "\x1b[32m+ done\x1b[0m\n",
+    ],
+)
+def test_prefixed_prose_is_not_a_table(text: str) -> None:
+    info = parse_info(text)
+    assert info.chips == () and "no npu-smi info table found in the text" in info.warnings
+
+
+def test_a_note_does_not_mend_a_cut_row() -> None:
+    """A row cut before its closing border stays cut when a note follows (the note is not after a "|")."""
+    text = (
+        "| NPU   Name                | Health        | Power(W)    Temp(C)           Hugepages-Usage(page)|\n"
+        "| Chip                      | Bus-Id        | AICore(%)   Memory-Usage(MB)  HBM-Usage(MB)        |\n"
+        "| 3     910B1               | OK            | 101.2       40                0    / 0             |\n"
+        "| 0                         | 0000:C1:00.0  | 0           0    / 0          4017 /   # rest lost\n"
+    )
+    info = parse_info(text)
+    assert [(c.npu, c.bus_id, c.hbm_total_mb) for c in info.chips] == [(3, "0000:C1:00.0", None)]
+    assert any(w.startswith("row cut short") for w in info.warnings)
 
 
 ALL_NPU_SMI_TEXTS = (
