@@ -21,6 +21,7 @@ from ascenv.triage.abi_confirm import with_abi_verdict
 from ascenv.triage.device_confirm import with_device_verdict
 from ascenv.triage.scan import LineGroup, ScanResult
 from ascenv.triage.signatures import CauseRule
+from ascenv.triage.type_confirm import with_type_verdict
 from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT, CheckVerdict, Machine, judge_check, overall
 
 MAX_LINES = 8  # quoted line groups per cause
@@ -136,6 +137,7 @@ def rank(
             verdicts = with_abi_verdict(verdicts, entry.lines, entry.checks, snapshot, findings)
         if machine is not None and snapshot is not None:  # "open device N failed": is N given here?
             verdicts = with_device_verdict(cause, verdicts, entry.lines, snapshot, machine)
+            verdicts = with_type_verdict(cause, verdicts, entry.lines, snapshot, machine)  # the chip has the type?
         confirmed = overall(verdicts) if verdicts else None
         evidence = tuple(f"{v.check}: {v.reason}" for v in verdicts if v.verdict != NOT_CHECKABLE)
         lines = tuple(sorted(entry.lines, key=lambda g: g.first_line)[:MAX_LINES])

@@ -113,9 +113,11 @@ KNOWN_MISSES = {
     # device; the text names no driver/CANN pair, and no public source ties these warnings to one:
     # a rank that failed first ranks first, the driver second (hccl-aicpu-timeout)
     "hccl_aicpu_kfc_ReadValidMsg-timeout-80s-warnings_DeepSeek-V3.2-CANN-8.3-on-driver-24.1_vllm-ascend-issue5468.txt",
-    # "int4b_t is not supported." is Ascend C's per-product type check (documented: int4b_t is not
-    # on every SoC); the thread pins it on a llama.cpp regression with a SOC_TYPE set by hand: the
-    # build's target SoC vs the chip is not in the text (ascendc-type-unsupported lists both)
+    # "int4b_t is not supported." is Ascend C's per-product type check; the thread pins it on a
+    # llama.cpp regression with a SOC_TYPE set by hand: the build's target SoC vs the chip is not in
+    # the text (ascendc-type-unsupported lists both). The judged machine decides the SoC half: every
+    # product's Ascend C has int4b_t (CANN's type table), so a known chip rules soc_unsupported out
+    # and build_target_soc ranks first (tests/triage/test_type_confirm.py)
     "llama.cpp_cann_build_int4b_t-is-not-supported_manual-SOC_TYPE-or-unverified-gcc-regression-c18610b_llama.cpp-issue10517.txt",
     # 507057 "SUSPECT REMOTE ERROR" after "there might be a device assert failure": a kernel's own
     # check (or a peer's fault) as often as a kernel built for another CANN; not decidable from the
@@ -134,8 +136,9 @@ RANKED = sorted(set(LABELS) - KNOWN_MISSES)
 # What the text cannot decide, the machine the log came from can: the fixture fault that shows the
 # label (tests/triage/machines.py). The other two known misses have none: which front-end built the
 # faulting kernel and for which CANN is recorded nowhere on a machine (tilelang-ascend is built from
-# source), nor is which SoC a build script targeted or whether the product's Ascend C has int4b_t
-# (llama.cpp).
+# source), nor is which SoC a build script targeted (llama.cpp: any Ascend host with a known chip
+# rules out the other cause, the SoC lacking int4b_t, and ranks the label first, but confirms
+# nothing, which the test below asks; tests/triage/test_type_confirm.py shows it).
 DECIDED_BY_MACHINE = {
     next(n for n in KNOWN_MISSES if n.startswith(prefix)): fault
     for prefix, fault in (("hccl_aicpu_kfc_ReadValidMsg", "driver_cann"), ("vllm_k8s-HAMi_SetDevice", "pod_devices"))
