@@ -138,7 +138,7 @@ RANKED = sorted(set(LABELS) - KNOWN_MISSES)
 # faulting kernel and for which CANN is recorded nowhere on a machine (tilelang-ascend is built from
 # source), nor is which SoC a build script targeted (llama.cpp: any Ascend host with a known chip
 # rules out the other cause, the SoC lacking int4b_t, and ranks the label first, but confirms
-# nothing, which the test below asks; tests/triage/test_type_confirm.py shows it).
+# nothing: test_the_int4b_t_log_ranked_first_where_the_machine_rules_the_soc_out).
 DECIDED_BY_MACHINE = {
     next(n for n in KNOWN_MISSES if n.startswith(prefix)): fault
     for prefix, fault in (("hccl_aicpu_kfc_ReadValidMsg", "driver_cann"), ("vllm_k8s-HAMi_SetDevice", "pod_devices"))
@@ -182,6 +182,15 @@ def test_undecidable_log_ranked_first_by_the_machine_that_has_the_fault(name, tm
     assert _registered(LABELS[name]["doctor_checks"]) & {v.check for v in top.verdicts if v.verdict == "confirmed"}
     healthy = run(LABELLED / name, machine(None, tmp_path / "healthy"))
     assert next(c for c in healthy.causes if c.cause == cause).confirmed is not True
+
+
+def test_the_int4b_t_log_ranked_first_where_the_machine_rules_the_soc_out(tmp_path):
+    # the label lists no check that confirms a build-script regression; what the machine decides is
+    # the other cause: the A2's Ascend C has int4b_t (CANN's type table), so it goes last
+    name = next(n for n in KNOWN_MISSES if n.startswith("llama.cpp_cann_build_int4b_t"))
+    result = run(LABELLED / name, machine(None, tmp_path))
+    top_matches(result, *expected(name))
+    assert [c.confirmed for c in result.causes if c.cause == "soc_unsupported"] == [False]
 
 
 def _registered(checks: list[str]) -> set[str]:
