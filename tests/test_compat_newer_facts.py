@@ -111,3 +111,21 @@ def test_triton_ascend_3_2_0_on_cann_9_1_0_is_not_called_compatible() -> None:
     # and a user's report is not a documented incompatibility either (info, not error)
     (f,) = findings_of(host("9.1.0", _dist("triton-ascend", "3.2.0")), "ASC-STACK-TRITON", shipped_matrix())
     assert f.severity is model.Severity.INFO and "not documented" in f.title
+
+
+@pytest.mark.parametrize(
+    ("line", "cann", "triton", "severity"),
+    [
+        # github:vllm-project/vllm-ascend#13421 (2026-08-03, merged): "Upgrade CANN from 9.0.1 to 9.1.0 …
+        # Upgrade Triton Ascend from 3.2.1 to 3.2.2" (the images it builds): known-good
+        ("Upgrade Triton Ascend from 3.2.1 to 3.2.2", "9.1.0", "3.2.2", model.Severity.OK),
+        # github:triton-lang/triton-ascend#2257 (2026-09-18): CI images of CANN 9.2.0 are built, no table
+        # pairs a triton-ascend with 9.2.0 yet: info, never an error
+        ("add the image build of version 9.2.0", "9.2.0", "3.2.2", model.Severity.INFO),
+        # triton-ascend#2018 again: the release it upgraded from, 3.2.1, on 9.1.0 is not documented
+        ("更新triton-ascend版本为3.2.2后问题解决", "9.1.0", "3.2.1", model.Severity.INFO),
+    ],
+)
+def test_triton_ascend_with_cann(line: str, cann: str, triton: str, severity: model.Severity) -> None:
+    (f,) = findings_of(host(cann, _dist("triton-ascend", triton)), "ASC-STACK-TRITON", shipped_matrix())
+    assert f.severity is severity, (line, f.title)
