@@ -1,7 +1,9 @@
 """The ABI check on real wheels from the package index, aarch64 and x86_64, read from any machine:
 torch_npu 2.8.0 with the torch it was built for (2.8.0) links; with torch 2.9.0 it leaves exactly the
 torch-namespace symbols unbound that ``readelf --dyn-syms -W`` of the same files shows (among them
-``c10::TensorImpl::is_contiguous_custom``, the symbol of the sglang report in issue #23).
+``c10::TensorImpl::is_contiguous_custom``, the symbol of the sglang report in issue #23). The newest
+torch_npu of the index (2.14.0, aarch64) beside torch 2.13.0 misses torch symbols of a namespace the
+attribution table does not name (``c10d::``): they are still torch's.
 
 Each pair is unpacked like an image: both wheels' libraries and ``*.dist-info`` in the
 site-packages of CANN's container Python (``/usr/local/python3.11.13``, vllm-ascend's images), and
