@@ -263,7 +263,7 @@ def machine_versions(snap: Snapshot) -> dict[str, tuple[str, str]]:
     found["nnal"] = (nnal.version or "", nnal.source) if nnal is not None else ("", "")
     for layer in ("torch", "torch_npu"):
         dist = dists.get(normalize_name(layer))
-        found[layer] = (dist.version, f"{dist.location}/{dist.name}-{dist.version}.dist-info") if dist else ("", "")
+        found[layer] = (dist.version, dist.dist_info) if dist else ("", "")
     return found
 
 

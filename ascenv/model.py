@@ -276,6 +276,15 @@ class Distribution:
     wheel_tags: tuple[str, ...] = ()  # from WHEEL, e.g. cp311-cp311-manylinux_2_17_aarch64
     record_hash: Optional[str] = None  # sha256 over RECORD (lock uses it)
 
+    @property
+    def dist_info(self) -> str:
+        """The ``.dist-info`` directory an installer wrote for it. A wheel's file and dist-info names
+        escape ``-`` in the project name as ``_`` (``-`` separates their fields: binary distribution
+        format), so METADATA's ``Name: triton-ascend`` (the 3.2.0 wheel) and ``Name: vllm-ascend``
+        (0.9.1) live in ``triton_ascend-3.2.0.dist-info`` and ``vllm_ascend-0.9.1.dist-info``; case
+        and dots are kept as older installers kept them."""
+        return f"{self.location}/{self.name.replace('-', '_')}-{self.version}.dist-info"
+
 
 @dataclass(frozen=True)
 class PythonInfo:

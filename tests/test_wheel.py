@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import venv
@@ -15,6 +16,9 @@ from tests.json_schemas import assert_valid
 from tests.test_walkthrough import fresh_clone
 
 REPO = Path(__file__).resolve().parents[1]
+# the installed wheel's interpreter must import the installed ascenv: a PYTHONPATH naming a checkout
+# (the way tests are run from a worktree) would import that checkout instead and find its data folders
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +53,7 @@ def test_wheel_ships_data_and_runs(installed: Path, tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=CLEAN_ENV,
     )
     dirs = json.loads(where.stdout)
     for name, path in dirs.items():
@@ -86,6 +91,7 @@ def test_wheel_ships_data_and_runs(installed: Path, tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=tmp_path,
+        env=CLEAN_ENV,
     )
     schema = json.loads(shipped.stdout)
     assert schema == schemas.load("snapshot")

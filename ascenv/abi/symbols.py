@@ -151,7 +151,9 @@ def library_layer(name: str) -> Optional[str]:
     """The layer that ships a library, by its DT_NEEDED name (``libhccl.so`` -> cann); None when unknown."""
     pairs = [(pat, layer) for layer, pats in _NAMESPACES.values() for pat in pats]
     pairs += [(pat, layer) for _, layer, pats in _C_PREFIXES for pat in pats] + list(_RUNTIME_LIBRARIES)
-    pairs += [("libtorch*.so", "torch"), ("libc10*.so", "torch"), ("libatb*.so", "nnal")]
+    # torch_npu's own libraries (libtorch_npu.so, libnpu_profiler.so) before torch's libtorch*.so
+    pairs += [("libtorch_npu*.so", "torch_npu"), ("libnpu_profiler*.so", "torch_npu")]
+    pairs += [("libtorch*.so", "torch"), ("libc10*.so", "torch"), ("libshm*.so", "torch"), ("libatb*.so", "nnal")]
     return next((layer for pat, layer in pairs if fnmatch.fnmatchcase(name, pat)), None)
 
 
@@ -166,6 +168,7 @@ def unresolved(
     # each reference looked up through the libraries' hash tables, in load order until one binds it,
     # as ld.so does: most of libtorch_cpu.so's 80,000 definitions are never decoded
     bound: dict[tuple[str, Optional[str]], bool] = {}
+    homes: dict[str, Optional[tuple[str, str]]] = {}
     out = []
     for o in checked:
         for s in o.elf.undefined():
@@ -179,8 +182,33 @@ def unresolved(
             if bound[key]:
                 continue
             expected_from, layer = attribute(s.name, s.version, o.elf)
+            if layer is None:
+                home = homes[s.name] if s.name in homes else homes.setdefault(s.name, _namespace_home(order, s.name))
+                expected_from, layer = home or (expected_from, layer)
             out.append(Unresolved(o.path, s.name, s.version, expected_from, layer))
     return tuple(out)
+
+
+def _namespace_home(order: LoadOrder, symbol: str) -> Optional[tuple[str, str]]:
+    """(library, layer) of the library of the load order that defines most other names of the outer
+    namespace of ``symbol``, when the table above does not know that namespace: a namespace lives in
+    the library that defines its members (torch's c10d:: in libtorch_cpu.so, with a few Python
+    bindings in libtorch_python.so; torch_npu's c10_npu:: in libtorch_npu.so), so an unbound member
+    belongs to that library's layer. None when no library of a known layer defines one."""
+    namespace = top_namespace(symbol)
+    if not namespace or namespace in _NAMESPACES:
+        return None
+    raw = namespace.encode("utf-8", "surrogateescape")
+    # the mangled length prefix pins the whole name: 4c10d is c10d, never c10d_npu
+    members = re.compile(rb"_Z(?:T[VISTH]|GV|TW)?N[rVKRO]*" + str(len(raw)).encode() + re.escape(raw))
+    best: Optional[tuple[int, str, str]] = None
+    for o in order.objects:
+        base = o.path.rsplit("/", 1)[-1]
+        layer = library_layer(o.elf.soname or base) or library_layer(base)
+        count = len(o.elf.defined_matching(members)) if layer else 0
+        if layer and count and (best is None or count > best[0]):
+            best = (count, o.elf.soname or base, layer)
+    return best[1:] if best else None
 
 
 def _binds(definitions: Iterable[tuple[Optional[str], bool]], version: Optional[str]) -> bool:

@@ -20,6 +20,10 @@ _FIXES = {
     "driver": "install the Ascend driver (HDK) this CANN needs; its lib64 must be on LD_LIBRARY_PATH",
     "glibc": "use an OS (image) with a newer glibc, or a wheel built for this glibc (its manylinux tag)",
     "libstdc++": "use a newer libstdc++ (the OS's, or conda's libstdcxx-ng) or a wheel built with this one",
+    "torch_npu": (
+        "reinstall torch_npu (pip install --force-reinstall --no-deps torch-npu==<its version>): "
+        "its own libraries disagree"
+    ),
 }
 
 

@@ -35,7 +35,7 @@ def _dist(snap: Snapshot, name: str) -> Optional[Distribution]:
 
 
 def _evidence(*dists: Optional[Distribution]) -> tuple[str, ...]:
-    return tuple(f"{d.location}/{d.name}-{d.version}.dist-info" for d in dists if d is not None)
+    return tuple(d.dist_info for d in dists if d is not None)
 
 
 def _pip(requirements: tuple[str, ...]) -> str:

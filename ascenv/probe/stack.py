@@ -79,7 +79,7 @@ def python_parts(python: PythonInfo) -> tuple[StackPart, ...]:
     for dist in python.distributions:
         name = normalize_name(dist.name)
         if name in PYTHON_PARTS and name not in seen:
-            info = f"{dist.location}/{dist.name}-{dist.version}.dist-info"
+            info = dist.dist_info
             seen[name] = StackPart(
                 name, dist.version, info, posixpath.join(info, "METADATA"), wheel_tags=dist.wheel_tags
             )

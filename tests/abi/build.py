@@ -37,11 +37,19 @@ def build(
     return out
 
 
+def _unique_named(out: str) -> list[str]:
+    """readelf's lines with STB_GNU_UNIQUE spelled UNIQUE: readelf names binding 10 only in a file whose
+    EI_OSABI is GNU; torch_npu 2.14.0's libtorch_npu.so (OSABI SYSV) has 32 such function-local statics
+    (``_ZGVZN3c1010Dispatcher9singletonEvE1s``) that it prints as ``<OS specific>: 10``, and ld.so binds
+    to them all the same (glibc's do_lookup_x takes STB_GNU_UNIQUE whatever the OSABI)."""
+    return [line.replace("<OS specific>: 10", "UNIQUE") for line in out.splitlines()]
+
+
 def readelf_undefined(path: Path, binds: tuple[str, ...] = ("GLOBAL", "WEAK")) -> set[str]:
     """``name@VERSION`` of the undefined dynamic symbols of ``binds``, as ``readelf --dyn-syms -W`` lists them."""
     out = subprocess.run(["readelf", "--dyn-syms", "-W", str(path)], check=True, capture_output=True, text=True).stdout
     names = set()
-    for line in out.splitlines():
+    for line in _unique_named(out):
         fields = line.split()
         if len(fields) >= 8 and fields[0].endswith(":") and fields[4] in binds and fields[6] == "UND":
             names.add(fields[7])  # "name@VER" (readelf adds " (N)" as a separate field)
@@ -60,7 +68,7 @@ def readelf_defined(path: Path) -> set[str]:
     """Names of the global/weak defined dynamic symbols ``readelf --dyn-syms -W`` lists (versions dropped)."""
     out = subprocess.run(["readelf", "--dyn-syms", "-W", str(path)], check=True, capture_output=True, text=True).stdout
     names = set()
-    for line in out.splitlines():
+    for line in _unique_named(out):
         fields = line.split()
         if (
             len(fields) >= 8

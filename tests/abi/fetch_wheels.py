@@ -22,7 +22,7 @@ WANTED = [
     (name, version, arch)
     for arch in PLATFORMS
     for name, version in (("torch_npu", "2.8.0"), ("torch", "2.8.0"), ("torch", "2.9.0"))
-]
+] + [(name, version, "aarch64") for name, version in (("torch_npu", "2.14.0"), ("torch", "2.13.0"))]
 
 
 class Unavailable(Exception):

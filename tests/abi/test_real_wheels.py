@@ -1,7 +1,9 @@
 """The ABI check on real wheels from the package index, aarch64 and x86_64, read from any machine:
 torch_npu 2.8.0 with the torch it was built for (2.8.0) links; with torch 2.9.0 it leaves exactly the
 torch-namespace symbols unbound that ``readelf --dyn-syms -W`` of the same files shows (among them
-``c10::TensorImpl::is_contiguous_custom``, the symbol of the sglang report in issue #23).
+``c10::TensorImpl::is_contiguous_custom``, the symbol of the sglang report in issue #23). The newest
+torch_npu of the index (2.14.0, aarch64) beside torch 2.13.0 misses torch symbols of a namespace the
+attribution table does not name (``c10d::``): they are still torch's.
 
 Each pair is unpacked like an image: both wheels' libraries and ``*.dist-info`` in the
 site-packages of CANN's container Python (``/usr/local/python3.11.13``, vllm-ascend's images), and
@@ -59,12 +61,12 @@ def _unpack(wheel: Path, site: Path) -> None:
     done.touch()
 
 
-def image(arch: str, torch: str) -> Path:
-    """A root as an image with torch ``torch`` and torch_npu NPU for ``arch`` in CANN's Python."""
-    root = fetch_wheels.CACHE / "roots" / f"{arch}-torch{torch}-npu{NPU}"
+def image(arch: str, torch: str, npu: str = NPU) -> Path:
+    """A root as an image with torch ``torch`` and torch_npu ``npu`` for ``arch`` in CANN's Python."""
+    root = fetch_wheels.CACHE / "roots" / f"{arch}-torch{torch}-npu{npu}"
     site = root / SITE.lstrip("/")
     _unpack(_wheel("torch", torch, arch), site)
-    _unpack(_wheel("torch_npu", NPU, arch), site)
+    _unpack(_wheel("torch_npu", npu, arch), site)
     link = root / "usr/local/python3"  # as the images: a python3 link beside the versioned directory
     if not link.is_symlink():
         link.symlink_to("python3.11.13")
@@ -82,7 +84,7 @@ def _unresolved(report: dict, check: str = "ASC-ABI-SYMBOLS") -> list[dict]:
     return [u for f in report["findings"] if f["id"] == check for u in (f.get("details") or {}).get("unresolved", [])]
 
 
-def _readelf_unbound(root: Path, loaded: list[str]) -> set[str]:
+def _readelf_unbound(root: Path, loaded: list[str], spaces: set[str] = TORCH_SPACES) -> set[str]:
     """readelf's answer: torch-namespace GLOBAL references of torch_npu's libraries that no library of
     torch defines (weak references may stay unbound)."""
     npu_libs = [root / p.lstrip("/") for p in loaded if p.startswith(f"{SITE}/torch_npu/")]
@@ -93,7 +95,7 @@ def _readelf_unbound(root: Path, loaded: list[str]) -> set[str]:
         name.split("@", 1)[0]
         for p in npu_libs
         for name in readelf_undefined(p, binds=("GLOBAL",))
-        if symbols.top_namespace(name.split("@", 1)[0]) in TORCH_SPACES
+        if symbols.top_namespace(name.split("@", 1)[0]) in spaces
     }
     return wanted - defined
 
@@ -139,3 +141,21 @@ def test_newer_torch_leaves_readelfs_torch_symbols_unbound(arch: str) -> None:
     assert custom["demangled"] == "c10::TensorImpl::is_contiguous_custom(c10::MemoryFormat) const"
     assert custom["library"] == f"{SITE}/torch_npu/lib/libtorch_npu.so"
     assert custom["expected_from"] == "libc10.so"
+
+
+def test_newest_torch_npu_with_an_older_torch_names_torchs_layer() -> None:
+    """torch_npu 2.14.0 (released 2026-10, Requires-Dist torch==2.14.0.*) beside torch 2.13.0: besides
+    c10:: and torch:: it misses four c10d:: symbols (torch's distributed namespace, which the namespace
+    table did not name); each is torch's, found where c10d's other members are defined, and the fix is
+    torch's release. readelf agrees on the set."""
+    root = image("aarch64", "2.13.0", "2.14.0")
+    report = doctor(root)
+    abi = report["snapshot"]["abi"]
+    unbound = _unresolved(report)
+    assert "unknown" not in {u["layer"] or "unknown" for u in unbound}
+    c10d = {u["symbol"] for u in unbound if symbols.top_namespace(u["symbol"]) == "c10d"}
+    assert c10d and {u["expected_from"] for u in unbound if u["symbol"] in c10d} == {"libtorch_cpu.so"}
+    torch_side = {u["symbol"] for u in unbound if u["layer"] == "torch"}
+    assert torch_side == _readelf_unbound(root, abi["loaded"], TORCH_SPACES | {"c10d"})
+    error = next(f for f in report["findings"] if f["id"] == "ASC-ABI-SYMBOLS" and f["severity"] == "error")
+    assert "torch: 8" in error["found"] and "unknown" not in error["found"]

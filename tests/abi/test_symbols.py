@@ -301,3 +301,70 @@ def test_abi_skeleton_joins_the_two_builds_of_a_function(old: str, new: str) -> 
 def test_abi_skeleton_keeps_other_functions_apart() -> None:
     assert symbols.abi_skeleton("_ZN3atb4nameERKSs") != symbols.abi_skeleton("_ZN3atb5name2ERKSs")
     assert symbols.abi_skeleton("_ZN3atb4nameERKSs") != symbols.abi_skeleton("_ZN3atb4nameERKi")
+
+
+# torch 2.14's torch_npu with torch 2.13 (the real wheels, tests/abi/test_real_wheels.py): four
+# c10d:: references unbound, a namespace the table does not name; it lives where its other members
+# are defined. Variants the wheels do not contain: a namespace of another layer's library, torch_npu's
+# own library, and a namespace nothing in the load order defines (stays unattributed).
+@pytest.mark.parametrize(
+    ("namespace", "home", "expected"),
+    [
+        ("c10d", "libtorch_cpu.so", ("libtorch_cpu.so", "torch")),
+        ("hcom", "libhccl.so", ("libhccl.so", "cann")),
+        ("c10_npu", "libtorch_npu.so", ("libtorch_npu.so", "torch_npu")),
+        ("nowhere", None, (None, None)),
+    ],
+)
+def test_unknown_namespace_belongs_to_the_library_defining_its_members(
+    tmp_path: Path, namespace: str, home: str | None, expected: tuple[object, object]
+) -> None:
+    root, d = tmp_path / "root", tmp_path / "build"
+    decl = f"namespace {namespace} {{ struct Work {{ int wait() const; int timeout() const; }}; }}\n"
+    old = build(
+        d / "old/libhome.so",
+        decl + f"int {namespace}::Work::wait() const {{ return 0; }}\n",
+        cxx=True,
+        flags=["-nostdlib"],
+        soname=home or "libother.so",
+    )
+    user = build(
+        d / "libuser.so",
+        decl + f"int use(const {namespace}::Work &w) {{ return w.wait() + w.timeout(); }}\n",
+        cxx=True,
+        links=[old],
+        flags=["-nostdlib", "-Wl,-rpath,/site/lib"],
+    )
+    place(root, "/site/app/libuser.so", user)
+    place(root, f"/site/lib/{home or 'libother.so'}", old)  # where the user library's RUNPATH looks
+    found = symbols.unresolved(resolve(root, ["/site/app/libuser.so"]))
+    assert [(u.symbol.split(namespace)[1][:8], u.expected_from, u.layer) for u in found] == [("4Work7ti", *expected)]
+
+
+def test_a_split_namespace_belongs_to_the_library_defining_most_of_it(tmp_path: Path) -> None:
+    """torch 2.14 defines c10d:: in libtorch_cpu.so and a few of its Python hooks in libtorch_python.so,
+    which comes first in torch_npu's load order: the unbound member is libtorch_cpu.so's."""
+    root, d = tmp_path / "root", tmp_path / "build"
+    decl = "namespace c10d { struct Work { int a() const; int b() const; int c() const; int gone() const; }; }\n"
+    one = decl + "int c10d::Work::a() const { return 0; }\n"
+    python = build(d / "libtorch_python.so", one, cxx=True, flags=["-nostdlib"])
+    cpu = build(
+        d / "libtorch_cpu.so",
+        decl + "int c10d::Work::b() const { return 0; }\nint c10d::Work::c() const { return 0; }\n",
+        cxx=True,
+        flags=["-nostdlib"],
+    )
+    user = build(
+        d / "libuser.so",
+        decl + "int use(const c10d::Work &w) { return w.a() + w.b() + w.c() + w.gone(); }\n",
+        cxx=True,
+        links=[python, cpu],
+        flags=["-nostdlib", "-Wl,-rpath,/site/lib"],
+    )
+    place(root, "/site/app/libuser.so", user)
+    place(root, "/site/lib/libtorch_python.so", python)
+    place(root, "/site/lib/libtorch_cpu.so", cpu)
+    found = symbols.unresolved(resolve(root, ["/site/app/libuser.so"]))
+    assert [(u.symbol, u.expected_from, u.layer) for u in found] == [
+        ("_ZNK4c10d4Work4goneEv", "libtorch_cpu.so", "torch")
+    ]

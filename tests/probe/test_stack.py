@@ -124,3 +124,19 @@ def test_under_root_an_absent_compiler_is_left_unjudged(tmp_path):
     m = _Machine(tmp_path, "image")
     (part,) = probe_stack(Root(m.root), {"PATH": "/usr/bin"}, _triton("/py/site"))  # not the live /
     assert (part.compiler, part.compiler_from) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("name", "directory"),
+    [
+        ("vllm-ascend", "vllm_ascend-0.9.1.dist-info"),  # the real vllm_ascend-0.9.1 wheel's METADATA Name
+        ("triton-ascend", "triton_ascend-0.9.1.dist-info"),  # and triton_ascend-3.2.0's
+        ("vllm_ascend", "vllm_ascend-0.9.1.dist-info"),  # a Name already escaped
+        ("sglang", "sglang-0.9.1.dist-info"),  # nothing to escape
+    ],
+)
+def test_a_parts_path_is_the_dist_info_the_installer_wrote(name: str, directory: str) -> None:
+    from ascenv.probe.stack import python_parts
+
+    (part,) = python_parts(PythonInfo(distributions=(Distribution(name, "0.9.1", "/site"),)))
+    assert part.path == f"/site/{directory}" and part.source == f"/site/{directory}/METADATA"
