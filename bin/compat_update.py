@@ -1098,8 +1098,7 @@ def _toml_row(table: str, values: list[tuple[str, Any]], sources: list[str]) -> 
 
 def stacks_toml(saved: dict[str, Saved]) -> str:
     """compat/stacks.toml as the saved sources make it (the whole file is generated)."""
-    as_of = max(s.retrieved for s in saved.values())
-    out = [STACKS_HEADER.format(as_of=as_of).rstrip("\n")]
+    out = ["{header}"]  # its as_of is known once the rows have cited their sources
     matrix = saved[VLLM_ASCEND_MATRIX]
     for row in parse_vllm_ascend_matrix(matrix.text):
         values = [
@@ -1145,6 +1144,10 @@ def stacks_toml(saved: dict[str, Saved]) -> str:
         grouped.setdefault((stack.cann, stack.chip), []).append(stack.python)
     for (cann, chip), pythons in grouped.items():
         out += _toml_row("images", [("cann", cann), ("chip", chip), ("python", sorted(set(pythons)))], [tags.citation])
+    body = "\n".join(out[1:])
+    # the newest retrieval among the copies these rows cite, not among every saved source
+    as_of = max(copy.retrieved for copy in saved.values() if f"compat/sources/{copy.name}," in body)
+    out[0] = STACKS_HEADER.format(as_of=as_of).rstrip("\n")
     return "\n".join(out) + "\n"
 
 
