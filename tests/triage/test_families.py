@@ -469,3 +469,71 @@ def test_memory_numbers_more_units(text, other, total):
     numbers = held_elsewhere(text)
     assert numbers is not None
     assert numbers[0] == pytest.approx(other) and numbers[1] == pytest.approx(total)
+
+
+# --- session 33, from the held-out misses (tests/data/triage_heldout): three new variants of each
+# widened kind plus one log of another cause that keeps its own ---------------------------------
+
+
+# an undefined symbol with no library in the message, next to the package being imported: the
+# package stands for its library (layers.toml [[importer]]), CANN's C APIs (acl*, Msprof*) are CANN's
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(EngineCore_DP0 pid=88) ERROR 11-02 09:12:40 import torch_npu failed: undefined symbol: "
+        "MsprofReportCompactInfo",
+        "导入torch_npu时报错：undefined symbol: aclrtGetDeviceInfo，请检查版本配套",
+        f"{ESC}[31mtorch-npu 2.6.0.post3{ESC}[0m raised undefined symbol: MsprofGetHashId",
+    ],
+)
+def test_undefined_cann_symbol_next_to_torch_npu_is_the_torch_npu_cann_pair(line):
+    assert top(line + "\n") == "torch_npu_cann_mismatch"
+
+
+def test_undefined_cann_symbol_next_to_another_package_keeps_the_framework_meaning():
+    # no torch_npu around: some framework's own build wants the CANN symbol
+    assert top("import mindspore failed: undefined symbol: MsprofReportApi\n") == "framework_build_mismatch"
+    # a torch symbol next to torch_npu is still the torch/torch_npu pair, not CANN
+    assert top("import torch_npu: undefined symbol: _ZN3c104impl3cow11is_cow_dataERKNS_7StorageE\n") == (
+        "torch_torch_npu_mismatch"
+    )
+
+
+# EJ0001, CANN's HCCP-process-initialisation error: the last process on the device still runs
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR] HCCL(20417,python):2025-03-02-10:11:12.123.456 EJ0001: [PID: 20417] Failed to initialize the "
+        "HCCP process. Reason: Maybe the last training process is running.",
+        "(RayWorkerWrapper pid=7781) 训练启动失败 EJ0001: Failed to initialize the HCCP process.",
+        f"{ESC}[1;31mERROR{ESC}[0m 04-01 08:00:00 [worker.py:310] Failed to initialize the HCCP process. "
+        "Reason: Maybe the last training process is running.",
+    ],
+)
+def test_hccp_process_busy(line):
+    assert top(line + "\n") == "device_busy"
+
+
+def test_hccl_port_in_use_keeps_its_cause_next_to_the_hccp_rule():
+    log = "EJ0003: Failed to bind the IP port. Reason: The IP address and port have been bound already.\n"
+    assert top(log) == "other" and top_detail(log).startswith("hccl_port_in_use")
+
+
+# Python's module AttributeError for torch_npu and any of its submodules
+@pytest.mark.parametrize(
+    "line",
+    [
+        "AttributeError: module 'torch_npu.npu' has no attribute 'graph_task_group_begin'",
+        "(NPURayWorkerWrapper pid=311) AttributeError: module 'torch_npu.contrib.transfer_to_npu' has no attribute "
+        "'_del_nccl_device_backend_map'",
+        "报错：AttributeError: module 'torch_npu.dynamo' has no attribute 'torchair'，升级后解决",
+    ],
+)
+def test_torch_npu_submodule_missing_attribute(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("unpaired_torch_npu")
+
+
+def test_torch_npu_c_missing_is_not_a_missing_attribute():
+    log = "ModuleNotFoundError: No module named 'torch_npu._C'\n"
+    assert top_detail(log).startswith("source_tree_shadows_package")

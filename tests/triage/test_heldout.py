@@ -53,25 +53,23 @@ def ranked(name: str) -> list[str]:
 
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
+    # dcmi -8005 plus "Can't get ascend_hal device count": a busy card, a container without the
+    # device, or a process that may not open the device nodes say the same; the text does not say
+    # which (here: the pod dropped CAP_DAC_OVERRIDE); permission is listed third, ASC-DEV-NODES decides
     "hami-adp_dcmi-8005_cant-get-ascend_hal-device-count_all-capabilities-dropped_ascend-device-plugin-issue139.txt": (
-        "baseline miss (ranked device_busy, container_no_device, permission)"
+        "not decidable from the text: who may open /dev/davinci* (capabilities of the pod)"
     ),
+    # 507018 is the runtime's AICPU-exception code (rt_error_codes.h); that the device was left
+    # faulted by an earlier process is the CI runner's own reading of its history, not in the
+    # message: no rule should turn 507018 alone into "wedged device"
     "simpler_aclrtSynchronizeStream-507018_wedged-device-left-by-previous-tenant_simpler-issue2395.txt": (
-        "baseline miss (nothing recognised)"
-    ),
-    "torch_npu_AttributeError-torchair-no-get_npu_backend_fixed-in-post5_Ascend-pytorch-issue37.txt": (
-        "baseline miss (nothing recognised)"
-    ),
-    "torch_npu_import-undefined-symbol-MsprofSysCycleTime_torch-npu-2.7.1-vs-CANN-9.0.0_triton-ascend-issue328.txt": (
-        "baseline miss (nothing recognised)"
-    ),
-    "verl_ray-hcclCommInitRootInfoConfig-error-7_EJ0001-HCCP-last-training-process-running_verl-pr332.txt": (
-        "baseline miss (ranked other, hccl_inconsistent_versions)"
+        "not decidable from the text: which earlier process left device 4 faulted"
     ),
 }
-# the floor reached: a change that loses a held-out log fails here
-TOP1_FLOOR = 22
-TOP3_FLOOR = 23
+# the floor reached: a change that loses a held-out log fails here (session 33: baseline 22/27
+# top-1, 23/27 top-3, before the EJ0001, torch_npu-submodule and importer/Msprof rules)
+TOP1_FLOOR = 25
+TOP3_FLOOR = 26
 
 
 def test_every_heldout_log_is_labelled():
