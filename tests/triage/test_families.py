@@ -537,3 +537,77 @@ def test_torch_npu_submodule_missing_attribute(line):
 def test_torch_npu_c_missing_is_not_a_missing_attribute():
     log = "ModuleNotFoundError: No module named 'torch_npu._C'\n"
     assert top_detail(log).startswith("source_tree_shadows_package")
+
+
+# ASCEND_RT_VISIBLE_DEVICES rejected by the runtime or by the launcher that computes it
+@pytest.mark.parametrize(
+    "line",
+    [
+        "EE1001: [PID: 5] 2026-01-02-03:04:05.678.901 The argument is invalid.Reason: "
+        "set ASCEND_RT_VISIBLE_DEVICES:7,6 error, it must be configured in ascending order",
+        f"{MINDIE}The argument is invalid.Reason: set ASCEND_RT_VISIBLE_DEVICES:8 error, input data rang[0-8)",
+        '(raylet) Exception: Error setting ASCEND_RT_VISIBLE_DEVICES: local range: [4, 8) base value: "0,1,2,3"',
+    ],
+)
+def test_visible_devices_rejected(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("visible_devices_misconfigured")
+
+
+def test_visible_devices_in_an_env_dump_is_not_a_rejection():
+    log = (
+        "ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\n"
+        "RuntimeError: NPU out of memory. Tried to allocate 4.00 GiB (NPU 0; 60.96 GiB total capacity; 58.10 GiB "
+        "already allocated; 58.10 GiB current active; 0.90 GiB free; 59.20 GiB reserved in total by PyTorch)\n"
+    )
+    assert top(log) == "out_of_memory"
+
+
+# EI0006, HCCL's connection-setup timeout
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[rank3]: EI0006: [PID: 99] 2026-02-02-10:00:00.000.000 Getting socket times out. Reason: Remote Rank did not "
+        "send the data in time.",
+        "[ERROR] HCCL(4410,python3):2026-05-01-08:00:00.000.001 [hccl_socket_manager.cc:801] "
+        "[4420][Wait][LinkEstablish]wait socket establish timeout, role[0] rank[5] timeout[1800 s]",
+        "双机训练报错 Communication_Error_Get_Socket(EI0006)，另一台机器的进程已退出",
+    ],
+)
+def test_hccl_socket_timeout(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("hccl_connect_timeout")
+
+
+def test_hccl_socket_timeout_after_an_earlier_cause_ranks_second():
+    log = (
+        "[rank0]: RuntimeError: NPU out of memory. Tried to allocate 8.00 GiB (NPU 0; 60.96 GiB total capacity; "
+        "55.00 GiB already allocated; 55.00 GiB current active; 1.20 GiB free; 57.00 GiB reserved in total by "
+        "PyTorch)\n"
+        "[rank1]: EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time.\n"
+    )
+    assert top(log) == "out_of_memory"
+
+
+# torch's "Torch not compiled with CUDA enabled" on an Ascend machine: a CUDA-only call
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(VllmWorker rank=0 pid=77) ERROR 05-05 10:00:00 [worker.py:12] AssertionError: Torch not compiled with CUDA "
+        "enabled",
+        "训练时报错：AssertionError: Torch not compiled with CUDA enabled，换成 .npu() 后正常",
+        f"{ESC}[31mAssertionError{ESC}[0m: Torch not compiled with CUDA enabled",
+    ],
+)
+def test_cuda_code_path(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("cuda_code_path")
+
+
+def test_cuda_path_after_a_failed_torch_npu_import_keeps_the_import_cause():
+    # torch_npu did not load, so the code fell back to CUDA: the missing library comes first
+    log = (
+        "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    assert top(log) == "env_not_sourced"
