@@ -611,3 +611,74 @@ def test_cuda_path_after_a_failed_torch_npu_import_keeps_the_import_cause():
         "AssertionError: Torch not compiled with CUDA enabled\n"
     )
     assert top(log) == "env_not_sourced"
+
+
+# EZ1001, the aclnn parameter check, in CANN's named form and in its dtype-list wording
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(EngineCore_DP0 pid=9) AclNN_Parameter_Error(EZ1001): Tensor self not implemented for DT_INT8, "
+        "should be in dtype support list [DT_FLOAT16, DT_BFLOAT16].",
+        "算子报错 AclNN_Parameter_Error(EZ1001): Expected a proper Tensor but got null for argument weight",
+        "[PID: 77] 2026-03-03-11:11:11.111.111 Tensor bias not implemented for DT_INT32, should be in dtype "
+        "support list [DT_FLOAT].",
+    ],
+)
+def test_aclnn_parameter_check_named_form(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("operator_usage")
+
+
+def test_ez1001_missing_kernel_package_keeps_its_cause():
+    log = (
+        "AclNN_Parameter_Error(EZ1001): Get path and read binary_info_config.json failed, please check if the "
+        "opp_kernel package is installed!\n"
+    )
+    assert top(log) == "kernels_missing"
+
+
+# argparse rejecting an Ascend value: the framework release does not know the option
+@pytest.mark.parametrize(
+    "line",
+    [
+        "lmdeploy serve api_server: error: argument --device: invalid choice: 'ascend' (choose from 'cuda', 'maca')",
+        "usage: launch_server.py [-h] ... error: argument --device: invalid choice: 'npu' (choose from 'cuda', 'cpu')",
+        f"启动失败：{ESC}[31mvllm serve: error: argument --quantization/-q: invalid choice: 'ascend_w8a8'{ESC}[0m",
+    ],
+)
+def test_framework_option_unknown(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("framework_lacks_ascend_option")
+
+
+def test_an_invalid_choice_of_another_value_is_not_the_ascend_option():
+    result = triage(
+        io.BytesIO(b"error: argument --dtype: invalid choice: 'bf16' (choose from 'auto', 'half', 'bfloat16')\n"),
+        None,
+        None,
+        table(),
+    )
+    assert not any((c.detail or "").startswith("framework_lacks_ascend_option") for c in result.causes)
+
+
+# TBE's "main process disappeared": exit noise, ranked after any real cause above it
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(RayWorker pid=1234) [ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared! "
+        "[repeated 64x across cluster]",
+        "退出时打印 [ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared!",
+        f"{ESC}[31m[ERROR]{ESC}[0m TBE Subprocess[task_distribute] raise error[], main process disappeared!",
+    ],
+)
+def test_tbe_subprocess_exit_noise(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("exit_noise")
+
+
+def test_tbe_exit_noise_after_a_real_cause_ranks_second():
+    log = (
+        "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
+        "[ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared!\n"
+    )
+    assert top(log) == "env_not_sourced"
