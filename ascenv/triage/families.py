@@ -77,6 +77,14 @@ class Undefined:
 
 
 @dataclass(frozen=True)
+class Importer:
+    names: tuple[str, ...]  # a Python package's import / distribution names
+    library: str  # the native library it stands for
+    source: tuple[str, ...]
+    pattern: re.Pattern[str]  # the names as whole words
+
+
+@dataclass(frozen=True)
 class Layers:
     libraries: tuple[Library, ...]
     namespaces: tuple[Namespace, ...]
@@ -84,6 +92,7 @@ class Layers:
     undefined: tuple[Undefined, ...]
     missing: dict[str, str]  # layer -> the [[meaning]] of the absence of one of its libraries
     shipped: Libraries = EMPTY  # libraries.toml: read from real packages' file lists
+    importers: tuple[Importer, ...] = ()  # packages that stand for a library the message omits
 
     def library(self, name: str) -> Optional[Library]:
         """What ships ``name`` (a file name or a path): a library a real package's file list
@@ -106,6 +115,10 @@ class Layers:
 
     def _row(self, shipped: Shipped) -> Library:
         return Library((shipped.pattern,), shipped.layer, shipped.package, self.missing[shipped.layer], shipped.source)
+
+    def importer(self, text: str) -> Optional[str]:
+        """The library of the first [[importer]] package the text names, or None."""
+        return next((i.library for i in self.importers if i.pattern.search(text)), None)
 
     def symbol_layer(self, symbol: str) -> str:
         head = leading_name(symbol)
@@ -157,7 +170,7 @@ def derive(signature: Signature, text: str, layers: Optional[Layers]) -> Optiona
     if signature.family == "missing_library":
         return _missing_library(signature, groups, layers)
     if signature.family == "undefined_symbol":
-        return _undefined_symbol(signature, groups, layers)
+        return _undefined_symbol(signature, groups, layers, text)
     if signature.family == "memory":
         return _memory(signature, text, layers)
     return None
@@ -188,12 +201,13 @@ def _missing_library(signature: Signature, groups: dict, layers: Layers) -> Opti
     )
 
 
-def _undefined_symbol(signature: Signature, groups: dict, layers: Layers) -> Optional[Signature]:
+def _undefined_symbol(signature: Signature, groups: dict, layers: Layers, text: str) -> Optional[Signature]:
     symbol = groups.get("symbol")
     if not symbol:
         return None
     symbol_layer = layers.symbol_layer(symbol)
-    name = _library_name(groups)
+    # no library in the message: the package being imported around it stands for its library
+    name = _library_name(groups) or layers.importer(text)
     row = layers.library(name) if name else None
     library_layer = row.layer if row else (UNKNOWN_LIBRARY if name else ABSENT)
     rule = next(
@@ -351,6 +365,13 @@ def load_layers(directory: Path, known_checks: Optional[set[str]] = None) -> Opt
                     raise row.fail(f"{key}[{i}]", f"expected one of {', '.join(allowed)}, found {value!r}")
         return Undefined(row.strings("symbol"), row.strings("library"), known_meaning(row, "meaning"))
 
+    def importer(row: Any) -> Importer:
+        names = row.strings("names", required=True)
+        library = row.string("library")
+        words = "|".join(re.escape(n) for n in names)
+        # whole words in ASCII: Chinese text glued to the name ("导入torch_npu时") is a boundary
+        return Importer(names, library, sources(row), re.compile(rf"(?<![A-Za-z0-9_.-])(?:{words})(?![A-Za-z0-9_])"))
+
     missing: dict[str, str] = {}
     for index, (which, meaning_id) in enumerate(
         reader.rows("missing", lambda row: (layer(row), known_meaning(row, "meaning")))
@@ -369,7 +390,13 @@ def load_layers(directory: Path, known_checks: Optional[set[str]] = None) -> Opt
         undefined=reader.rows("undefined", undefined),
         missing=missing,
         shipped=load_libraries(directory, tuple(DOCTOR_LAYER)),
+        # optional: a table without [[importer]] rows reads the libraries messages name, only
+        importers=reader.rows("importer", importer) if reader.raw("importer", list, False) else (),
     )
+    for index, row in enumerate(layers.importers):
+        if layers.library(row.library) is None:
+            problem = f"no library row or package file list names {row.library!r}"
+            raise reader.fail(f"importer[{index}].library", problem)
     for needed in (*MEMORY_MEANINGS, "library_unknown"):
         if needed not in meanings:
             raise reader.fail("meaning", f"no [[meaning]] with id {needed!r} (the families need it)")

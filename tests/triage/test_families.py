@@ -469,3 +469,216 @@ def test_memory_numbers_more_units(text, other, total):
     numbers = held_elsewhere(text)
     assert numbers is not None
     assert numbers[0] == pytest.approx(other) and numbers[1] == pytest.approx(total)
+
+
+# --- session 33, from the held-out misses (tests/data/triage_heldout): three new variants of each
+# widened kind plus one log of another cause that keeps its own ---------------------------------
+
+
+# an undefined symbol with no library in the message, next to the package being imported: the
+# package stands for its library (layers.toml [[importer]]), CANN's C APIs (acl*, Msprof*) are CANN's
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(EngineCore_DP0 pid=88) ERROR 11-02 09:12:40 import torch_npu failed: undefined symbol: "
+        "MsprofReportCompactInfo",
+        "导入torch_npu时报错：undefined symbol: aclrtGetDeviceInfo，请检查版本配套",
+        f"{ESC}[31mtorch-npu 2.6.0.post3{ESC}[0m raised undefined symbol: MsprofGetHashId",
+    ],
+)
+def test_undefined_cann_symbol_next_to_torch_npu_is_the_torch_npu_cann_pair(line):
+    assert top(line + "\n") == "torch_npu_cann_mismatch"
+
+
+def test_undefined_cann_symbol_next_to_another_package_keeps_the_framework_meaning():
+    # no torch_npu around: some framework's own build wants the CANN symbol
+    assert top("import mindspore failed: undefined symbol: MsprofReportApi\n") == "framework_build_mismatch"
+    # a torch symbol next to torch_npu is still the torch/torch_npu pair, not CANN
+    assert top("import torch_npu: undefined symbol: _ZN3c104impl3cow11is_cow_dataERKNS_7StorageE\n") == (
+        "torch_torch_npu_mismatch"
+    )
+
+
+# EJ0001, CANN's HCCP-process-initialisation error: the last process on the device still runs
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ERROR] HCCL(20417,python):2025-03-02-10:11:12.123.456 EJ0001: [PID: 20417] Failed to initialize the "
+        "HCCP process. Reason: Maybe the last training process is running.",
+        "(RayWorkerWrapper pid=7781) 训练启动失败 EJ0001: Failed to initialize the HCCP process.",
+        f"{ESC}[1;31mERROR{ESC}[0m 04-01 08:00:00 [worker.py:310] Failed to initialize the HCCP process. "
+        "Reason: Maybe the last training process is running.",
+    ],
+)
+def test_hccp_process_busy(line):
+    assert top(line + "\n") == "device_busy"
+
+
+def test_hccl_port_in_use_keeps_its_cause_next_to_the_hccp_rule():
+    log = "EJ0003: Failed to bind the IP port. Reason: The IP address and port have been bound already.\n"
+    assert top(log) == "other" and top_detail(log).startswith("hccl_port_in_use")
+
+
+# Python's module AttributeError for torch_npu and any of its submodules
+@pytest.mark.parametrize(
+    "line",
+    [
+        "AttributeError: module 'torch_npu.npu' has no attribute 'graph_task_group_begin'",
+        "(NPURayWorkerWrapper pid=311) AttributeError: module 'torch_npu.contrib.transfer_to_npu' has no attribute "
+        "'_del_nccl_device_backend_map'",
+        "报错：AttributeError: module 'torch_npu.dynamo' has no attribute 'torchair'，升级后解决",
+    ],
+)
+def test_torch_npu_submodule_missing_attribute(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("unpaired_torch_npu")
+
+
+def test_torch_npu_c_missing_is_not_a_missing_attribute():
+    log = "ModuleNotFoundError: No module named 'torch_npu._C'\n"
+    assert top_detail(log).startswith("source_tree_shadows_package")
+
+
+# ASCEND_RT_VISIBLE_DEVICES rejected by the runtime or by the launcher that computes it
+@pytest.mark.parametrize(
+    "line",
+    [
+        "EE1001: [PID: 5] 2026-01-02-03:04:05.678.901 The argument is invalid.Reason: "
+        "set ASCEND_RT_VISIBLE_DEVICES:7,6 error, it must be configured in ascending order",
+        f"{MINDIE}The argument is invalid.Reason: set ASCEND_RT_VISIBLE_DEVICES:8 error, input data rang[0-8)",
+        '(raylet) Exception: Error setting ASCEND_RT_VISIBLE_DEVICES: local range: [4, 8) base value: "0,1,2,3"',
+    ],
+)
+def test_visible_devices_rejected(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("visible_devices_misconfigured")
+
+
+def test_visible_devices_in_an_env_dump_is_not_a_rejection():
+    log = (
+        "ASCEND_RT_VISIBLE_DEVICES=0,1,2,3\n"
+        "RuntimeError: NPU out of memory. Tried to allocate 4.00 GiB (NPU 0; 60.96 GiB total capacity; 58.10 GiB "
+        "already allocated; 58.10 GiB current active; 0.90 GiB free; 59.20 GiB reserved in total by PyTorch)\n"
+    )
+    assert top(log) == "out_of_memory"
+
+
+# EI0006, HCCL's connection-setup timeout
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[rank3]: EI0006: [PID: 99] 2026-02-02-10:00:00.000.000 Getting socket times out. Reason: Remote Rank did not "
+        "send the data in time.",
+        "[ERROR] HCCL(4410,python3):2026-05-01-08:00:00.000.001 [hccl_socket_manager.cc:801] "
+        "[4420][Wait][LinkEstablish]wait socket establish timeout, role[0] rank[5] timeout[1800 s]",
+        "双机训练报错 Communication_Error_Get_Socket(EI0006)，另一台机器的进程已退出",
+    ],
+)
+def test_hccl_socket_timeout(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("hccl_connect_timeout")
+
+
+def test_hccl_socket_timeout_after_an_earlier_cause_ranks_second():
+    log = (
+        "[rank0]: RuntimeError: NPU out of memory. Tried to allocate 8.00 GiB (NPU 0; 60.96 GiB total capacity; "
+        "55.00 GiB already allocated; 55.00 GiB current active; 1.20 GiB free; 57.00 GiB reserved in total by "
+        "PyTorch)\n"
+        "[rank1]: EI0006: Getting socket times out. Reason: Remote Rank did not send the data in time.\n"
+    )
+    assert top(log) == "out_of_memory"
+
+
+# torch's "Torch not compiled with CUDA enabled" on an Ascend machine: a CUDA-only call
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(VllmWorker rank=0 pid=77) ERROR 05-05 10:00:00 [worker.py:12] AssertionError: Torch not compiled with CUDA "
+        "enabled",
+        "训练时报错：AssertionError: Torch not compiled with CUDA enabled，换成 .npu() 后正常",
+        f"{ESC}[31mAssertionError{ESC}[0m: Torch not compiled with CUDA enabled",
+    ],
+)
+def test_cuda_code_path(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("cuda_code_path")
+
+
+def test_cuda_path_after_a_failed_torch_npu_import_keeps_the_import_cause():
+    # torch_npu did not load, so the code fell back to CUDA: the missing library comes first
+    log = (
+        "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
+        "AssertionError: Torch not compiled with CUDA enabled\n"
+    )
+    assert top(log) == "env_not_sourced"
+
+
+# EZ1001, the aclnn parameter check, in CANN's named form and in its dtype-list wording
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(EngineCore_DP0 pid=9) AclNN_Parameter_Error(EZ1001): Tensor self not implemented for DT_INT8, "
+        "should be in dtype support list [DT_FLOAT16, DT_BFLOAT16].",
+        "算子报错 AclNN_Parameter_Error(EZ1001): Expected a proper Tensor but got null for argument weight",
+        "[PID: 77] 2026-03-03-11:11:11.111.111 Tensor bias not implemented for DT_INT32, should be in dtype "
+        "support list [DT_FLOAT].",
+    ],
+)
+def test_aclnn_parameter_check_named_form(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("operator_usage")
+
+
+def test_ez1001_missing_kernel_package_keeps_its_cause():
+    log = (
+        "AclNN_Parameter_Error(EZ1001): Get path and read binary_info_config.json failed, please check if the "
+        "opp_kernel package is installed!\n"
+    )
+    assert top(log) == "kernels_missing"
+
+
+# argparse rejecting an Ascend value: the framework release does not know the option
+@pytest.mark.parametrize(
+    "line",
+    [
+        "lmdeploy serve api_server: error: argument --device: invalid choice: 'ascend' (choose from 'cuda', 'maca')",
+        "usage: launch_server.py [-h] ... error: argument --device: invalid choice: 'npu' (choose from 'cuda', 'cpu')",
+        f"启动失败：{ESC}[31mvllm serve: error: argument --quantization/-q: invalid choice: 'ascend_w8a8'{ESC}[0m",
+    ],
+)
+def test_framework_option_unknown(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("framework_lacks_ascend_option")
+
+
+def test_an_invalid_choice_of_another_value_is_not_the_ascend_option():
+    result = triage(
+        io.BytesIO(b"error: argument --dtype: invalid choice: 'bf16' (choose from 'auto', 'half', 'bfloat16')\n"),
+        None,
+        None,
+        table(),
+    )
+    assert not any((c.detail or "").startswith("framework_lacks_ascend_option") for c in result.causes)
+
+
+# TBE's "main process disappeared": exit noise, ranked after any real cause above it
+@pytest.mark.parametrize(
+    "line",
+    [
+        "(RayWorker pid=1234) [ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared! "
+        "[repeated 64x across cluster]",
+        "退出时打印 [ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared!",
+        f"{ESC}[31m[ERROR]{ESC}[0m TBE Subprocess[task_distribute] raise error[], main process disappeared!",
+    ],
+)
+def test_tbe_subprocess_exit_noise(line):
+    assert top(line + "\n") == "other"
+    assert top_detail(line + "\n").startswith("exit_noise")
+
+
+def test_tbe_exit_noise_after_a_real_cause_ranks_second():
+    log = (
+        "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
+        "[ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared!\n"
+    )
+    assert top(log) == "env_not_sourced"

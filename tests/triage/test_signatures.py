@@ -186,6 +186,11 @@ names = ["c10"]
 layer = "torch"
 source = ["https://man7.org/"]
 
+[[importer]]
+names = ["torch_npu"]
+library = "libascend_hal.so"
+source = ["https://man7.org/"]
+
 [[undefined]]
 symbol = ["torch"]
 library = ["framework"]
@@ -220,6 +225,12 @@ def test_shipped_layers_table_loads():
             "missing[7].meaning: no",
         ),
         (('[[missing]]\nlayer = "system"', '[[other]]\nlayer = "system"'), "no [[missing]] row for layer 'system'"),
+        (('library = "libascend_hal.so"', 'library = "libnothing.so"'), "importer[0].library: no library row"),
+        (('names = ["torch_npu"]', "names = []"), "importer[0].names"),
+        (
+            ('source = ["https://man7.org/"]\n\n[[undefined]]', 'source = ["ftp://x"]\n\n[[undefined]]'),
+            "importer[0].source",
+        ),
     ],
 )
 def test_bad_layers_value_names_its_key_path(tmp_path, change, message):
