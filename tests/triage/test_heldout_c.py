@@ -53,56 +53,36 @@ def ranked(name: str) -> list[str]:
 
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
-    "gpustack_mindie-310P_halMemAlloc-drvRetCode-6_device-malloc-failed_OOM_gpustack-issue1909.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "lmcache-ascend_Failed-to-register-memory-HCCL-Error-Code-19_cpu-cache-too-big_LMCache-Ascend-pr184.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "lmcache-ascend_Unable-to-pin-host-memory-error-code-1_memlock-ulimit_LMCache-Ascend-issue5.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
+    # "register ptr failed" alone: pinning host memory fails for a low memlock limit, a missing
+    # IPC_LOCK / privileged container, or a driver without the host-register API; the thread's
+    # answer was the driver (24.1+) plus --privileged; the driver is ranked second
     "lmcache-ascend_register-ptr-failed_halHostRegister_driver-23.0.6-before-24.1_LMCache-Ascend-issue91.txt": (
-        "baseline miss, measured before any batch-C rule"
+        "not decidable from the text: which of memlock limit / container rights / driver release"
     ),
+    # dcmi -8005 in a container: a card held by another container and a container that may not
+    # open the device nodes print the same line (the first heldout set's HAMi log, same reading);
+    # permission is ranked third
     "npu-smi_dcmi-module-initialize-failed-ret-8005_container-without-privileged_vllm-ascend-issue2698.txt": (
-        "baseline miss, measured before any batch-C rule"
+        "not decidable from the text: busy card or container rights (privileged)"
     ),
-    "sglang-npu_NameError-torch_npu-is-not-defined_missing-import-in-sglang_Ascend-sglang-issue86.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
+    # the traceback ends before the exception line (the issue shows only the frames): nothing
+    # says what failed
     "sglang-npu_check_env-traceback-_get_cann_version_info_bisheng-path-moved-in-CANN-8.5_sglang-issue22843.txt": (
-        "baseline miss, measured before any batch-C rule"
+        "no error message in the excerpt"
     ),
+    # the reporter's prose puts the mangled symbol on its own markdown line and the excerpt's
+    # ImportError line was cut: a log keeps "<lib>: undefined symbol: <symbol>" on one line
     "sglang-npu_libtorch_npu-undefined-symbol-c10-TensorImpl_torch-2.12-vs-torch_npu-2.8_sglang-issue28628.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "torch_npu-inductor_No-module-triton.language.extra.ascend_torch-npu-2.9.0-needs-post2_FlagGems-issue5791.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "triton-ascend_AttrsDescriptor-0-active-drivers_triton-3.6.0-with-triton-ascend-3.2.0_issue277.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "triton-ascend_bishengir-compile-GLIBC_2.29-not-found_system-glibc-2.28_Ascend-triton-ascend-issue1.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "uv_No-solution-found-no-version-of-triton-ascend-3.2.1_extra-index-not-configured_triton-ascend-issue900.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "verl-omni_Expects-tensor-on-npu15-was-on-npu0_Ray-NOSET-ASCEND_RT_VISIBLE_DEVICES_verl-omni-pr227.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "vllm-ascend_camem-Failed-to-import-vllm_ascend_C_custom-ops-not-built_vllm-ascend-issue703.txt": (
-        "baseline miss, measured before any batch-C rule"
-    ),
-    "vllm-ascend_check_ascend_device_type-RuntimeError-Can-not-support-soc_version-104_vllm-ascend-issue6796.txt": (
-        "baseline miss, measured before any batch-C rule"
+        "symbol on another line than 'undefined symbol' (markdown prose, not a log line)"
     ),
 }
 # the floor reached: batch C, 20 logs collected and measured before any rule was written for
-# them (session 33, rules of s33-integ 363b16c): 5/20 top-1, 6/20 top-3
-TOP1_FLOOR = 5
-TOP3_FLOOR = 6
+# them (session 33, rules of s33-integ 363b16c): 5/20 top-1, 6/20 top-3; after the batch-C kinds
+# (triton release / module, NPU device mapping, NameError, host-memory pinning, runtime device
+# malloc, compiled extension, glibc/libstdc++ version, "can not support soc_version", uv "no
+# version of" an Ascend package): 16/20 top-1, 18/20 top-3
+TOP1_FLOOR = 16
+TOP3_FLOOR = 18
 
 
 def test_every_heldout_log_is_labelled():

@@ -480,3 +480,188 @@ def test_a_context_signature_cannot_be_of_a_family(tmp_path):
     bad = GOOD.replace('summary = "s"', 'summary = "s"\nboost = true\nfamily = "memory"')
     with pytest.raises(errors.DataFileError, match=r"signature\[0\]\.boost: a context signature cannot be of a family"):
         load(write(tmp_path, bad), known_checks={"ASC-NPU-SMI"})
+
+
+# --- kinds from held-out batch C (tests/data/triage_heldout_c): three variants each that neither
+# corpus contains (other names, numbers, SoCs, releases, log prefixes, Chinese text, ANSI colours)
+# and one log of another cause that names the kind's words without its failure
+
+DISK = "OSError: [Errno 28] No space left on device: '/root/.cache/x'\n"
+
+
+def _top(text: str) -> list[tuple[str, str]]:
+    return _ranked(text)[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ImportError: cannot import name 'JITFunction' from 'triton.runtime.jit' "
+        "(/usr/local/lib/python3.10/site-packages/triton/runtime/jit.py)\n",
+        f"{ESC}[31m(Worker_TP2 pid=812) ERROR 11-02 10:01:02 [multiproc_executor.py:611] RuntimeError: 2 active "
+        f"drivers ([CudaDriver, NPUDriver]). There should only be one.{ESC}[0m\n",
+        "导入失败：ImportError: cannot import name 'get_npu_properties' from 'triton.backends.ascend.utils'\n",
+    ],
+)
+def test_a_triton_api_missing_from_the_installed_triton_is_a_triton_release_mismatch(text):
+    causes = _top(text)
+    assert causes[0] == ("framework_build_mismatch", causes[0][1]) and causes[0][1].startswith("triton_release"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ModuleNotFoundError: No module named 'triton.backends.ascend'\n",
+        "(EngineCore_DP0 pid=77) ERROR 03-01 10:00:00 [core.py:700] ModuleNotFoundError: No module named 'triton'\n",
+        "torch._inductor.exc.InductorError: 模块缺失 ModuleNotFoundError: "
+        "No module named 'triton.language.extra.cann'\n",
+    ],
+)
+def test_a_missing_triton_module_names_triton_ascend_first_and_a_shadowing_triton_second(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("triton_ascend_release"), causes
+    assert causes[1][0] == "framework_build_mismatch", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: Expected all tensors to be on the same device, "
+        "but found at least two devices, npu:3 and npu:0!\n",
+        f"{ESC}[36m(WorkerDict pid=5123){ESC}[0m AssertionError: Expects tensor to be on the compute device npu:7, "
+        "was on npu:1\n",
+        "[rank4]: 设备不一致: Expected all tensors to be on the same device, "
+        "but found at least two devices, npu:4 and npu:5!\n",
+    ],
+)
+def test_tensors_on_two_npus_name_the_device_mapping(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("npu_device_mapping"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NameError: name 'acl' is not defined\n",
+        "[2026-01-02 10:00:00 TP0] Scheduler hit an exception: NameError: name 'npu_format_cast' is not defined\n",
+        f"{ESC}[31mERROR 02-03 12:00:00 [worker.py:12] 运行失败 "
+        f"NameError: name 'get_ascend_config' is not defined{ESC}[0m\n",
+    ],
+)
+def test_a_name_error_is_a_code_defect_not_the_environment(text):
+    causes = _top(text)
+    assert causes == [("other", causes[0][1])] and causes[0][1].startswith("code_defect"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: aclrtHostRegister failed, error code 107000\n",
+        "[2026-02-01 08:00:00,000] LMCache ERROR: Unable to pin host memory (size 64 GiB), errno -12\n",
+        "锁页内存失败：halHostRegister failed, ret=65534\n",
+    ],
+)
+def test_host_memory_that_cannot_be_pinned_names_the_memlock_limit_then_the_driver(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("host_memory_lock"), causes
+    assert "driver_cann_mismatch" in [c for c, _ in causes[:3]], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ERROR] RUNTIME(1234,python3):2026-03-03-10:00:00.000.000 [api_error.cc:1052]5678 DevMalloc:[INIT][DEFAULT]"
+        "Device malloc failed, size=2147483648(Byte), type=2.\n",
+        "RuntimeError: call aclrtMalloc failed, error code is 207001\n",
+        f"{ESC}[31m[mindie] 内存申请失败 halMemAlloc failed: size=1024(Byte), drvRetCode=6, device_id=3{ESC}[0m\n",
+    ],
+)
+def test_a_runtime_allocation_failure_is_device_memory_first(text):
+    causes = _top(text)
+    assert causes[0][0] == "out_of_memory" and "device_busy" in [c for c, _ in causes[:2]], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ModuleNotFoundError: No module named 'sgl_kernel_npu.sgl_kernel_npu_C'\n",
+        "WARNING 07-01 09:00:00 [utils.py:33] Failed to import mindie_ops_C:"
+        "No module named 'mindie_llm.mindie_ops_C'\n",
+        "导入自定义算子失败：No module named 'lmcache_ascend.c_ops_C'\n",
+    ],
+)
+def test_a_missing_compiled_extension_is_a_custom_op_build(text):
+    causes = _top(text)
+    assert causes[0][0] == "custom_op_not_loaded", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/usr/local/Ascend/ascend-toolkit/latest/bin/atc: /lib64/libc.so.6: version `GLIBC_2.34' not found "
+        "(required by /usr/local/Ascend/ascend-toolkit/latest/lib64/libge_runner.so)\n",
+        "ImportError: /opt/conda/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by "
+        "/usr/local/lib/python3.10/site-packages/torch_npu/lib/libtorch_npu.so)\n",
+        "编译器启动失败：bisheng: /lib/aarch64-linux-gnu/libc.so.6: version 'GLIBC_2.32' not found\n",
+    ],
+)
+def test_a_missing_glibc_or_libstdcxx_version_is_a_c_runtime_too_old(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("c_runtime_too_old"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ValueError: cannot support soc_version Ascend310B4\n",
+        "(EngineCore_DP0 pid=9) ERROR 02-25 03:11:49 [utils.py:700] RuntimeError: Can not support soc_version: 225.\n",
+        "不支持：this build does not support soc_version 260\n",
+    ],
+)
+def test_a_tool_that_cannot_support_the_soc_version_is_an_unsupported_soc(text):
+    causes = _top(text)
+    assert causes[0][0] == "soc_unsupported", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "  ╰─▶ Because there is no version of torch-npu==2.9.0.post1 and you require torch-npu==2.9.0.post1, we can "
+        "conclude that your requirements are unsatisfiable.\n",
+        f"{ESC}[31m  ╰─▶ Because there is no version of triton_ascend==3.3.0 and you require it{ESC}[0m\n",
+        "依赖解析失败：Because there is no version of triton-ascend==3.2.2 and vllm-ascend==0.20.0 depends on "
+        "triton-ascend==3.2.2\n",
+    ],
+)
+def test_uv_finding_no_version_of_an_ascend_package_is_a_missing_index(text):
+    causes = _top(text)
+    assert causes[0][0] == "package_index_missing", causes
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("ImportError: cannot import name 'AutoTokenizer' from 'transformers'\n", "framework_build_mismatch"),
+        ("ModuleNotFoundError: No module named 'tritonclient'\n", "other"),
+        ("the tensor was on npu:0 before the move\n", "other"),
+        ("INFO LMCache: pin host memory pool of 4 GiB ready\n", "other"),
+        ("RuntimeError: aclrtSynchronizeStream failed, error code is 2070015\n", "out_of_memory"),
+        (
+            "WARNING 08-25 13:15:16 [_custom_ops.py:20] Failed to import from vllm._C with "
+            "ModuleNotFoundError(\"No module named 'vllm._C'\")\n",
+            "custom_op_not_loaded",
+        ),
+        ("checking for GLIBC_2.17 in libc.so.6 ... yes\n", "other"),
+        ("INFO device soc_version: 104 supported by this build\n", "soc_unsupported"),
+        ("  ╰─▶ Because there is no version of numpy==9.9 and you require numpy==9.9\n", "package_index_missing"),
+    ],
+)
+def test_the_batch_c_kinds_leave_a_log_of_another_cause_to_that_cause(text, absent):
+    causes = _top(text + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert absent not in [c for c, _ in causes], causes
+
+
+def test_a_name_error_after_a_full_disk_still_ranks_the_disk_first():
+    causes = _top(DISK + "NameError: name 'write_cache' is not defined\n")
+    assert causes[0][0] == "disk_or_tmp_full", causes
