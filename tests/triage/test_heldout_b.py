@@ -61,29 +61,32 @@ def ranked(name: str) -> list[str]:
 # Held-out logs triage does not rank first (text alone, no machine), each with why; keyed by a
 # file-name prefix unique in the set.
 KNOWN_MISSES: dict[str, str] = {
-    "libtorch_ld-libgfort": "baseline: no rule for the kind",
-    "llamafactory_Process": "baseline: no rule for the kind",
-    "mindspeed-llm_Invali": "baseline: no rule for the kind",
-    "mindspeed-mm_ModuleN": "baseline: no rule for the kind",
-    "mindspeed_AssertionE": "baseline: no rule for the kind",
-    "mindspore_E39999-tsd": "baseline: ranked second",
-    "mindspore_RuntimeError-R": "baseline: no rule for the kind",
-    "mindspore_RuntimeError-d": "baseline: no rule for the kind",
-    "mindspore_export_Run": "baseline: no rule for the kind",
-    "mindyolo_LoadOpInfoJ": "baseline: no rule for the kind",
-    "ms-swift_GRPO_Assert": "baseline: no rule for the kind",
-    "onnxruntime-cann_tbe": "baseline: no rule for the kind",
-    "paddle-custom-npu_ru": "baseline: ranked second",
-    "torch_install_ERROR-t": "baseline: no rule for the kind",
-    "torch_npu_build_CMak": "baseline: no rule for the kind",
-    "torch_npu_build_Runt": "baseline: no rule for the kind",
-    "torch_npu_build_ci-b": "baseline: no rule for the kind",
-    "torch_npu_build_fata": "baseline: no rule for the kind",
-    "torch_npu_import-Mod": "baseline: no rule for the kind",
+    # EJ0001 (CANN error reference: HCCP cannot start while the last training process still runs):
+    # the first held-out slice's branch (s33-heldout) adds the rule for this kind (hccp-process-busy);
+    # not written twice here
+    "llamafactory_Process": "no rule on this branch: EJ0001 is the other helper's hccp-process-busy kind",
+    # torch's "Torch not compiled with CUDA enabled" reached on an NPU host: s33-heldout adds the
+    # kind (cuda-code-path); the title line alone names neither the application nor torch_npu
+    "ms-swift_GRPO_Assert": "no rule on this branch: the other helper's cuda-code-path kind",
+    # "Invalid device ID" / "SetDevice failed" quoted in a FAQ question: CANN prints the same
+    # fragments (EL0002) when the driver cannot open a card it lists; whether the ranks outnumber
+    # the NPUs is not in the text
+    "mindspeed-llm_Invali": "not decidable from the text: more ranks than NPUs, or a card the driver cannot open",
+    # 507033 with EL0002 "The device ID is invalid" from InitRawDriver on the only visible card: the
+    # maintainer's reading (driver vs CANN) is not in the text; device-setup-error keeps busy card,
+    # driver/CANN pair (second) and container as its three readings
+    "paddle-custom-npu_ru": "not decidable from the text: who fails to open the card (driver second)",
+    # pip's resolver note "X has requirement torch==1.5.0, but you'll have torch 1.5.0a0+1977093":
+    # harmless only because the versions differ by a local tag, which a literal rule cannot compare
+    "torch_install_ERROR-t": "no rule: pip's requirement note is harmless or not depending on the versions",
+    # a file missing inside a source checkout ("The path does not exist: .../third_party/op-plugin/..."):
+    # the text names no submodule, and no public definition ties the message to git submodules
+    "torch_npu_build_Runt": "no rule: a missing file in a source checkout names no cause",
 }
-# the floor reached (baseline, session 33, before any rule change: 11/30 top-1, 13/30 top-3)
-TOP1_FLOOR = 11
-TOP3_FLOOR = 13
+# the floor reached: a change that loses a held-out log fails here (session 33: 11/30 top-1, 13/30
+# top-3 before any rule change; 24/30 and 25/30 after the batch-B kinds of signatures.toml)
+TOP1_FLOOR = 24
+TOP3_FLOOR = 25
 
 
 def known_misses() -> set[str]:
