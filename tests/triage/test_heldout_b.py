@@ -87,20 +87,19 @@ KNOWN_MISSES: dict[str, str] = {
     # the device's AICPU executor did not start; no public definition of the tdt codes ties it to
     # the driver/CANN pair over a busy card (driver second)
     "mindspore_E39999-Tsd": "not decidable from the text: why the AICPU executor did not start (driver second)",
-    "pip_seqeval-setup_re": "batch 2: pip ignoring an untrusted http index has no rule",
-    "lanms_ImportError-Py": "batch 2: an extension built for another Python version has no rule",
     "mindspore-dataset_No": "batch 2: a MindSpore dataset-transform defect has no rule",
     "mindspore_No-module-named-m": "batch 2: a directory shadowing an installed package (not torch_npu) has no rule",
     "mindspore_import-can": "batch 2: two builds of MindSpore in one environment have no rule",
     "mindspeed-mm_AssertionError-l": "batch 2: a training-configuration error (a PP stage without layers) has no rule",
     "mindspeed-mm_RuntimeError-tp": "batch 2: a training-configuration error (TP above the KV heads) has no rule",
-    "lmdeploy_ascend_Modu": "batch 2: a framework's Ascend backend package not installed has no rule",
 }
 # the floor reached: a change that loses a held-out log fails here (session 33, batch 1: 11/30 top-1,
 # 13/30 top-3 before any rule change, 24/30 and 25/30 after the batch-B kinds of signatures.toml;
-# batch 2, ten logs collected afterwards: 1/10 and 2/10 with those rules; whole set 25/40, 27/40)
-TOP1_FLOOR = 25
-TOP3_FLOOR = 27
+# batch 2, ten logs collected afterwards: 1/10 and 2/10 with those rules, 4/10 and 5/10 after three
+# more kinds (pybind11's Python-version guard, pip ignoring an untrusted http index, a framework's
+# Ascend backend package not installed); whole set 28/40 top-1, 30/40 top-3)
+TOP1_FLOOR = 28
+TOP3_FLOOR = 30
 
 
 def known_misses() -> set[str]:

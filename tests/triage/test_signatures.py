@@ -593,6 +593,38 @@ BATCH_B = {
             "导入失败：ImportError: No module named '_sqlite3'\n",
         ],
     ),
+    "extension-built-for-other-python": (
+        ("other", "extension_built_for_other_python"),
+        [
+            "ImportError: Python version mismatch: module was compiled for Python 3.11, but the interpreter version "
+            "is incompatible: 3.10.14 (main, Mar 21 2024).\n",
+            "[rank0]: ImportError: Python version mismatch: module was compiled for version 3.9, while the "
+            "interpreter is running version 3.10.\n",
+            "导入算子库失败：ImportError: Python version mismatch: module was compiled for Python 3.8\n",
+        ],
+    ),
+    "pip-index-untrusted": (
+        ("other", "pip_index_ignored"),
+        [
+            "  WARNING: The repository located at 10.20.30.40 is not a trusted or secure host and is being ignored. "
+            "If this repository is available via HTTPS we recommend you use HTTPS instead.\n"
+            "ERROR: Could not find a version that satisfies the requirement sentencepiece==0.2.0 "
+            "(from versions: none)\n",
+            "\x1b[33mWARNING: The repository located at pypi.internal.lan is not a trusted or secure host and is being "
+            "ignored.\x1b[0m\n",
+            "安装依赖失败：WARNING: The repository located at mirrors.example.cn is not a trusted or secure host and "
+            "is being ignored.\n",
+        ],
+    ),
+    "ascend-backend-module-missing": (
+        ("other", "ascend_backend_not_installed"),
+        [
+            "2025-02-02 10:00:00,001 - lmdeploy - ERROR - base.py:53 - ModuleNotFoundError: No module named "
+            "'dlinfer'\n",
+            "(APIServer pid=77) ModuleNotFoundError: No module named 'vllm_ascend'\n",
+            "运行报错：ModuleNotFoundError: No module named 'paddle_custom_device'\n",
+        ],
+    ),
 }
 
 # a log of another cause whose text comes near the rule's (the rule must not select it; a wrapper
@@ -631,6 +663,15 @@ BATCH_B_NEAR_MISSES = {
         "env_not_sourced",
     ),
     "python-stdlib-module-missing": ("ModuleNotFoundError: No module named '_lzma_helpers'\n" + OOM, "out_of_memory"),
+    "extension-built-for-other-python": (
+        "RuntimeError: Python C API version mismatch for module foo: This Python has API version 1013\n" + LIBHCCL,
+        "env_not_sourced",
+    ),
+    "pip-index-untrusted": (
+        "WARNING: Retrying (Retry(total=4)) after connection broken by 'ReadTimeoutError'\n" + OOM,
+        "out_of_memory",
+    ),
+    "ascend-backend-module-missing": ("ModuleNotFoundError: No module named 'torch_npu_ext'\n" + OOM, "out_of_memory"),
 }
 
 
@@ -671,3 +712,15 @@ def test_batch_b_rules_each_have_variants_and_a_near_miss():
     ids = {sig.id for sig in table.signatures}
     assert set(BATCH_B) == set(BATCH_B_NEAR_MISSES) and set(BATCH_B) <= ids
     assert all(len(texts) == 3 for _, texts in BATCH_B.values())
+
+
+def test_an_ignored_index_for_an_ascend_package_is_the_missing_index_first():
+    # the same warning before torch-npu "from versions: none": the Ascend package's index is not
+    # usable (package_index_missing), the ignored http index is the detail that says why
+    text = (
+        "WARNING: The repository located at 10.20.30.40 is not a trusted or secure host and is being ignored.\n"
+        "ERROR: Could not find a version that satisfies the requirement torch-npu==2.6.0 (from versions: none)\n"
+    )
+    causes = [(c.cause, c.detail or "") for c in _result(text).causes]
+    assert causes[0][0] == "package_index_missing", causes
+    assert ("other", "pip_index_ignored: an http index not declared as a trusted host") in causes[:2], causes
