@@ -92,12 +92,21 @@ KNOWN_MISSES: dict[str, str] = {
     "mindspore_import-can": "batch 2: two builds of MindSpore in one environment have no rule",
     "mindspeed-mm_AssertionError-l": "batch 2: a training-configuration error (a PP stage without layers) has no rule",
     "mindspeed-mm_RuntimeError-tp": "batch 2: a training-configuration error (TP above the KV heads) has no rule",
+    # batch 3 (five logs collected after the batch-2 rules, measured before any change: 0/5). A
+    # FAQ row naming only "syntax error near unexpected token": bash says so for any syntax error;
+    # only a $'...\\r' in it makes it a CRLF script, and the row quotes none
+    "mindspeed-mm_script-": "not decidable from the text: a bash syntax error without the \\r that marks CRLF",
+    "gensim_ValueError-nu": "batch 3: an extension built against another numpy ABI has no rule",
+    "mindspore_op_MemoryE": "batch 3: an operator parameter exhausting host memory (std::bad_alloc) has no rule",
+    "mindspore-lite_Save-": "batch 3: a Cloud-side MindIR / converter version problem has no rule",
+    "mindspore-lite_conve": "batch 3: a MindIR exported on an inference device has no rule",
 }
 # the floor reached: a change that loses a held-out log fails here (session 33, batch 1: 11/30 top-1,
 # 13/30 top-3 before any rule change, 24/30 and 25/30 after the batch-B kinds of signatures.toml;
 # batch 2, ten logs collected afterwards: 1/10 and 2/10 with those rules, 4/10 and 5/10 after three
 # more kinds (pybind11's Python-version guard, pip ignoring an untrusted http index, a framework's
-# Ascend backend package not installed); whole set 28/40 top-1, 30/40 top-3)
+# Ascend backend package not installed); batch 3, five logs collected afterwards: 0/5 with all of
+# them; whole set 28/45 top-1, 30/45 top-3)
 TOP1_FLOOR = 28
 TOP3_FLOOR = 30
 
@@ -108,7 +117,7 @@ def known_misses() -> set[str]:
 
 def test_every_heldout_log_is_labelled():
     assert sorted(p.name for p in HELDOUT.glob("*.txt")) == sorted(LABELS)
-    assert len(LABELS) >= 40
+    assert len(LABELS) >= 45
     for prefix in KNOWN_MISSES:  # each key names exactly one log
         assert len([n for n in LABELS if n.startswith(prefix)]) == 1, prefix
     for name, label in LABELS.items():
