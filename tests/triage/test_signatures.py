@@ -665,3 +665,258 @@ def test_the_batch_c_kinds_leave_a_log_of_another_cause_to_that_cause(text, abse
 def test_a_name_error_after_a_full_disk_still_ranks_the_disk_first():
     causes = _top(DISK + "NameError: name 'write_cache' is not defined\n")
     assert causes[0][0] == "disk_or_tmp_full", causes
+
+
+# --- kinds from held-out batch B: three variants each (other SoCs, modules, devices, log prefixes,
+# Chinese text, ANSI colours; none from the corpus or the held-out sets) and a log of another cause
+# that keeps its own cause (the rule's near-miss text does not select it)
+
+OOM = "RuntimeError: NPU out of memory. Tried to allocate 3.00 GiB (NPU 0; 29.50 GiB total capacity)\n"
+LIBHCCL = "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n"
+
+BATCH_B = {
+    "mindspore-op-info-soc": (
+        ("soc_unsupported", ""),
+        [
+            "[ERROR] KERNEL(1234,ffff8a2c,python):2025-01-02-10:00:00.000.001 [mindspore/ccsrc/kernel/oplib/"
+            "op_info_utils.cc:185] LoadOpInfoJson] Get op info json suffix path failed, soc_version: Ascend310B4\n",
+            "\x1b[31mRuntimeError: Load op info form json config failed, version: Ascend310P1\x1b[0m\n",
+            "训练报错：[ERROR] KERNEL(77,python) GenerateOpInfos] Load op info json failed, version: Ascend310B1\n",
+        ],
+    ),
+    "mindspore-device-address-cpu": (
+        ("soc_unsupported", ""),
+        [
+            "[ERROR] ME(4242:281473,MainProcess):2025-03-03 [ge_device_res_manager.cc:81] AllocateMemory] The device "
+            "address type is wrong: type name in address:CPU, type name in context:Ascend\n",
+            "(Worker pid=12) 导出失败：The device address type is wrong: type name in address:CPU, type name in "
+            "context:Ascend\n",
+            "\x1b[1;31mE   RuntimeError: The device address type is wrong: type name in address:CPU, type name in "
+            "context:Ascend\x1b[0m\n",
+        ],
+    ),
+    "pyacl-not-importable": (
+        ("env_not_sourced", ""),
+        [
+            "(EngineCore_DP0 pid=311) ModuleNotFoundError: No module named 'acl'\n",
+            '  File "/opt/app/infer.py", line 3, in <module>\n    import acl\nModuleNotFoundError: No module named '
+            "'acl'\n",
+            "推理进程启动失败：ModuleNotFoundError: No module named 'acl'\n",
+        ],
+    ),
+    "cann-python-dependency-missing": (
+        ("other", "cann_python_deps_missing"),
+        [
+            '  File "/usr/local/Ascend/cann-8.5.0/python/site-packages/tbe/common/utils/op_util.py", line 21\n'
+            "ModuleNotFoundError: No module named 'sympy'\n",
+            "[rank2]: ModuleNotFoundError: No module named 'attr'\n",
+            "编译算子失败：ModuleNotFoundError: No module named 'absl'\n",
+        ],
+    ),
+    "aicpu-package-verify-failed": (
+        ("driver_cann_mismatch", ""),
+        [
+            "E30009: Failed to verify the signature of package Ascend-aicpu_syskernels.tar.gz on the device. "
+            "Reason: Signature verification failed.\n",
+            "[ERROR] TDT(2211,python):2025-05-05 [TSDaemon] checksum aicpu package failed, ret=103\n",
+            "E39999 tsd client wait response fail, device response code[1]. load aicpu ops package failed, "
+            "device[3], host pid[9001]\n        open device 3 failed, runtime result = 507033.\n",
+        ],
+    ),
+    "mindspore-run-task-error": (
+        ("framework_build_mismatch", ""),
+        [
+            "RuntimeError: Run task for graph:kernel_graph_12 error! The details refer to 'Ascend Error Message'.\n",
+            "[ERROR] DEVICE(511,ffff,python):2024-06-01 [ascend_kernel_runtime.cc:900] RunTask] Run task for "
+            "graph:kernel_graph_0 error! Please check the error message.\n",
+            "训练中断：RuntimeError: Run task for graph kernel_graph_3 error\n",
+        ],
+    ),
+    "megatron-nan-grad-norm": (
+        ("other", "numerics"),
+        [
+            "AssertionError: Rank 3: found NaN in local grad norm in backward pass before data-parallel "
+            "communication collective. Device: 0, node: worker-1\n",
+            "RuntimeError: Rank 12: Unexpected result nan (found NaN in local grad norm for bucket #1 in backward "
+            "pass before data-parallel communication collective)\n",
+            "[rank7]: AssertionError: Rank 7: found Inf in local grad norm in backward pass\n",
+        ],
+    ),
+    "build-cmake-too-new": (
+        ("other", "build_tool_version"),
+        [
+            "CMake Error at third_party/googletest/CMakeLists.txt:4 (cmake_minimum_required):\n"
+            "  Compatibility with CMake < 3.5 has been removed from CMake.\n",
+            "  Compatibility with CMake < 3.5 has been removed from CMake.\n"
+            "  Update the VERSION argument <min> value.  Or, use the <min>...<max> syntax\n",
+            "编译失败：Compatibility with CMake < 3.5 has been removed from CMake.\n",
+        ],
+    ),
+    "build-crlf-script": (
+        ("other", "crlf_line_endings"),
+        [
+            "bash ci/build.sh\nci/build.sh: line 5: $'\\r': command not found\n",
+            "/opt/MindSpeed/tests_extend/run.sh: line 9: $'\\r': command not found\n",
+            "执行脚本报错：env.sh: line 2: $'\\r': command not found\n",
+        ],
+    ),
+    "build-compiler-too-old": (
+        ("other", "compiler_too_old"),
+        [
+            "/home/build/op-plugin/csrc/utils.cpp:3:10: fatal error: filesystem: No such file or directory\n"
+            "    3 | #include <filesystem>\n",
+            "src/main.cc:5:10: fatal error: 'filesystem' file not found\n#include <filesystem>\n",
+            "[ 12%] Building CXX object 编译错误 fatal error: filesystem: No such file or directory\n",
+        ],
+    ),
+    "build-link-dependency-not-found": (
+        ("other", "link_path"),
+        [
+            "/usr/bin/ld: warning: libgfortran.so.5, needed by /opt/py/lib/python3.10/site-packages/numpy.libs/"
+            "libopenblas64_p-r0.so, not found (try using -rpath or -rpath-link)\n",
+            "  /opt/rh/devtoolset-9/root/usr/libexec/gcc/aarch64-redhat-linux/9/ld: warning: libmpi.so.40, needed by "
+            "./libfoo.so, not found (try using -rpath or -rpath-link)\n",
+            "链接警告: /usr/bin/ld: warning: libquadmath.so.0, needed by build/libbar.so, not found (try using  "
+            "-rpath or -rpath-link)\n",
+        ],
+    ),
+    "python-stdlib-module-missing": (
+        ("other", "python_build_incomplete"),
+        [
+            "ModuleNotFoundError: No module named '_bz2'\n",
+            '  File "/usr/local/python3.9.2/lib/python3.9/ctypes/__init__.py", line 7, in <module>\n'
+            "    from _ctypes import Union, Structure, Array\nModuleNotFoundError: No module named '_ctypes'\n",
+            "导入失败：ImportError: No module named '_sqlite3'\n",
+        ],
+    ),
+    "extension-built-for-other-python": (
+        ("other", "extension_built_for_other_python"),
+        [
+            "ImportError: Python version mismatch: module was compiled for Python 3.11, but the interpreter version "
+            "is incompatible: 3.10.14 (main, Mar 21 2024).\n",
+            "[rank0]: ImportError: Python version mismatch: module was compiled for version 3.9, while the "
+            "interpreter is running version 3.10.\n",
+            "导入算子库失败：ImportError: Python version mismatch: module was compiled for Python 3.8\n",
+        ],
+    ),
+    "pip-index-untrusted": (
+        ("other", "pip_index_ignored"),
+        [
+            "  WARNING: The repository located at 10.20.30.40 is not a trusted or secure host and is being ignored. "
+            "If this repository is available via HTTPS we recommend you use HTTPS instead.\n"
+            "ERROR: Could not find a version that satisfies the requirement sentencepiece==0.2.0 "
+            "(from versions: none)\n",
+            "\x1b[33mWARNING: The repository located at pypi.internal.lan is not a trusted or secure host and is being "
+            "ignored.\x1b[0m\n",
+            "安装依赖失败：WARNING: The repository located at mirrors.example.cn is not a trusted or secure host and "
+            "is being ignored.\n",
+        ],
+    ),
+    "ascend-backend-module-missing": (
+        ("other", "ascend_backend_not_installed"),
+        [
+            "2025-02-02 10:00:00,001 - lmdeploy - ERROR - base.py:53 - ModuleNotFoundError: No module named "
+            "'dlinfer'\n",
+            "(APIServer pid=77) ModuleNotFoundError: No module named 'vllm_ascend'\n",
+            "运行报错：ModuleNotFoundError: No module named 'paddle_custom_device'\n",
+        ],
+    ),
+}
+
+# a log of another cause whose text comes near the rule's (the rule must not select it; a wrapper
+# may, and still ranks after the causal line): the other cause stays first
+BATCH_B_NEAR_MISSES = {
+    "mindspore-op-info-soc": (
+        "[ERROR] KERNEL(1,python) LoadOpInfoJson] Get the path:/usr/local/Ascend/latest/opp/built-in/op_impl/ai_core/"
+        "tbe/config/ascend910b/aic-ascend910b-ops-info.json failed.\n" + OOM,
+        "out_of_memory",
+    ),
+    "mindspore-device-address-cpu": (
+        "RuntimeError: The device address type is wrong: type name in address:GPU, type name in context:CPU\n"
+        + LIBHCCL,
+        "env_not_sourced",
+    ),
+    "pyacl-not-importable": ("ModuleNotFoundError: No module named 'acl_runtime_helper'\n" + OOM, "out_of_memory"),
+    "cann-python-dependency-missing": ("ModuleNotFoundError: No module named 'decorators'\n" + OOM, "out_of_memory"),
+    "aicpu-package-verify-failed": ("open device 0 failed, runtime result = 507033.\n", "device_busy"),
+    "mindspore-run-task-error": (
+        "RuntimeError: Run task for graph:kernel_graph_37 error! The details refer to 'Ascend Error Message'.\n" + OOM,
+        "out_of_memory",
+    ),
+    "megatron-nan-grad-norm": ("found NaN in the loss at step 10, skipping\n" + OOM, "out_of_memory"),
+    "build-cmake-too-new": (
+        "CMake Error at CMakeLists.txt:1 (cmake_minimum_required):\n  CMake 3.18 or higher is required.  You are "
+        "running version 3.16.3\n" + LIBHCCL,
+        "env_not_sourced",
+    ),
+    "build-crlf-script": ("./build.sh: line 3: cmake: command not found\n" + LIBHCCL, "env_not_sourced"),
+    "build-compiler-too-old": (
+        "src/a.cc:2:10: fatal error: experimental/filesystem: No such file or directory\n" + OOM,
+        "out_of_memory",
+    ),
+    "build-link-dependency-not-found": (
+        "/usr/bin/ld: cannot find -lhccl_extra\ncollect2: error: ld returned 1 exit status\n" + LIBHCCL,
+        "env_not_sourced",
+    ),
+    "python-stdlib-module-missing": ("ModuleNotFoundError: No module named '_lzma_helpers'\n" + OOM, "out_of_memory"),
+    "extension-built-for-other-python": (
+        "RuntimeError: Python C API version mismatch for module foo: This Python has API version 1013\n" + LIBHCCL,
+        "env_not_sourced",
+    ),
+    "pip-index-untrusted": (
+        "WARNING: Retrying (Retry(total=4)) after connection broken by 'ReadTimeoutError'\n" + OOM,
+        "out_of_memory",
+    ),
+    "ascend-backend-module-missing": ("ModuleNotFoundError: No module named 'torch_npu_ext'\n" + OOM, "out_of_memory"),
+}
+
+
+def _result(text: str):
+    import io
+
+    from ascenv.triage import load as load_table
+    from ascenv.triage import triage
+
+    return triage(io.BytesIO(text.encode()), None, None, load_table(known_checks=set(load_checks())))
+
+
+@pytest.mark.parametrize(
+    ("sig_id", "text"), [(sig_id, text) for sig_id, (_, texts) in BATCH_B.items() for text in texts]
+)
+def test_batch_b_kind_recognised_in_a_new_variant(sig_id, text):
+    (cause, detail), _ = BATCH_B[sig_id]
+    result = _result(text)
+    assert sig_id in {s.id for s in result.signatures}, [s.id for s in result.signatures]
+    top = result.causes[0]
+    assert top.cause == cause, [(c.cause, c.detail) for c in result.causes]
+    assert (top.detail or "").startswith(detail), top.detail
+
+
+@pytest.mark.parametrize("sig_id", sorted(BATCH_B_NEAR_MISSES))
+def test_batch_b_rule_leaves_another_cause_first(sig_id):
+    text, other = BATCH_B_NEAR_MISSES[sig_id]
+    result = _result(text)
+    sig = load(known_checks=set(load_checks())).by_id(sig_id)
+    assert sig is not None
+    if not sig.wrapper:
+        assert sig_id not in {s.id for s in result.signatures}, [s.id for s in result.signatures]
+    assert result.causes and result.causes[0].cause == other, [(c.cause, c.detail) for c in result.causes]
+
+
+def test_batch_b_rules_each_have_variants_and_a_near_miss():
+    table = load(known_checks=set(load_checks()))
+    ids = {sig.id for sig in table.signatures}
+    assert set(BATCH_B) == set(BATCH_B_NEAR_MISSES) and set(BATCH_B) <= ids
+    assert all(len(texts) == 3 for _, texts in BATCH_B.values())
+
+
+def test_an_ignored_index_for_an_ascend_package_is_the_missing_index_first():
+    # the same warning before torch-npu "from versions: none": the Ascend package's index is not
+    # usable (package_index_missing), the ignored http index is the detail that says why
+    text = (
+        "WARNING: The repository located at 10.20.30.40 is not a trusted or secure host and is being ignored.\n"
+        "ERROR: Could not find a version that satisfies the requirement torch-npu==2.6.0 (from versions: none)\n"
+    )
+    causes = [(c.cause, c.detail or "") for c in _result(text).causes]
+    assert causes[0][0] == "package_index_missing", causes
+    assert ("other", "pip_index_ignored: an http index not declared as a trusted host") in causes[:2], causes
