@@ -441,6 +441,15 @@ def _regex_anchors(regex: Optional[re.Pattern]) -> Optional[tuple[bytes, ...]]:
             if op is c.LITERAL:
                 run += chr(arg)
                 continue
+            if op is c.BRANCH:
+                # alternatives of literals alike but for their digits continue the run: the parser
+                # factors "(?:507015|507035)" into "5070" and a branch of "15" and "35", whose
+                # shapes alone ("00") would let any two-digit run of a line decide
+                texts = [_literal_text(c, branch) for branch in arg[1]]
+                alternatives = [text for text in texts if text is not None]
+                if len(alternatives) == len(texts) and len({a.translate(_TO_ZERO_STR) for a in alternatives}) == 1:
+                    run += alternatives[0]
+                    continue
             emit(run)
             run = ""
             if op is c.ANY or op is c.AT:
@@ -476,6 +485,13 @@ def _regex_anchors(regex: Optional[re.Pattern]) -> Optional[tuple[bytes, ...]]:
     if not walk(tree):
         return None
     return tuple(dict.fromkeys(anchor.translate(_TO_ZERO_STR).encode() for anchor in found))
+
+
+def _literal_text(parser: Any, items: Any) -> Optional[str]:
+    """The string a regex part matches when it is literals only, else None."""
+    if any(op is not parser.LITERAL for op, _ in items):
+        return None
+    return "".join(chr(arg) for _, arg in items)
 
 
 def _bulk_block(
