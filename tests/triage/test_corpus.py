@@ -8,7 +8,6 @@ and their causes are listed here, from each file's own source/note lines.
 
 from __future__ import annotations
 
-import functools
 import io
 import json
 from pathlib import Path
@@ -16,33 +15,15 @@ from typing import Optional
 
 import pytest
 
-from ascenv import compat
 from ascenv.checks import load_checks
-from ascenv.triage import TriageResult, load, triage
+from ascenv.triage import TriageResult, triage
+from tests.triage.heldout import matrix, payload, table
 from tests.triage.machines import machine
 
 DATA = Path(__file__).parent.parent / "data"
 LABELLED = DATA / "triage"
 LABELS = json.loads((LABELLED / "labels.json").read_text(encoding="utf-8"))
 ERRORS = DATA / "corpus" / "errors"
-
-
-@functools.cache
-def table():
-    return load(known_checks=set(load_checks()))
-
-
-@functools.cache
-def matrix():
-    return compat.load()
-
-
-def payload(path: Path) -> bytes:
-    """The log without its leading ``#`` metadata lines (source, note), byte for byte otherwise."""
-    lines = path.read_bytes().splitlines(keepends=True)
-    while lines and lines[0].startswith(b"#"):
-        lines.pop(0)
-    return b"".join(lines)
 
 
 def run(path: Path, snapshot=None) -> TriageResult:

@@ -7,38 +7,27 @@ Chinese text around the line, ANSI colours, a CMake/ninja build's prefixes."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import io
 import sys
 from pathlib import Path
 
 import pytest
 
-from ascenv import compat, errors, model
-from ascenv.checks import load_checks
+from ascenv import errors, model
 from ascenv.probe.fs import Root
 from ascenv.probe.snapshot import collect
-from ascenv.triage import LineGroup, load, triage
+from ascenv.triage import LineGroup, triage
 from ascenv.triage.type_confirm import CHECK, TypeTable, load_types, named_types, type_verdict
 from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT, describe
 from tests.cli_helpers import bin_script
 from tests.fixture_hosts import build_host
+from tests.triage.heldout import matrix, payload, table
 from tests.triage.machines import machine, python_info
-from tests.triage.test_corpus import LABELLED, LABELS, payload
+from tests.triage.test_corpus import LABELLED, LABELS
 
 CAUSE = "soc_unsupported"
 tool = bin_script("ascendc_types")
 LLAMA = next(n for n in LABELS if n.startswith("llama.cpp_cann_build_int4b_t"))
-
-
-@functools.cache
-def table():
-    return load(known_checks=set(load_checks()))
-
-
-@functools.cache
-def matrix():
-    return compat.load()
 
 
 def host(name: str, tmp_path: Path) -> model.Snapshot:
