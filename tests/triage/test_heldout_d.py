@@ -53,44 +53,23 @@ def ranked(name: str) -> list[str]:
 
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
-    "llama.cpp_cann_SOC_VERSION-ascend310b1-does-not-support_llama.cpp-issue11978.txt": (
-        "baseline: the AscendC CMake 'SOC_VERSION <soc> does not support, the support list is' ranks other first"
-    ),
-    "hami_vllm-ascend_aclInit-107001-Invalid-device-ID_pod-remap_HAMi-issue1877.txt": (
-        "baseline: 'aclInit failed, error code 107001' / 'Invalid device ID' not recognised"
-    ),
-    "hami-device-plugin_vnpu-core_npu-smi-not-found-in-paths_ascend-device-plugin-issue103.txt": (
-        "baseline: 'npu-smi not found in [...] or PATH' not recognised"
-    ),
-    "lmdeploy_ascend_stream-synchronize-507048_fixed-by-lmdeploy-pr3513_lmdeploy-issue3354.txt": (
-        "baseline: 'ACL stream synchronize failed, error code:507048' not recognised"
-    ),
-    "vllm-ascend_DeepSeek-V3.2_stream-synchronize-507014_fixed-later_vllm-ascend-issue4914.txt": (
-        "baseline: 'ACL stream synchronize failed, error code:507014' not recognised"
-    ),
-    "torch_npu_docs_EI0002-notify-wait-timeout_Heartbeat-Lost-peer-exited_HCCL_timeout.md.txt": (
-        "baseline: EI0002 notify-wait timeout with 'Heartbeat Lost Occurred' not recognised"
-    ),
-    "torch_npu_310B1_operator-MaxPoolWithArgmaxV1-unsupported_csdn-145454887.txt": (
-        "baseline: 'current working operator name is <Op>' alone not recognised"
-    ),
+    # "Cannot find bin of op <Op>" says no kernel binary matched; torch_npu's troubleshooting doc
+    # reads it as the kernels/ops package missing or a dtype without a binary (ranked first and
+    # second); an op of a custom package registered after CANN started is the third reading: the
+    # op's name does not say whose it is
     "fla_npu_Cannot-find-bin-of-op_561103_custom-OPP-registered-late_fla-npu-issue429.txt": (
-        "baseline: 'Cannot find bin of op <Op>' not recognised"
-    ),
-    "verl_ascend_npu-smi-info-board-i-1-exit-status-215_hardcoded-id_verl-issue6773.txt": (
-        "baseline: npu-smi exiting non-zero from a framework's subprocess not recognised"
-    ),
-    "mindspeed-llm_cannot-import-name-HcclOpModeSetFeature_MindSpeed-0.12_MindSpeed-LLM-issue7.txt": (
-        "baseline: \"cannot import name 'X' from '<Ascend package>'\" not recognised"
-    ),
-    "vllm-omni_cannot-import-name-AscendFusedMoE_vllm-ascend-0.24_vllm-omni-issue5371.txt": (
-        "baseline: \"cannot import name 'X'\" with a vllm-ascend version not recognised"
+        "not decidable from the text: kernels package, dtype, or a custom OPP path set too late (third)"
     ),
 }
 # the floor reached: batch D, 16 logs collected and measured before any rule was written for them
-# (session 33, rules of s33-integ e98afc6): 5/16 top-1, 6/16 top-3
-TOP1_FLOOR = 5
-TOP3_FLOOR = 6
+# (session 33, rules of s33-integ e98afc6): 5/16 top-1, 6/16 top-3; after the batch-D kinds
+# (runtime 107001 invalid device id, device task timeouts 507014/507017/507034/507046-48, HCCL EI0002
+# execution timeout, "Cannot find bin of op", torch_npu's operator wrapper, a failed npu-smi query of
+# a program, a name missing from an Ascend-stack package; a CANN CMake module's own message() error no
+# longer read as "module not found"; "npu-smi not found in [...]" as npu-smi absent): 15/16 top-1,
+# 16/16 top-3 (14/16 and 15/16 under the device-plugin log's first label, see labels.json)
+TOP1_FLOOR = 15
+TOP3_FLOOR = 16
 
 
 def test_every_heldout_log_is_labelled():
