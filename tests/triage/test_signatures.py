@@ -920,3 +920,179 @@ def test_an_ignored_index_for_an_ascend_package_is_the_missing_index_first():
     causes = [(c.cause, c.detail or "") for c in _result(text).causes]
     assert causes[0][0] == "package_index_missing", causes
     assert ("other", "pip_index_ignored: an http index not declared as a trusted host") in causes[:2], causes
+
+
+# --- kinds from held-out batch D (tests/data/triage_heldout_d): three variants each that neither
+# corpus contains (other SoCs, ids, codes, packages, log prefixes, Chinese text, ANSI colours) and
+# one log of another cause that names the kind's words without its failure
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "CMake Error at /usr/local/Ascend/cann-8.5.0/aarch64-linux/tikcpp/ascendc_kernel_cmake/host_config.cmake:31 "
+        "(message):\n  SOC_VERSION ascend310b4 does not support, the support list is\n  ascend910b1;ascend910b2\n",
+        f"{ESC}[31mCMake Error at /opt/Ascend/ascend-toolkit/8.2.RC1/compiler/tikcpp/ascendc_kernel_cmake/"
+        f"host_config.cmake:20 (message):{ESC}[0m\n"
+        "  SOC_VERSION ascend910_9391 does not support, the support list is\n",
+        "编译失败：CMake Error at /home/u/Ascend/latest/compiler/tikcpp/ascendc_kernel_cmake/host_config.cmake:20 "
+        "(message):\n  SOC_VERSION ascend310p5 does not support\n",
+    ],
+)
+def test_a_cann_cmake_module_rejecting_the_soc_is_an_unsupported_soc_not_a_missing_module(text):
+    causes = _top(text)
+    assert causes[0][0] == "soc_unsupported", causes
+    assert not any(d.startswith("build_script_cann_path") for _, d in causes), causes
+
+
+def test_a_cann_cmake_module_not_found_by_include_is_still_the_build_script():
+    causes = _top(
+        "CMake Error at /home/u/cann-9.0.0/aarch64-linux/lib64/cmake/ASCConfig.cmake:12 (include):\n"
+        "  include could not find requested file:\n    /home/u/cann-9.0.0/tikcpp/ascendc_kernel_cmake/x.cmake\n"
+    )
+    assert causes[0][0] == "other" and causes[0][1].startswith("build_script_cann_path"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "E0412 device_plugin.go:88] Allocate failed: npu-smi not found in [/usr/local/bin/npu-smi] or PATH\n",
+        f"{ESC}[33mWARN{ESC}[0m npu-smi not found in PATH, cannot query Ascend310P3 devices\n",
+        "Pod 启动失败：npu-smi not found in [/usr/local/sbin/npu-smi]\n",
+    ],
+)
+def test_npu_smi_missing_from_a_programs_search_paths_is_a_container_without_the_npu(text):
+    causes = _top(text)
+    assert causes[0][0] == "container_no_device", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ERROR] RUNTIME(881,python3):2026-02-01-10:00:00.000.001 rtSetDevice:ErrCode=107001, desc=[device id error]\n",
+        f"{ESC}[31m(Worker_TP3 pid=4410) ERROR 07-01 09:00:00 [worker.py:90] aclrtSetDevice failed, error code "
+        f"107001{ESC}[0m\n",
+        "[rank5]: 初始化失败 RuntimeError: Invalid device ID. npu:5 is not in the visible devices\n",
+    ],
+)
+def test_an_invalid_device_id_is_a_device_outside_the_process_view(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("device_id_out_of_view"), causes
+    assert "container_no_device" in [c for c, _ in causes], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: ACL stream synchronize failed, error code:507034\n",
+        f"{ESC}[31m[rank2]: RuntimeError: npuSynchronizeDevice: NPU function error: "
+        f"c10_npu::acl::AclrtSynchronizeDeviceWithTimeout, error code is 507017{ESC}[0m\n",
+        "推理中断 [Error]: The aicore execution times out. Rectify the fault based on the error information\n",
+    ],
+)
+def test_a_device_task_timeout_is_a_kernel_or_collective_that_did_not_finish(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("device_task_timeout"), causes
+    assert causes[1][0] == "framework_build_mismatch", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "EI0002: [PID: 12] 2026-03-03-01:02:03.000.000 The wait execution of the Notify register times out. "
+        "Reason: The Notify register has not received the Notify record from remote rank [3].\n",
+        f"{ESC}[36m(WorkerDict pid=77){ESC}[0m Cluster Exception Location[IP/ID]:[10.0.0.8/6], "
+        "ExceptionType:[Stuck Occurred], Possible Reason:1. Process has exited\n",
+        "[rank0]: 通信超时 ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited\n",
+    ],
+)
+def test_an_hccl_execution_timeout_points_at_the_rank_that_failed_first(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("collective_timeout"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "EZ9999: [PID: 9] Cannot find bin of op MoeGatingTopK, integral key 0/1/|bf16/ND/float/ND/.\n",
+        f"{ESC}[31mERROR 01-02 03:04:05 [engine.py:10]         Cannot find binary for op GroupedMatmul.{ESC}[0m\n",
+        "算子报错：Cannot find bin of op UpsampleNearest2d, integral key 0/1/|bf16/ND/bf16/ND/.\n",
+    ],
+)
+def test_no_kernel_binary_for_an_op_names_the_kernels_package_dtype_and_custom_package(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[:3] == ["kernels_missing", "other", "custom_op_not_loaded"], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: The Inner error is reported as above. The process exits for this inner error, "
+        "and the current working operator name is GridSampler2D.\n",
+        f"{ESC}[31mERROR 05-06 07:08:09 [engine.py:400] The Inner error is reported as above. The process exits for "
+        f"this inner error, and the current working operator name is RopeOperation.{ESC}[0m\n",
+        "报错 RuntimeError: ... current working operator name is aclnnIndexPutImpl.\n",
+    ],
+)
+def test_torch_npus_operator_wrapper_alone_names_an_operator_failure(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("operator_failed"), causes
+
+
+def test_torch_npus_operator_wrapper_leaves_the_cause_above_it_first():
+    causes = _top(
+        "call aclnnCast failed, detail:EZ1001: self not implemented for DT_BFLOAT16, should be in dtype support "
+        "list [DT_FLOAT16,DT_FLOAT,].\nRuntimeError: The Inner error is reported as above. The process exits for "
+        "this inner error, and the current working operator name is Cast.\n"
+    )
+    assert not causes[0][1].startswith("operator_failed"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "subprocess.CalledProcessError: Command '['npu-smi', 'info', '-t', 'memory', '-i', '7', '-c', '0']' "
+        "returned non-zero exit status 1.\n",
+        f"{ESC}[31mERROR{ESC}[0m subprocess.CalledProcessError: Command '['npu-smi', 'info', '-m']' returned "
+        "non-zero exit status 255.\n",
+        "查询失败 CalledProcessError: Command '['npu-smi', 'info', '-t', 'usages', '-i', '3']' returned non-zero "
+        "exit status 8.\n",
+    ],
+)
+def test_a_failed_npu_smi_query_of_a_program_names_the_id_then_the_container(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("npu_smi_query_failed"), causes
+    assert causes[1][0] == "container_no_device", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ImportError: cannot import name 'NPUPlatform' from 'vllm_ascend.platform' "
+        "(/usr/local/lib/python3.11/site-packages/vllm_ascend/platform.py)\n",
+        f"{ESC}[31m(EngineCore pid=9) ImportError: cannot import name 'npu_fused_infer_attention_score_v2' from "
+        f"'torch_npu' (/usr/local/lib/python3.10/site-packages/torch_npu/__init__.py){ESC}[0m\n",
+        "导入失败 ImportError: cannot import name 'AscendAttentionBackendImpl'\n",
+    ],
+)
+def test_a_name_missing_from_an_ascend_package_is_a_release_mismatch_of_the_pair(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("companion_package_release_mismatch"), causes
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("ImportError: cannot import name 'AutoProcessor' from 'transformers'\n", "other"),
+        ("INFO queried npu-smi info -t board -i 0: OK\n", "container_no_device"),
+        ("INFO set device id 3 (visible devices 0-7)\n", "container_no_device"),
+        ("INFO HCCL_EXEC_TIMEOUT=1800, HCCL_CONNECT_TIMEOUT=120\n", "other"),
+        ("INFO op binary cache of 2048 entries ready\n", "kernels_missing"),
+        ("DEBUG timeout of the aicore watchdog set to 68 s\n", "framework_build_mismatch"),
+        ("INFO npu-smi found at /usr/local/sbin/npu-smi\n", "container_no_device"),
+    ],
+)
+def test_the_batch_d_kinds_leave_a_log_of_another_cause_to_that_cause(text, absent):
+    causes = _top(text + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert absent not in [c for c, _ in causes], causes
