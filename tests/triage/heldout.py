@@ -1,4 +1,5 @@
-"""What every held-out set of error logs is checked for (tests/triage/test_heldout*.py).
+"""What every held-out set of error logs is checked for (tests/triage/test_heldout.py; one module
+per set, heldout_a.py ..., holds its known misses and floors).
 
 A held-out set is a folder of tests/data/ holding real error logs from public threads outside the
 shared corpus and outside every other set, each with ``# source:`` and ``# note:`` lines, and a
