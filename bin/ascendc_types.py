@@ -17,7 +17,6 @@ agree, or the copy is not what it says. Every type must be a C identifier.
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bin"))  # the chip and product names are compat_update's, read once
 
+import regenerate  # noqa: E402
 from compat_update import _CHIP_UNITS, _PRODUCT_UNITS  # noqa: E402
 
 SOURCE = ROOT / "compat" / "sources" / "asc-devkit-builtin-data-types.zh.md"
@@ -143,26 +143,14 @@ def generate(source: Path = SOURCE) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="write compat/triage/ascendc_types.toml")
-    mode.add_argument("--check", action="store_true", help="exit 1 when the shipped file differs")
-    args = parser.parse_args(argv)
-    try:
-        text = generate()
-    except SourceError as exc:
-        print(f"ascendc_types: {exc}", file=sys.stderr)
-        return 2
-    current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
-    if args.write:
-        OUTPUT.write_text(text, encoding="utf-8")
-        print(f"wrote {OUTPUT.relative_to(ROOT)}")
-        return 0
-    if text == current:
-        print(f"{OUTPUT.relative_to(ROOT)} is what compat/sources/{SOURCE.name} regenerates")
-        return 0
-    print(f"{OUTPUT.relative_to(ROOT)} differs from what compat/sources/{SOURCE.name} regenerates (--write updates it)")
-    return 1 if args.check else 0
+    return regenerate.main(
+        argv,
+        description=(__doc__ or "").splitlines()[0],
+        generate=generate,
+        output=OUTPUT,
+        origin=f"compat/sources/{SOURCE.name}",
+        errors=SourceError,
+    )
 
 
 if __name__ == "__main__":

@@ -30,7 +30,6 @@ prefix and no library of another layer matches it.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import fnmatch
 import re
@@ -41,6 +40,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the library-name rule is triage's own, read from one place
+sys.path.insert(0, str(ROOT / "bin"))  # the --write / --check command line of bin/'s generators
+
+import regenerate  # noqa: E402
 
 from ascenv.triage.families import DOCTOR_LAYER  # noqa: E402
 from ascenv.triage.libraries import library_name  # noqa: E402
@@ -233,26 +235,14 @@ def generate(directory: Path = LISTS) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--write", action="store_true", help="write compat/triage/libraries.toml")
-    mode.add_argument("--check", action="store_true", help="exit 1 when the shipped file differs")
-    args = parser.parse_args(argv)
-    try:
-        text = generate()
-    except ListError as exc:
-        print(f"triage_libraries: {exc}", file=sys.stderr)
-        return 2
-    current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
-    if args.write:
-        OUTPUT.write_text(text, encoding="utf-8")
-        print(f"wrote {OUTPUT.relative_to(ROOT)}")
-        return 0
-    if text == current:
-        print(f"{OUTPUT.relative_to(ROOT)} is what compat/sources/filelists/ regenerate")
-        return 0
-    print(f"{OUTPUT.relative_to(ROOT)} differs from what compat/sources/filelists/ regenerate (--write updates it)")
-    return 1 if args.check else 0
+    return regenerate.main(
+        argv,
+        description=__doc__.splitlines()[0],
+        generate=generate,
+        output=OUTPUT,
+        origin="compat/sources/filelists/",
+        errors=ListError,
+    )
 
 
 if __name__ == "__main__":
