@@ -24,7 +24,15 @@ from ascenv.triage.rules import CAUSES
 
 DATA = Path(__file__).parent.parent / "data"
 # every folder of real logs: a thread is in one of them only
-FOLDERS = ("triage", "triage_heldout", "triage_heldout_b", "triage_heldout_c", "triage_heldout_d", "corpus/errors")
+FOLDERS = (
+    "triage",
+    "triage_heldout",
+    "triage_heldout_b",
+    "triage_heldout_c",
+    "triage_heldout_d",
+    "triage_heldout_e",
+    "corpus/errors",
+)
 
 
 @functools.cache

@@ -1096,3 +1096,65 @@ def test_the_batch_d_kinds_leave_a_log_of_another_cause_to_that_cause(text, abse
     causes = _top(text + DISK)
     assert causes[0][0] == "disk_or_tmp_full", causes
     assert absent not in [c for c, _ in causes], causes
+
+
+# --- kinds from held-out batch E: each with three variants neither corpus holds and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'loc("/opt/vllm_ascend/ops/triton/rope.py":77:0): error: ub overflow, requires 2359296 bits while '
+        "1572864 bits available!\n[ERROR] Failed to run BiShengIR pipeline\n",
+        f"{ESC}[31mE0412 triton.compiler.errors.MLIRCompilationError:{ESC}[0m\n"
+        "error: ub overflow, requires 3145728 bits while 2097152 bits available! (tilelang kernel gemm_v2)\n",
+        "编译失败 算子 fused_moe_kernel: UB overflow, please reduce BLOCK_M / BLOCK_N\n",
+    ],
+)
+def test_a_kernel_tile_too_big_for_the_unified_buffer_is_the_kernel_s_tiling(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("kernel_tile_exceeds_ub"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "usage: llamafactory-cli train [-h]\nllamafactory-cli: error: unrecognized arguments: --npu_jit_compile "
+        "--use_fused_rmsnorm\n",
+        f"{ESC}[33m[rank0]:{ESC}[0m ValueError: Some specified arguments are not used by the HfArgumentParser: "
+        "['--ascend_rt_visible_devices', '0,1']\n",
+        "参数错误 ValueError: remaining_argv: ['--tensor-model-parallel-size', '8', '--sequence-parallel']\n",
+    ],
+)
+def test_options_the_parser_does_not_define_are_a_usage_error(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("cli_usage"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AttributeError: 'AscendAttentionMetadataBuilder' object has no attribute 'chunked_prefill_enabled'\n",
+        f"{ESC}[31m(EngineCore_DP0 pid=412) AttributeError: module 'vllm_ascend.envs' has no attribute "
+        f"'VLLM_ASCEND_ENABLE_MLAPO'{ESC}[0m\n",
+        "导入内核失败 AttributeError: module 'mindspeed.ops' has no attribute 'npu_rotary_position_embedding'\n",
+    ],
+)
+def test_an_attribute_missing_from_an_ascend_package_is_a_release_mismatch_or_its_bug(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("ascend_package_attribute_missing"), causes
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("INFO UB size 196608 bytes; tile 65536 bytes fits\n", "other"),
+        ("usage: train.py [-h] [--lr LR]\nINFO parsed 12 arguments\n", "other"),
+        ("AttributeError: 'NoneType' object has no attribute 'shape'\n", "other"),
+        ("AttributeError: module 'numpy' has no attribute 'float'\n", "other"),
+    ],
+)
+def test_the_batch_e_kinds_leave_a_log_of_another_cause_to_that_cause(text, absent):
+    causes = _top(text + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert absent not in [c for c, _ in causes], causes
