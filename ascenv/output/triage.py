@@ -1,5 +1,6 @@
 """Triage reports: causes most likely first, each with the log lines that named it, what the
-machine showed, and the fix; a log that no signature knows gets the doctor's errors instead."""
+machine showed, and the fix; a log that no signature knows gets its own last error (ranked
+``other``) and the doctor's errors instead."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def to_json(result: TriageResult, code: int) -> dict:
             for s in result.signatures
         ],
         # no signature known: the whole doctor's errors stand in for the causes
-        "findings": [serde.to_data(f) for f in result.doctor_errors] if not result.causes else [],
+        "findings": [serde.to_data(f) for f in result.doctor_errors] if not result.recognised else [],
     }
 
 
@@ -124,7 +125,7 @@ def human(out: Output, result: TriageResult, name: str) -> None:
     con = out.console
     con.print(f"[bold]ascenv triage[/]  {safe(_headline(result, name))}")
     con.print(f"[dim]{safe(_judged(result))}[/]")
-    if not result.causes:
+    if not result.recognised:
         _no_signature_human(out, result)
         return
     for i, c in enumerate(result.causes, 1):
@@ -158,7 +159,12 @@ def _no_signature_human(out: Output, result: TriageResult) -> None:
             " `CMD 2>&1 | ascenv triage -`"
         )
         return
-    con.print("\nno known error signature in this log; the doctor's errors on this machine:")
+    con.print("\nno error of the Ascend stack recognised in this log: ranked [bold]other[/] (the program's own error)")
+    for c in result.causes:
+        for g in c.lines:
+            con.print(f"      last error: {safe(g.text)}[dim]{_repeat(g)}[/]")
+        con.print(f"      [cyan]fix:[/] {safe(c.fix)}")
+    con.print("\nthe doctor's errors on this machine:")
     machine = result.machine
     if not result.doctor_errors and machine is not None and not machine.ascend:
         con.print(f"  none, but {safe(machine.label)} has no Ascend stack to judge: {FROM_SNAPSHOT}")
@@ -172,9 +178,10 @@ def _no_signature_human(out: Output, result: TriageResult) -> None:
 
 def markdown(result: TriageResult, name: str) -> str:
     lines = [f"### ascenv triage: {_md(_headline(result, name))}", "", _md(_judged(result)), ""]
-    if not result.causes:
-        lines.append("No known error signature in this log. The doctor's errors on this machine:")
-        lines.append("")
+    if not result.recognised:
+        lines.append("No error of the Ascend stack recognised in this log: ranked `other` (the program's own error).")
+        lines += [f"Its last error (line {g.first_line}): `{_md(g.text)}`" for c in result.causes for g in c.lines]
+        lines += ["", "The doctor's errors on this machine:", ""]
         lines += [
             f"- ❌ `{f.id}` {_md(f.title)}" + (f" — fix: `{f.fix}`" if f.fix else "") for f in result.doctor_errors
         ]

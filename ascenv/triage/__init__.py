@@ -73,5 +73,5 @@ def is_own_interpreter(python: PythonInfo) -> bool:
 
 def exit_code(result: TriageResult) -> int:
     """1 when the machine confirms a cause, or (no signature known) when the doctor finds an error."""
-    broken = result.any_confirmed if result.causes else bool(result.doctor_errors)
+    broken = result.any_confirmed if result.recognised else bool(result.doctor_errors)
     return errors.EXIT_FINDINGS if broken else errors.EXIT_OK

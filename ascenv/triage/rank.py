@@ -19,7 +19,8 @@ from typing import Optional
 from ascenv.model import Finding, Severity, Snapshot, normalize_name
 from ascenv.triage.abi_confirm import with_abi_verdict
 from ascenv.triage.device_confirm import with_device_verdict
-from ascenv.triage.scan import LineGroup, ScanResult
+from ascenv.triage.last_error import last_error
+from ascenv.triage.scan import LineGroup, ScanResult, clean_line, quote
 from ascenv.triage.signatures import CauseRule
 from ascenv.triage.type_confirm import with_type_verdict
 from ascenv.triage.verdict import CONFIRMED, NOT_CHECKABLE, RULED_OUT, CheckVerdict, Machine, judge_check, overall
@@ -68,6 +69,11 @@ class TriageResult:
     bytes_read: int
     lines: int
     binary: bool
+
+    @property
+    def recognised(self) -> bool:
+        """A line of the log is an error of the Ascend stack ascenv knows (a signature matched)."""
+        return any(c.signatures for c in self.causes)
 
     @property
     def any_confirmed(self) -> bool:
@@ -159,6 +165,8 @@ def rank(
                 context=tuple(entry.raised_by),
             )
         )
+    if not causes and scan.lines:
+        causes.append(_unrecognised(scan))
     order = {True: 0, None: 1, False: 2}
     # the earliest causal line first, not the loudest: a root cause ("No space left on device") is
     # followed by its consequences ("TbeInitialize failed"); generic wrappers go after
@@ -185,6 +193,37 @@ def rank(
         bytes_read=scan.bytes_read,
         lines=scan.lines,
         binary=scan.binary,
+    )
+
+
+# what the cause vocabulary calls "other": the application, its configuration or an upstream bug
+# (the corpus README of the labelled logs); no machine check decides it
+UNRECOGNISED = "no error of the Ascend stack recognised in this log"
+UNRECOGNISED_FIX = (
+    "the error is the program's own, not one of the driver, CANN, torch_npu, kernels, devices or package"
+    " indexes that ascenv knows: read its last error (quoted) and the program's documentation;"
+    " `ascenv doctor` checks the stack itself"
+)
+
+
+def _unrecognised(scan: ScanResult) -> Cause:
+    """``other``, ranked when no signature names a cause: the log's last error line quoted."""
+    found = last_error(scan.tail, scan.lines)
+    lines = () if found is None else (LineGroup(quote(clean_line(found[1])), 1, found[0]),)
+    return Cause(
+        cause="other",
+        detail=UNRECOGNISED,
+        layer="application",
+        weight=0.0,
+        wrapper=True,
+        lines=lines,
+        checks=(),
+        confirmed=None,
+        evidence=(),
+        verdicts=(),
+        fix=UNRECOGNISED_FIX,
+        signatures=(),
+        source=(),
     )
 
 

@@ -29,6 +29,7 @@ BLOCK = 1 << 20
 MAX_LINE = 64 * 1024
 MAX_GROUPS = 5
 MAX_QUOTE = 300
+TAIL = 64 * 1024  # the log's last bytes kept for last_error (the program's own last error line)
 # cleaned lines whose signatures are remembered: a failing service repeats its error lines, and
 # once their prefixes (time, pid, rank) are cleaned off they are the same text (bounded: cleared
 # when full; only lines up to SEEN_LENGTH characters, so it stays under 4 MB)
@@ -46,7 +47,8 @@ CONTEXT = 32  # bytes of text a side of a deciding digit run in its probe
 
 # ESC-form colour codes, and the same codes left as text when a paste dropped the ESC byte
 # ("^[[36m", "[[36m": Ray's prefixes pasted from a terminal).
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|\^?\[\[[0-9;]*m")
+ANSI = r"\x1b\[[0-9;]*[A-Za-z]|\^?\[\[[0-9;]*m"
+_ANSI = re.compile(ANSI)
 # Log prefixes that say nothing about the error, stripped before quoting and grouping. A line can
 # carry several ("[rank0]: (RayWorker pid=1) ERROR 04-18 ..."): one alternation is matched at an
 # advancing position, and the line is cut once at the end, so stripping is linear in the line
@@ -101,6 +103,7 @@ class ScanResult:
     bytes_read: int
     lines: int
     binary: bool  # NUL bytes in the first block
+    tail: bytes = b""  # the log's last bytes from a line boundary (last_error.TAIL at most)
 
 
 def clean_line(raw: bytes) -> str:
@@ -119,6 +122,11 @@ def clean_line(raw: bytes) -> str:
     return text[position:]
 
 
+def quote(text: str) -> str:
+    """A cleaned line as quoted in a result: cut at ``MAX_QUOTE`` characters."""
+    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
+
+
 class _Accumulator:
     def __init__(self, signature: Signature, line_no: int) -> None:
         self.signature = signature
@@ -135,8 +143,7 @@ class _Accumulator:
         if group is not None:
             group[1] += 1
         elif len(self.groups) < MAX_GROUPS:
-            quoted = text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
-            self.groups[key] = [quoted, 1, line_no()]
+            self.groups[key] = [quote(text), 1, line_no()]
 
     def add_many(self, text: str, key: str, count: int, line_no: int) -> None:
         """``count`` lines of group ``key``, the first of them ``text`` at ``line_no``: the same as
@@ -146,8 +153,7 @@ class _Accumulator:
         if group is not None:
             group[1] += count
         elif len(self.groups) < MAX_GROUPS:
-            quoted = text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 1] + "…"
-            self.groups[key] = [quoted, count, line_no]
+            self.groups[key] = [quote(text), count, line_no]
 
     def result(self) -> SignatureHits:
         groups = tuple(LineGroup(t, c, n) for t, c, n in self.groups.values())
@@ -168,9 +174,13 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK, by_c
     line_base = 0  # newlines before ``block``
     total = 0
     binary: Optional[bool] = None
+    tail = b""
+    open_line = False  # the log ends in a line without a newline
     while True:
         data = stream.read(block_size)
         total += len(data)
+        if data:
+            tail = (tail + data)[-TAIL:] if len(data) < TAIL else data[-TAIL:]
         if binary is None and data:
             binary = b"\x00" in data[:8192]
         block = carry + data
@@ -193,14 +203,17 @@ def scan(stream: IO[bytes], table: SignatureTable, block_size: int = BLOCK, by_c
                 end = len(block) - (longest - 1)
         else:
             end = len(block)  # end of input: the last line has no newline
+            open_line = True
         counted = _scan_block(block, end, matcher, table, found, line_base, seen, classes, raws)
         line_base += newlines(block, 0, end) if counted is None else counted
         carry = block[end:]
         if not data:
             break
-    lines = line_base + (1 if carry else 0)
+    lines = line_base + (1 if open_line else 0)
     hits = sorted((a.result() for a in found.values()), key=lambda h: h.first_line)
-    return ScanResult(tuple(hits), total, lines, bool(binary))
+    if total > len(tail):  # the tail starts mid-line: from its first whole line on
+        tail = tail[tail.find(b"\n") + 1 :] if b"\n" in tail else b""
+    return ScanResult(tuple(hits), total, lines, bool(binary), tail)
 
 
 def newlines(data: bytes, start: int, end: int) -> int:

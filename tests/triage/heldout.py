@@ -114,6 +114,8 @@ class HeldOut:
                 print(f"  {self.labels[name]['cause']:<24} got {self.ranked(name)[:3]}  {name}")
         assert len(top1) >= self.top1_floor and len(top3) >= self.top3_floor
         assert set(misses) <= self.misses(), sorted(set(misses) - self.misses())
+        passing = sorted(self.misses() & set(top1))
+        assert not passing, f"ranked first now: move out of the known misses: {passing}"
 
     def check_no_traceback(self) -> None:
         for name in self.labels:

@@ -22,11 +22,6 @@ KNOWN_MISSES = {
     "npu-smi_dcmi-module-initialize-failed-ret-8005_container-without-privileged_vllm-ascend-issue2698.txt": (
         "not decidable from the text: busy card or container rights (privileged)"
     ),
-    # the traceback ends before the exception line (the issue shows only the frames): nothing
-    # says what failed
-    "sglang-npu_check_env-traceback-_get_cann_version_info_bisheng-path-moved-in-CANN-8.5_sglang-issue22843.txt": (
-        "no error message in the excerpt"
-    ),
     # the reporter's prose puts the mangled symbol on its own markdown line and the excerpt's
     # ImportError line was cut: a log keeps "<lib>: undefined symbol: <symbol>" on one line
     "sglang-npu_libtorch_npu-undefined-symbol-c10-TensorImpl_torch-2.12-vs-torch_npu-2.8_sglang-issue28628.txt": (
@@ -38,4 +33,6 @@ KNOWN_MISSES = {
 # (triton release / module, NPU device mapping, NameError, host-memory pinning, runtime device
 # malloc, compiled extension, glibc/libstdc++ version, "can not support soc_version", uv "no
 # version of" an Ascend package): 16/20 top-1, 18/20 top-3
-SET = HeldOut("triage_heldout_c", "held-out C", KNOWN_MISSES, top1_floor=16, top3_floor=18)
+# session 34: a log no signature names ranks `other`, unrecognised, with its last error (rank.py, the
+# corpus vocabulary's other: outside the Ascend stack): 17/20 top-1, 19/20 top-3
+SET = HeldOut("triage_heldout_c", "held-out C", KNOWN_MISSES, top1_floor=17, top3_floor=19)

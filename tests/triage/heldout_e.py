@@ -10,18 +10,14 @@ from tests.triage.heldout import HeldOut
 
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
-    # a build script's code generator ("No module named 'torchnpugen'") the project's unverified HEAD
-    # expects: a module name no rule knows, and a missing module alone does not say whose fault it is
-    "fla-npu": "not decidable from the text: a module the build script needs, not a package of the environment",
     # llama.cpp's CANN backend prints "CANN error" and the failing call; this post gives the line
     # alone: the thread's cause (host driver 24.1.RC3 vs the image's CANN 8.0.RC3) is a machine fact
     "gpustack": "not decidable from the text: ggml-cann's 'CANN error' alone names no cause (the machine would)",
-    # the OS killed the BiSheng compiler run ("Killed"): host memory, or a defect of that sglang
-    # image's kernels (the maintainer: use sglang 0.5.5); the word alone decides neither
-    "sglang": "not decidable from the text: 'Killed' after a compiler run (host memory or a defective kernel)",
 }
 # baseline: batch E, 8 logs collected and measured before any rule was written for them (session 33,
 # rules of main 2d8e031): 1/8 top-1, 1/8 top-3; after the batch-E kinds (a kernel tile too big for the
 # Unified Buffer, options a program's argument parser does not define, an attribute missing from an
 # Ascend-stack package): 5/8 top-1, 5/8 top-3
-SET = HeldOut("triage_heldout_e", "held-out E", KNOWN_MISSES, top1_floor=5, top3_floor=5)
+# session 34: a log no signature names ranks `other`, unrecognised, with its last error (rank.py, the
+# corpus vocabulary's other: outside the Ascend stack): 7/8 top-1, 7/8 top-3
+SET = HeldOut("triage_heldout_e", "held-out E", KNOWN_MISSES, top1_floor=7, top3_floor=7)

@@ -86,15 +86,21 @@ def test_markdown(tmp_path):
 
 def test_no_signature_reports_the_doctor_errors(tmp_path):
     log = tmp_path / "ok.log"
-    log.write_text("INFO 04-23 09:25:10 [__init__.py:44] plugin ascend loaded.\n")
+    log.write_text("INFO 04-23 09:25:10 [__init__.py:44] plugin ascend loaded.\nValueError: bad --tp-size\n")
     code, out, _ = triage_root("two-canns-dangling-latest", tmp_path, str(log), "--format", "json")
     data = json.loads(out)
-    assert data["causes"] == [] and data["signatures"] == []
+    # no signature: ranked `other`, the program's own last error quoted, nothing to confirm
+    [unrecognised] = data["causes"]
+    assert unrecognised["cause"] == "other" and unrecognised["signatures"] == [] and data["signatures"] == []
+    assert unrecognised["lines"] == [{"text": "ValueError: bad --tp-size", "count": 1, "line": 2}]
+    assert unrecognised["confirmed"] is None and unrecognised["verdicts"] == []
     assert {f["id"] for f in data["findings"]} >= {"ASC-ENV-SOURCED", "ASC-CANN-LINK"}
     assert code == 1  # the doctor finds errors
     code, out, _ = triage_root("nonroot-home", tmp_path / "b", str(log))
     assert code == 0
-    assert "no known error signature in this log" in out and "none: the doctor finds nothing wrong" in out
+    assert "no error of the Ascend stack recognised in this log: ranked other" in out
+    assert "none: the doctor finds nothing wrong" in out
+    assert "last error: ValueError: bad --tp-size (line 2)" in out
 
 
 def test_stdin(tmp_path, monkeypatch):
