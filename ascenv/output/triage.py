@@ -34,6 +34,8 @@ def to_json(result: TriageResult, code: int) -> dict:
         "checked": result.checked,
         "machine": _machine_json(result),
         "input": {"bytes": result.bytes_read, "lines": result.lines, "binary": result.binary},
+        # a signature named a cause; false: the causes are `other`, unrecognised (the log's own error)
+        "recognised": result.recognised,
         "causes": [_cause_json(c) for c in result.causes],
         "signatures": [
             {

@@ -267,6 +267,7 @@ def doc_triage(b: Builder) -> dict:
             "checked": B,
             "machine": opt(machine),
             "input": obj({"bytes": I, "lines": I, "binary": B}),
+            "recognised": B,
             "causes": arr(cause),
             "signatures": arr(signature),
             "findings": arr(finding(b)),

@@ -36,7 +36,7 @@ def test_json_on_the_faulty_container(tmp_path):
     code, out, err = triage_root("container-no-devices", tmp_path, str(DCMI_LOG), "--format", "json")
     assert code == 1, err
     data = json.loads(out)
-    assert data["schema"] == 1 and data["exit_code"] == 1 and data["checked"] is True
+    assert data["schema"] == 1 and data["exit_code"] == 1 and data["checked"] is True and data["recognised"] is True
     first = data["causes"][0]
     assert set(first) >= {"cause", "layer", "lines", "checks", "confirmed", "fix"}
     assert first["cause"] == "device_busy" and first["confirmed"] is True and first["layer"] == "npu"
@@ -91,6 +91,7 @@ def test_no_signature_reports_the_doctor_errors(tmp_path):
     data = json.loads(out)
     # no signature: ranked `other`, the program's own last error quoted, nothing to confirm
     [unrecognised] = data["causes"]
+    assert data["recognised"] is False
     assert unrecognised["cause"] == "other" and unrecognised["signatures"] == [] and data["signatures"] == []
     assert unrecognised["lines"] == [{"text": "ValueError: bad --tp-size", "count": 1, "line": 2}]
     assert unrecognised["confirmed"] is None and unrecognised["verdicts"] == []
