@@ -51,7 +51,7 @@ def triage(
         return rank(matched, None, None)
     label = judged or f"the machine at {snapshot.root}"
     machine = describe(snapshot, label, own_python=is_own_interpreter(snapshot.python))
-    return rank(matched, run_checks(snapshot, matrix), snapshot, machine)
+    return rank(matched, run_checks(snapshot, matrix), snapshot, machine, matrix)
 
 
 def is_own_interpreter(python: PythonInfo) -> bool:

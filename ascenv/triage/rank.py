@@ -107,6 +107,7 @@ def rank(
     findings: Optional[Sequence[Finding]],
     snapshot: Optional[Snapshot],
     machine: Optional[Machine] = None,
+    matrix: object = None,  # the compat data the checks used (its hardware table names the chip)
 ) -> TriageResult:
     merged: dict[tuple, _Merged] = {}
     boosts = [hit for hit in scan.hits if hit.signature.boost]
@@ -143,7 +144,8 @@ def rank(
             verdicts = with_abi_verdict(verdicts, entry.lines, entry.checks, snapshot, findings)
         if machine is not None and snapshot is not None:  # "open device N failed": is N given here?
             verdicts = with_device_verdict(cause, verdicts, entry.lines, snapshot, machine)
-            verdicts = with_type_verdict(cause, verdicts, entry.lines, snapshot, machine)  # the chip has the type?
+            # the chip has the type? (the chip named by the same hardware table as the checks: --compat too)
+            verdicts = with_type_verdict(cause, verdicts, entry.lines, snapshot, machine, hardware=matrix)
         confirmed = overall(verdicts) if verdicts else None
         evidence = tuple(f"{v.check}: {v.reason}" for v in verdicts if v.verdict != NOT_CHECKABLE)
         lines = tuple(sorted(entry.lines, key=lambda g: g.first_line)[:MAX_LINES])
