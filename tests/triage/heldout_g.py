@@ -12,15 +12,16 @@ from tests.triage.heldout import HeldOut
 _NO_CAUSE = "labelled other (the user's script or build, not the Ascend stack) and matching no signature"
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
-    "llamafactory-docs_DeviceType-must-be-NPU": _NO_CAUSE,
+    # PyTorch's own messages of the user's code (a custom operator without a Meta function for
+    # TorchAir's graph, an in-place op autograd needs, metadata files on one node only): no
+    # Ascend-stack cause, and no rule names these generic errors
     "torchair-docs_dynamo-Unsupported": _NO_CAUSE,
-    "torchnpu-docs_Address-already-in-use": _NO_CAUSE,
-    "torchnpu-docs_Expected-all-tensors-same-device": _NO_CAUSE,
-    "torchnpu-docs_Tensors-must-be-contiguous": _NO_CAUSE,
     "torchnpu-docs_modified-by-an-inplace-operation": _NO_CAUSE,
-    "torchnpu-docs_operator-not-supported-on-NPU-backend": _NO_CAUSE,
     "verl-docs-en-faq_FileNotFoundError": _NO_CAUSE,
 }
 # baseline: batch G, 12 logs collected and measured before any rule was written for them (session 34,
-# rules of main 5b793be): 4/12 top-1, 4/12 top-3; the 8 misses match no signature (all labelled other)
-SET = HeldOut("triage_heldout_g", "held-out G", KNOWN_MISSES, top1_floor=4, top3_floor=4)
+# rules of main 5b793be): 4/12 top-1, 4/12 top-3; the 8 misses matched no signature (all labelled other).
+# After the batch-G kinds (torch_npu's ERR code types: the call's arguments 001-003, a feature not
+# supported 007, a resource not found 008, a permission 012; a listen port held by another process):
+# 9/12 top-1, 9/12 top-3
+SET = HeldOut("triage_heldout_g", "held-out G", KNOWN_MISSES, top1_floor=9, top3_floor=9)
