@@ -1237,12 +1237,25 @@ def test_a_port_held_by_another_process_is_named_with_its_fix(text):
     assert causes[0][0] == "other" and causes[0][1].startswith("port_in_use"), causes
 
 
-def test_the_torch_npu_code_after_a_causal_line_leaves_that_line_first():
-    causes = _top(
-        "EZ9999: Op Gather does not has any binary.\n"
-        "[ERROR] 2026-01-05-10:11:12 (PID:1, Device:0, RankID:-1) ERR01002 OPS invalid type\n"
-    )
-    assert causes[0][0] == "kernels_missing", causes
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (
+            "EZ9999: Op Gather does not has any binary.\n"
+            "[ERROR] 2026-01-05-10:11:12 (PID:1, Device:0, RankID:-1) ERR01002 OPS invalid type\n",
+            "kernels_missing",
+        ),
+        (
+            "RuntimeError: Invalid device ID. Check the visible devices.\n"
+            "[ERROR] 2026-01-05-10:11:12 (PID:1, Device:-1, RankID:-1) ERR00001 PTA invalid parameter\n",
+            "container_no_device",
+        ),
+    ],
+)
+def test_the_torch_npu_code_after_a_causal_line_leaves_that_line_first(text, first):
+    causes = _top(text)
+    assert causes[-1][1].startswith("torch_npu_invalid_argument"), causes  # the wrapper: last
+    assert first in [c for c, _ in causes[:-1]], causes
 
 
 @pytest.mark.parametrize(
