@@ -1159,3 +1159,117 @@ def test_the_batch_e_kinds_leave_a_log_of_another_cause_to_that_cause(text, abse
     causes = _top(text + DISK)
     assert causes[0][0] == "disk_or_tmp_full", causes
     assert absent not in [c for c, _ in causes], causes
+
+
+# --- kinds from held-out batch G: each with three variants neither corpus holds and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: expected scalar type Half but found Float\n"
+        "[ERROR] 2026-01-05-10:11:12 (PID:4242, Device:3, RankID:3) ERR01001 OPS invalid parameter\n",
+        f"(EngineCore_DP0 pid=77) ERROR 01-05 10:11:12 [core.py:700] {ESC}[31m[ERROR] 2026-01-05-10:11:12 "
+        f"(PID:77, Device:0, RankID:-1) ERR04002 PROF invalid type{ESC}[0m\n",
+        "训练报错：索引越界\n[ERROR] 2026-02-01-08:00:00 (PID:9, Device:1, RankID:1) ERR00003 PTA invalid value\n",
+    ],
+)
+def test_torch_npus_invalid_argument_codes_name_the_script_s_tensors(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("torch_npu_invalid_argument"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'aten::_linalg_svd.U' is not currently "
+        "supported\n[ERROR] 2026-03-02-11:00:01 (PID:31, Device:0, RankID:-1) ERR01007 OPS feature not supported\n",
+        f"{ESC}[31m[rank5]: [ERROR] 2026-03-02-11:00:01 (PID:88, Device:5, RankID:5) ERR02007 DIST feature not "
+        f"supported{ESC}[0m\n",
+        "调用失败：npu does not support [sparse_coo]. ERR00007 PTA feature not supported.\n",
+    ],
+)
+def test_torch_npus_feature_not_supported_code_is_an_unsupported_call(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("torch_npu_feature_not_supported"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ERROR] 2026-04-09-09:09:09 (PID:5, Device:-1, RankID:-1) ERR00008 PTA resource not found\n",
+        f"{ESC}[31m(Worker_TP1 pid=600) ERROR 04-09 09:09:09 [ERROR] 2026-04-09-09:09:09 (PID:600, Device:1, "
+        f"RankID:1) ERR04008 PROF resource not found{ESC}[0m\n",
+        "找不到资源 [ERROR] 2026-04-09-09:09:09 (PID:7, Device:0, RankID:0) ERR02008 DIST resource not found\n",
+    ],
+)
+def test_torch_npus_resource_not_found_code_is_an_environment_not_set_up(text):
+    causes = _top(text)
+    assert causes[0][0] == "env_not_sourced", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ERROR] 2026-05-01-12:00:00 (PID:17, Device:0, RankID:-1) ERR00012 PTA permission error\n",
+        f"{ESC}[33m[rank2]:{ESC}[0m [ERROR] 2026-05-01-12:00:00 (PID:19, Device:2, RankID:2) ERR04012 PROF "
+        "permission error\n",
+        "保存失败：/data/prof 目录权限不对。ERR00012 PTA permission error\n",
+    ],
+)
+def test_torch_npus_permission_code_is_a_file_permission(text):
+    causes = _top(text)
+    assert causes[0][0] == "permission", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[W socket.cpp:464] [c10d] The server socket has failed to bind to 0.0.0.0:29611 (errno: 98 - Address "
+        "already in use).\n",
+        f"(APIServer pid=3101) ERROR 06-01 08:00:00 [api_server.py:1] {ESC}[31mOSError: [Errno 98] error while "
+        f"attempting to bind on address ('0.0.0.0', 8000): address already in use{ESC}[0m\n"
+        "OSError: [Errno 98] Address already in use\n",
+        "启动失败：端口被占用 listen tcp :30000: bind: EADDRINUSE\n",
+    ],
+)
+def test_a_port_held_by_another_process_is_named_with_its_fix(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("port_in_use"), causes
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        (
+            "EZ9999: Op Gather does not has any binary.\n"
+            "[ERROR] 2026-01-05-10:11:12 (PID:1, Device:0, RankID:-1) ERR01002 OPS invalid type\n",
+            "kernels_missing",
+        ),
+        (
+            "RuntimeError: Invalid device ID. Check the visible devices.\n"
+            "[ERROR] 2026-01-05-10:11:12 (PID:1, Device:-1, RankID:-1) ERR00001 PTA invalid parameter\n",
+            "container_no_device",
+        ),
+    ],
+)
+def test_the_torch_npu_code_after_a_causal_line_leaves_that_line_first(text, first):
+    causes = _top(text)
+    assert causes[-1][1].startswith("torch_npu_invalid_argument"), causes  # the wrapper: last
+    assert first in [c for c, _ in causes[:-1]], causes
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        ("[ERROR] 2026-01-05-10:11:12 (PID:1, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n", "other"),
+        ("INFO config: invalid type hints ignored, invalid value defaults used\n", "other"),
+        ("INFO profiler: resource not found in cache, fetching\n", "env_not_sourced"),
+        ("WARNING a permission error was retried and succeeded\n", "permission"),
+        ("INFO port 29500 is free (not in use)\n", "other"),
+    ],
+)
+def test_the_batch_g_kinds_leave_a_log_of_another_cause_to_that_cause(text, absent):
+    causes = _top(text + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert absent not in [c for c, _ in causes], causes
