@@ -10,18 +10,24 @@ from tests.triage.heldout import HeldOut
 
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
-    "fla-npu_A3-RL-training": "no signature matched ('other': mixed versions of one framework's artifacts)",
-    "fla-npu_check_npu_env": "no signature matched (a framework's own check rejecting the torch_npu build)",
-    "fla-npu_v26.6.0-legacy": "no signature matched (framework build chain vs torch_npu's code generator)",
-    "fla-npu_wheel-26.6.0": "wrong cause first: native-crash -> other (abort on import of a framework wheel)",
-    "gpustack_llama-box_310P3": "wrong cause first: missing-library:cann_not_on_path -> env_not_sourced",
-    "llamafactory_910A": "wrong cause first: aclnn-parameter-check -> other (DT_BFLOAT16 on a 910A)",
-    "mineru_910B": "no signature matched ('other': torch_npu not imported, device string 'npu' unknown)",
-    "tilelang-ascend_1D-vec-add": "no signature matched ('other': tilelang code generation defect)",
-    "tilelang-ascend_break-in-kernel": "no signature matched ('other': TVMScript parser lacks break)",
-    "tilelang-ascend_gemm-intrinsic-example": "no signature matched ('other': tilelang code generation defect)",
-    "tilelang-ascend_int4-unpack": "no signature matched ('other': tilelang code generation defect)",
+    # the tiling of a newer build reads an attribute an older L0 of the same framework never passes
+    # (mixed custom OPP / op_api versions): only the maintainer's reading of the two builds says so
+    "fla-npu_A3-RL-training": "not decidable from the text: a tiling's 'Failed to get attr' names no release",
+    # a C++ abort on import ('std::length_error', 'core dumped'): the thread's cause (a wheel built for
+    # another torch/torch_npu) is one of several a native abort can have; native-crash names 'other'
+    "fla-npu_wheel-26.6.0": "not decidable from the text: a native abort names neither the extension nor its build",
+    # a CANN library missing for a prebuilt binary: set_env.sh not sourced (ranked first) or a binary
+    # built for another CANN release (ranked second); the installed CANN's file list decides
+    "gpustack_llama-box_310P3": "not decidable from the text: another-CANN build ranks second, after env_not_sourced",
+    # bf16 rejected by aclnnCast: the SoC without bf16 (910A, 310P) or an op's own dtype limit; set D
+    # labels the same message 'other', so soc_unsupported stays second until the machine shows the SoC
+    "llamafactory_910A": "not decidable from the text: soc_unsupported is second behind the op's dtype limit",
+    # a prose line around an AscendC overload error, no file or generated-source path to read
+    "tilelang-ascend_int4-unpack": "no rule: 'no matching function for call to' alone names no front-end",
 }
 # baseline: batch H, 12 logs collected and measured before any rule was written for them (session 34,
-# rules of main 5b793be): 1/12 top-1, 1/12 top-3
-SET = HeldOut("triage_heldout_h", "held-out H", KNOWN_MISSES, top1_floor=1, top3_floor=1)
+# rules of main 5b793be): 1/12 top-1, 1/12 top-3; after the batch-H kinds (a torch_npu or CANN header
+# missing from a build, a framework's version gate, bf16 on an SoC without it, a CANN library missing
+# for a binary built for another CANN, compile errors in JIT-generated sources, TVMScript constructs,
+# torch not knowing the npu device): 7/12 top-1, 9/12 top-3
+SET = HeldOut("triage_heldout_h", "held-out H", KNOWN_MISSES, top1_floor=7, top3_floor=9)
