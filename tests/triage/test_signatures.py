@@ -1227,6 +1227,7 @@ def test_bf16_rejected_by_an_aclnn_op_keeps_the_soc_without_bf16_in_the_top_thre
         # a header of neither torch_npu nor CANN: a system / Python development header
         ("src/ext.cpp:1:10: fatal error: Python.h: No such file or directory\n", "framework_build_mismatch"),
         ("[OK] torch_npu version: 2.8.0.post2\n[OK] CANN version: 8.5.0\n", "framework_build_mismatch"),
+        ("UserWarning: torch_npu must be imported before torch.compile is called\n", "framework_build_mismatch"),
     ],
 )
 def test_the_batch_h_kinds_leave_a_log_of_another_cause_to_that_cause(text, absent):
