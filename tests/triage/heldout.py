@@ -24,16 +24,7 @@ from ascenv.triage.rules import CAUSES
 
 DATA = Path(__file__).parent.parent / "data"
 # every folder of real logs: a thread is in one of them only
-FOLDERS = (
-    "triage",
-    "triage_heldout",
-    "triage_heldout_b",
-    "triage_heldout_c",
-    "triage_heldout_d",
-    "triage_heldout_e",
-    "triage_heldout_g",
-    "corpus/errors",
-)
+FOLDERS = ("triage", *sorted(p.name for p in DATA.glob("triage_heldout*")), "corpus/errors")
 
 
 @functools.cache

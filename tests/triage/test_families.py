@@ -682,3 +682,28 @@ def test_tbe_exit_noise_after_a_real_cause_ranks_second():
         "[ERROR] TBE Subprocess[task_distribute] raise error[], main process disappeared!\n"
     )
     assert top(log) == "env_not_sourced"
+
+
+# --- batch H: a CANN library missing keeps "built for another CANN" in the top three -------------
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "/opt/llama-box/llama-box: error while loading shared libraries: libruntime.so: cannot open shared "
+        "object file: No such file or directory\n",
+        f"{ESC}[31mImportError{ESC}[0m: libopapi.so: cannot open shared object file: No such file or directory\n",
+        MINDIE + "加载失败 OSError: libhccl.so: cannot open shared object file: No such file or directory\n",
+    ],
+)
+def test_a_missing_cann_library_lists_a_build_for_another_cann_after_the_environment(log):
+    result = triage(io.BytesIO(log.encode()), None, None, table())
+    causes = [c.cause for c in result.causes]
+    assert causes[0] in ("env_not_sourced", "container_no_device"), causes
+    assert "framework_build_mismatch" in causes[:3], causes
+
+
+def test_a_missing_torch_library_is_not_read_as_a_build_for_another_cann():
+    log = "ImportError: libc10.so: cannot open shared object file: No such file or directory\n"
+    result = triage(io.BytesIO(log.encode()), None, None, table())
+    assert "framework_build_mismatch" not in [c.cause for c in result.causes]

@@ -1273,3 +1273,146 @@ def test_the_batch_g_kinds_leave_a_log_of_another_cause_to_that_cause(text, abse
     causes = _top(text + DISK)
     assert causes[0][0] == "disk_or_tmp_full", causes
     assert absent not in [c for c, _ in causes], causes
+
+
+# --- kinds from held-out batch H: each with three variants neither corpus holds and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/root/build/sgl_custom/csrc/ops/rope.cpp:3:10: fatal error: torch_npu/csrc/framework/OpCommand.h: "
+        "No such file or directory\ncompilation terminated.\n",
+        f"{ESC}[31mninja: build stopped{ESC}[0m\n/work/mmcv/mmcv/ops/csrc/npu/nms_npu.cpp:12:10: fatal error: "
+        "'op_plugin/utils/OpAdapter.h' file not found\n",
+        "编译扩展失败 kernels/npu_ops.cpp:8:10: 致命错误：torch_npu/csrc/core/npu/NPUStream.h：没有那个文件或目录\n",
+    ],
+)
+def test_a_torch_npu_header_missing_from_an_extension_build_is_a_build_for_another_torch_npu(text):
+    causes = _top(text)
+    assert causes[0][0] == "framework_build_mismatch", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/home/dev/acl_demo/src/main.cpp:2:10: fatal error: acl/acl.h: No such file or directory\n",
+        f"{ESC}[1m/opt/ops/add_custom.cpp:1:10: {ESC}[31mfatal error: {ESC}[0m'kernel_operator.h' file not found\n",
+        "[ 12%] 构建失败 op_host/matmul_tiling.cpp:5:10: 致命错误：aclnnop/aclnn_matmul.h：No such file or directory\n",
+    ],
+)
+def test_a_cann_header_missing_from_a_build_is_the_toolkit_not_sourced_first(text):
+    causes = _top(text)
+    assert causes[0][0] == "env_not_sourced", causes
+    assert "framework_build_mismatch" in [c for c, _ in causes[:3]], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: vllm-ascend 0.13.0 requires torch_npu>=2.8.0.post1, found 2.7.1\n",
+        f"{ESC}[31m[FAIL]{ESC}[0m CANN must be 9.1.0 or newer for the A5 kernels; got 8.5.0\n",
+        "环境检查失败：MindSpeed requires CANN version 8.3.RC1 or later, 当前 8.2.RC1\n",
+    ],
+)
+def test_a_framework_refusing_the_installed_torch_npu_or_cann_is_a_pair_not_validated(text):
+    causes = _top(text)
+    assert causes[0][0] == "framework_build_mismatch", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: call aclnnMul failed, detail:EZ1001: [PID: 4321] 2025-09-01-10:00:00.000.000 other not "
+        "implemented for DT_BFLOAT16, should be in dtype support list [DT_FLOAT16,DT_FLOAT,DT_INT32,DT_INT64,].\n",
+        f"{ESC}[33m[rank1]:{ESC}[0m RuntimeError: call aclnnLayerNorm failed, detail:EZ1001: input not implemented "
+        "for DT_BFLOAT16, should be in dtype support list [DT_FLOAT16,DT_FLOAT,].\n",
+        "推理报错 EZ1001: The param out not implemented for DT_BFLOAT16, should be in dtype support list "
+        "[DT_FLOAT16,DT_FLOAT,DT_INT8,].\n",
+    ],
+)
+def test_bf16_rejected_by_an_aclnn_op_keeps_the_soc_without_bf16_in_the_top_three(text):
+    causes = [c for c, _ in _top(text)]
+    assert "soc_unsupported" in causes[:3], causes
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        # a header of neither torch_npu nor CANN: a system / Python development header
+        ("src/ext.cpp:1:10: fatal error: Python.h: No such file or directory\n", "framework_build_mismatch"),
+        ("[OK] torch_npu version: 2.8.0.post2\n[OK] CANN version: 8.5.0\n", "framework_build_mismatch"),
+        ("UserWarning: torch_npu must be imported before torch.compile is called\n", "framework_build_mismatch"),
+    ],
+)
+def test_the_batch_h_kinds_leave_a_log_of_another_cause_to_that_cause(text, absent):
+    causes = _top(text + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert absent not in [c for c, _ in causes], causes
+
+
+def test_a_dtype_other_than_bf16_rejected_by_an_aclnn_op_stays_the_op_s_own_limit():
+    text = (
+        "RuntimeError: call aclnnCast failed, detail:EZ1001: self not implemented for DT_COMPLEX32, "
+        "should be in dtype support list [DT_FLOAT,].\n"
+    )
+    causes = _top(text)
+    assert causes[0][0] == "other" and "soc_unsupported" not in [c for c, _ in causes], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/tmp/tmpa81kq2zd.cpp:58:12: error: no member named 'BlockReduceMax' in namespace 'AscendC'\n"
+        "1 error generated.\n",
+        f"{ESC}[31m/tmp/tmp_x9c1mfe/kernel.cpp:104:5: error:{ESC}[0m use of undeclared identifier 'vid_'\n",
+        "生成代码编译失败 /tmp/torchinductor_root/ab/cab3k2.cpp:21:9: error: "
+        "'npu_stream' was not declared in this scope\n",
+    ],
+)
+def test_a_compile_error_in_a_jit_generated_temporary_source_is_the_front_end_s_code(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("jit_generated_source_error"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "error: Visitor of AST node is not implemented: Continue\n --> /work/kernels/topk.py:41:17\n",
+        f"{ESC}[31merror:{ESC}[0m Visitor of AST node is not implemented: While\n",
+        "tilelang 编译内核失败 error: Visitor of AST node is not implemented: Try\n",
+    ],
+)
+def test_a_construct_the_tvmscript_parser_lacks_is_the_kernel_source_not_the_machine(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("dsl_construct_unsupported"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
+        "lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type at start of device string: npu:0\n",
+        f"{ESC}[31m(EngineCore pid=7){ESC}[0m RuntimeError: Expected one of cpu, cuda, xpu, mps, meta, "
+        "privateuseone device type at start of device string: npu\n",
+        "模型加载失败 RuntimeError: Expected one of cpu, cuda device type at start of device string: npu:3\n",
+    ],
+)
+def test_torch_not_knowing_the_npu_device_is_torch_npu_not_loaded(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("torch_npu_not_loaded"), causes
+
+
+@pytest.mark.parametrize(
+    ("text", "absent"),
+    [
+        # the same compiler message in a project's own source file (not a generated temporary one)
+        ("/home/dev/ops/add_custom.cpp:12:3: error: use of undeclared identifier 'tiling'\n", "other"),
+        ("INFO tvm script parsed 3 prim_funcs; AST visitors: For, If, Assign\n", "other"),
+        ("RuntimeError: Expected one of cpu, cuda device type at start of device string: gpu\n", "other"),
+    ],
+)
+def test_the_batch_h_front_end_kinds_leave_a_log_of_another_cause_to_that_cause(text, absent):
+    causes = _top(text + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert absent not in [c for c, _ in causes], causes
