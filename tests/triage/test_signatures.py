@@ -1214,6 +1214,16 @@ def test_a_missing_submodule_of_an_installed_framework_is_a_release_mismatch(tex
     assert causes[0][0] == "other" and causes[0][1].startswith("framework_submodule_missing"), causes
 
 
+def test_uv_s_incompatible_pins_are_conflicting_pins_too():
+    text = (
+        "  × No solution found when resolving dependencies:\n  ╰─▶ Because vllm==0.13.0 depends on torch==2.9.0 "
+        "and vllm-ascend==0.13.0 depends on torch==2.8.0, we can conclude that vllm==0.13.0 and "
+        "vllm-ascend==0.13.0 are incompatible.\n"
+    )
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("conflicting_pins"), causes
+
+
 def test_a_pin_of_a_cpu_build_stays_the_missing_index_not_conflicting_pins():
     text = (
         "The conflict is caused by:\n    The user requested torch==2.5.1\n    torch-npu 2.5.1 depends on "
