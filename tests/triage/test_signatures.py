@@ -1416,3 +1416,92 @@ def test_the_batch_h_front_end_kinds_leave_a_log_of_another_cause_to_that_cause(
     causes = _top(text + DISK)
     assert causes[0][0] == "disk_or_tmp_full", causes
     assert absent not in [c for c, _ in causes], causes
+
+
+# --- kinds from held-out batch I (tests/data/triage_heldout_i): three variants each that no set
+# holds, and a near miss that stays with its own cause -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: The server socket has failed to listen on any local network address. The server socket "
+        "has failed to bind to [::]:29500 (errno: 98 - Address already in use).\n",
+        f"{ESC}[31m(APIServer pid=77) ERROR 03-02 10:11:12 [api_server.py:955] OSError: [Errno 98] error while "
+        f"attempting to bind on address ('0.0.0.0', 8000): address already in use{ESC}[0m\n",
+        "端口冲突 [ERROR] HCCL(1234,python):2026-03-01-10:00:00.000.000 [hccl_socket.cc:106] [1234][HcclSocket][Listen]"
+        " socket type[0], listen on ip[10.0.0.5] and specific port[60001] fail. Please check the port status and "
+        "whether the port is being used by other process.\n",
+    ],
+)
+def test_a_port_held_by_another_process_is_a_deployment_conflict(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("port_in_use"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The conflict is caused by:\n    The user requested torch==2.4.0\n    torch-npu 2.1.0.post10 depends on "
+        "torch==2.1.0\n\nERROR: ResolutionImpossible: for help visit "
+        "https://pip.pypa.io/en/latest/topics/dependency-resolution/#dealing-with-dependency-conflicts\n",
+        "    sglang 0.5.5 depends on torch==2.8.0\n    sgl-kernel-npu 2025.11.5 depends on torch==2.7.1\n"
+        f"{ESC}[31mERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/"
+        f"dependency-resolution/#dealing-with-dependency-conflicts{ESC}[0m\n",
+        "安装失败\nThe conflict is caused by:\n    mindspeed 2.2.0 depends on torch_npu==2.7.1\n    vllm-ascend 0.11.0 "
+        "depends on torch-npu==2.7.1.dev20250724\nERROR: ResolutionImpossible: 请查看依赖冲突说明\n",
+    ],
+)
+def test_pip_giving_up_on_two_pins_is_releases_not_made_for_each_other(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("conflicting_pins"), causes
+    assert "torch_torch_npu_mismatch" in [c for c, _ in causes[:3]], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ModuleNotFoundError: No module named 'vllm_ascend.distributed'\n",
+        f"{ESC}[31m(EngineCore_DP0 pid=31) ModuleNotFoundError: No module named "
+        f"'vllm.v1.attention.backends.mla.prefill'{ESC}[0m\n",
+        "导入失败：ModuleNotFoundError: No module named 'mindspeed_llm.tasks.megatron_adaptor'\n",
+    ],
+)
+def test_a_missing_submodule_of_an_installed_framework_is_a_release_mismatch(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("framework_submodule_missing"), causes
+
+
+def test_uv_s_incompatible_pins_are_conflicting_pins_too():
+    text = (
+        "  × No solution found when resolving dependencies:\n  ╰─▶ Because vllm==0.13.0 depends on torch==2.9.0 "
+        "and vllm-ascend==0.13.0 depends on torch==2.8.0, we can conclude that vllm==0.13.0 and "
+        "vllm-ascend==0.13.0 are incompatible.\n"
+    )
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("conflicting_pins"), causes
+
+
+def test_a_pin_of_a_cpu_build_stays_the_missing_index_not_conflicting_pins():
+    text = (
+        "The conflict is caused by:\n    The user requested torch==2.5.1\n    torch-npu 2.5.1 depends on "
+        "torch==2.5.1+cpu\n\nERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/\n"
+    )
+    causes = _top(text)
+    assert causes[0][0] == "package_index_missing", causes
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        ("INFO port 29500 is not being used by another process, binding\n", "port_in_use"),
+        ("ModuleNotFoundError: No module named 'vllm_ascend.vllm_ascend_C'\n", "framework_submodule_missing"),
+        ("ModuleNotFoundError: No module named 'numpy.core._multiarray_umath'\n", "framework_submodule_missing"),
+        ("INFO pip resolved 42 packages, no conflict\n", "conflicting_pins"),
+    ],
+)
+def test_the_batch_i_kinds_leave_a_log_of_another_cause_to_that_cause(text, detail):
+    causes = _top(text + DISK)
+    if "_C'" not in text:
+        assert causes[0][0] == "disk_or_tmp_full", causes
+    assert not [d for _, d in causes if d.startswith(detail)], causes
