@@ -31,6 +31,7 @@ FOLDERS = (
     "triage_heldout_c",
     "triage_heldout_d",
     "triage_heldout_e",
+    "triage_heldout_f",
     "corpus/errors",
 )
 
