@@ -1260,6 +1260,20 @@ def test_an_operators_host_tiling_check_is_a_shape_outside_its_specification(tex
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "[2026-03-01 10:00:00.000000] [2211] [llm] [ERROR] [operation_base.cpp:273] LlamaDecoderLayer_graph infer "
+        "shape fail, error code: 6\n",
+        f"{ESC}[31m(Worker_TP1 pid=902) ERROR 04-05 06:07:08 [model.py:120]{ESC}[0m node[12] infer shape fail, error "
+        "code: 9\n",
+        "推理失败 [dicp] model_7 nodes[3]  infer shape fail, error code: 5\n",
+    ],
+)
+def test_an_atb_infer_shape_failure_is_a_tensor_the_operation_does_not_support(text):
+    assert _detail_starts(_top(text), "atb_operation_shape"), _top(text)
+
+
+@pytest.mark.parametrize(
     ("text", "detail"),
     [
         (
@@ -1271,6 +1285,7 @@ def test_an_operators_host_tiling_check_is_a_shape_outside_its_specification(tex
         ("INFO created 12 streams and 40 events (resources are sufficient)\n", "device_runtime_resources_exhausted"),
         ("INFO master port 29500 is free, binding\n", "port_in_use"),
         ("[FUNC:GetTiling][FILE:matmul_tiling.cc][LINE:10] tiling done\n", "operator_spec"),
+        ("INFO LlamaDecoderLayer_graph infer shape ok, 3 outputs\n", "atb_operation_shape"),
     ],
 )
 def test_the_batch_f_kinds_leave_a_log_of_another_cause_to_that_cause(text, detail):
