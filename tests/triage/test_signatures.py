@@ -1505,3 +1505,137 @@ def test_the_batch_i_kinds_leave_a_log_of_another_cause_to_that_cause(text, deta
     if "_C'" not in text:
         assert causes[0][0] == "disk_or_tmp_full", causes
     assert not [d for _, d in causes if d.startswith(detail)], causes
+
+
+# --- kinds from held-out batch F (tests/data/triage_heldout_f): three variants each that no set
+# holds (other packages, ports, codes, operators; Chinese text, ANSI colours, vLLM/MindIE prefixes)
+# and a near miss per kind
+
+
+def _detail_starts(causes: list[tuple[str, str]], prefix: str) -> bool:
+    return causes[0][0] == "other" and (causes[0][1] or "").startswith(prefix)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(EngineCore_DP0 pid=311) ImportError: cannot import name 'npu_format_cast' from 'torch_npu' "
+        "(unknown location)\n",
+        f"{ESC}[31mImportError: cannot import name 'AutoModelForCausalLM' from 'transformers' "
+        f"(unknown location){ESC}[0m\n",
+        "导入失败：ImportError: cannot import name 'pipeline' from 'mindspeed_llm.tasks' (unknown location)\n",
+    ],
+)
+def test_an_import_from_an_unknown_location_is_a_directory_shadowing_the_package(text):
+    assert _detail_starts(_top(text), "package_shadowed_by_directory"), _top(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ValueError: Tokenizer class Glm4MoeTokenizer does not exist or is not currently imported.\n",
+        f"{ESC}[1;31mERROR 08-02 11:22:33 [core.py:586]{ESC}[0m ValueError: The checkpoint you are trying to load has "
+        "model type `qwen3_next` but Transformers does not recognize this architecture. This could be because of an "
+        "issue with the checkpoint, or because your version of Transformers is out of date.\n",
+        "[2026-02-19 09:59:12.384944] [917] [llm] [ERROR] 加载分词器失败 ValueError: Tokenizer class Ernie4_5Tokenizer "
+        "does not exist or is not currently imported.\n",
+    ],
+)
+def test_a_tokenizer_class_or_model_type_transformers_lacks_is_transformers_older_than_the_model(text):
+    assert _detail_starts(_top(text), "transformers_older_than_model"), _top(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: [npu_fusion_attention] does not support [sparse_mode=8]. ERR00007 PTA feature not supported.\n",
+        f"{ESC}[31m[ERROR] 2026-03-02-10:11:12 (PID:9911, Device:3, RankID:3) ERR01007 OPS feature "
+        f"not supported{ESC}[0m\n",
+        "算子不支持 [ERROR] 2025-12-01-08:00:00 (PID:123, Device:0, RankID:-1) ERR02007 DIST feature not supported\n",
+    ],
+)
+def test_torch_npus_feature_not_supported_code_is_an_operator_without_npu_implementation(text):
+    assert _detail_starts(_top(text), "torch_npu_feature_not_supported"), _top(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[PID: 4411] 2026-01-02-03:04:05.678.901 Insufficient_Event_Resources(EL0008): The event resources are "
+        "insufficient.\n",
+        f"(Worker_TP3 pid=8812) ERROR 03-04 05:06:07 [multiproc_executor.py:671] {ESC}[31m[PID: 8812] "
+        f"Insufficient_Notify_Resources(EL0010): The Notify resources are insufficient.{ESC}[0m\n",
+        "图捕获失败 [PID: 77] 2026-05-05-05:05:05.555.555 Insufficient_Stream_Resources(EL0009): The stream resources "
+        "are insufficient.\n",
+        "[2026-02-19 09:59:12.384944] [917] [llm] [ERROR] [model.cpp:47] load model failed, EL0011: The model "
+        "resources are insufficient.\n",
+    ],
+)
+def test_exhausted_stream_event_notify_or_model_resources_are_the_programs_demand_then_other_processes(text):
+    causes = _top(text)
+    assert _detail_starts(causes, "device_runtime_resources_exhausted"), causes
+    assert causes[1][0] == "device_busy", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[W socket.cpp:464] [c10d] The server socket has failed to bind to 0.0.0.0:29611 (errno: 98 - Address "
+        "already in use).\n",
+        f"{ESC}[31m(APIServer pid=1) ERROR 07-01 10:00:00 [api_server.py:1100] OSError: [Errno 98] error while "
+        f"attempting to bind on address ('0.0.0.0', 8000): address already in use{ESC}[0m\n",
+        "服务启动失败：zmq.error.ZMQError: Address already in use (addr='tcp://*:5557')\n",
+    ],
+)
+def test_a_port_already_in_use_is_another_process_holding_it(text):
+    assert _detail_starts(_top(text), "port_in_use"), _top(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "EZ9999: [PID: 1201] 2026-04-01-10:00:00.000.001 headDim:576 cannot be greater than 512.[FUNC:CheckInput"
+        "FormatAndLimits][FILE:fused_infer_attention_score_tiling_check.cc][LINE:402]\n",
+        f"{ESC}[31m[rank3]: RuntimeError: EZ9999: [PID: 88] blockSize=20, it need align to 16 when kv dtype is "
+        f"fp16/bf16.[FUNC:CheckPABlockSize][FILE:sparse_paged_fusion_attention_tiling_check.cc][LINE:57]{ESC}[0m\n",
+        "算子校验失败 EZ9999: numHeads:32 of key must be equal to numHeads:8 of kv when 310P.[FUNC:CheckInputFormat"
+        "AndLimits][FILE:prompt_flash_attention_tiling_check.cpp][LINE:88]\n",
+    ],
+)
+def test_an_operators_host_tiling_check_is_a_shape_outside_its_specification(text):
+    assert _detail_starts(_top(text), "operator_spec"), _top(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[2026-03-01 10:00:00.000000] [2211] [llm] [ERROR] [operation_base.cpp:273] LlamaDecoderLayer_graph infer "
+        "shape fail, error code: 6\n",
+        f"{ESC}[31m(Worker_TP1 pid=902) ERROR 04-05 06:07:08 [model.py:120]{ESC}[0m node[12] infer shape fail, error "
+        "code: 9\n",
+        "推理失败 [dicp] model_7 nodes[3]  infer shape fail, error code: 5\n",
+    ],
+)
+def test_an_atb_infer_shape_failure_is_a_tensor_the_operation_does_not_support(text):
+    assert _detail_starts(_top(text), "atb_operation_shape"), _top(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        (
+            "ImportError: cannot import name 'Foo' from 'bar' (/usr/lib/python3/dist-packages/bar/__init__.py)\n",
+            "package_shadowed_by_directory",
+        ),
+        ("INFO tokenizer class Qwen2TokenizerFast loaded from /models/qwen\n", "transformers_older_than_model"),
+        ("WARNING: feature not supported by this terminal: true colour\n", "torch_npu_feature_not_supported"),
+        ("INFO created 12 streams and 40 events (resources are sufficient)\n", "device_runtime_resources_exhausted"),
+        ("INFO master port 29500 is free, binding\n", "port_in_use"),
+        ("[FUNC:GetTiling][FILE:matmul_tiling.cc][LINE:10] tiling done\n", "operator_spec"),
+        ("INFO LlamaDecoderLayer_graph infer shape ok, 3 outputs\n", "atb_operation_shape"),
+    ],
+)
+def test_the_batch_f_kinds_leave_a_log_of_another_cause_to_that_cause(text, detail):
+    causes = _top(text + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert not any((d or "").startswith(detail) for _, d in causes), causes
