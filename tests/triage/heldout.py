@@ -32,6 +32,7 @@ FOLDERS = (
     "triage_heldout_d",
     "triage_heldout_e",
     "triage_heldout_g",
+    "triage_heldout_j",
     "corpus/errors",
 )
 

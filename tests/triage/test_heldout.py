@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.triage import heldout_a, heldout_b, heldout_c, heldout_d, heldout_e, heldout_g
+from tests.triage import heldout_a, heldout_b, heldout_c, heldout_d, heldout_e, heldout_g, heldout_j
 
-SETS = [module.SET for module in (heldout_a, heldout_b, heldout_c, heldout_d, heldout_e, heldout_g)]
+SETS = [module.SET for module in (heldout_a, heldout_b, heldout_c, heldout_d, heldout_e, heldout_g, heldout_j)]
 each_set = pytest.mark.parametrize("held", SETS, ids=[s.folder for s in SETS])
 
 
