@@ -1639,3 +1639,50 @@ def test_the_batch_f_kinds_leave_a_log_of_another_cause_to_that_cause(text, deta
     causes = _top(text + DISK)
     assert causes[0][0] == "disk_or_tmp_full", causes
     assert not any((d or "").startswith(detail) for _, d in causes), causes
+
+
+# --- kinds from held-out batch J ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/usr/bin/ld: warning: libgraph.so, needed by /usr/local/Ascend/ascend-toolkit/latest/lib64/libge_runner.so, "
+        "not found (try using -rpath or -rpath-link)\n",
+        "[ 92%] Linking CXX executable main\n"
+        "/usr/bin/ld: warning: libascend_hal.so, needed by /opt/cann/lib64/libascendcl.so, not found\n",
+        "链接失败：ld: warning: libc_sec.so, needed by libtorch_npu.so, not found (try using -rpath or -rpath-link)\n",
+    ],
+)
+def test_a_library_of_the_ascend_stack_whose_dependency_ld_misses_is_the_cann_environment(text):
+    causes = _top(text)
+    assert causes[0][0] == "env_not_sourced", causes
+
+
+def test_a_library_outside_the_ascend_stack_whose_dependency_ld_misses_keeps_the_link_path():
+    causes = _top(
+        "/usr/bin/ld: warning: libgfortran.so.5, needed by /opt/venv/torch.libs/libopenblasp.so.0, not found "
+        "(try using -rpath or -rpath-link)\n"
+    )
+    assert "env_not_sourced" not in [c for c, _ in causes], causes
+    assert causes[0] == ("other", causes[0][1]) and causes[0][1].startswith("link_path"), causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Loading checkpoint shards:  75%|███████▌  | 3/4 [01:02<00:20, 20.1s/it]\nKilled\n",
+        "+ python quant.py --model /data/qwen\n  Killed  \n",
+        "[2026-01-05 10:00:00] step 1200/5000 loss=1.83\n\tKilled\n",
+    ],
+)
+def test_a_bare_killed_line_names_sigkill_and_host_memory_in_the_top_two(text):
+    causes = _top(text)
+    assert causes[0][0] == "other" and causes[0][1].startswith("killed_by_signal"), causes
+    assert "out_of_memory" in [c for c, _ in causes[:2]], causes
+
+
+def test_killed_inside_a_sentence_is_no_sigkill():
+    causes = _top("INFO worker 3 finished; 2 stale jobs were Killed by the cleaner\n" + DISK)
+    assert causes[0][0] == "disk_or_tmp_full", causes
+    assert "out_of_memory" not in [c for c, _ in causes], causes
