@@ -13,8 +13,9 @@ from tests.triage.heldout import HeldOut
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
     "mindspore-docs-inference_ModuleNotFoundError-No-module-named-te": (
-        "CANN's Python module te not importable: a signature names env_not_sourced, but the last error "
-        "is a bare ModuleNotFoundError and rank.py's `other` comes first"
+        "CANN's Python module te not importable: cann-python-not-importable ranks its Python-version / "
+        "PYTHONPATH reading (other, as the corpus's Ascend/pytorch#29 and set B's MindSpore log are "
+        "labelled) before env_not_sourced (second); the text cannot tell them apart"
     ),
     "modelslim-faq_Killed_TBE-Subprocess-task_distribute-main-process-disappeared": (
         "a bare 'Killed' (SIGKILL) says no more than that: the OOM killer or someone killing it (held-out E "
