@@ -12,15 +12,21 @@ from tests.triage.heldout import HeldOut
 
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
 KNOWN_MISSES: dict[str, str] = {
-    "mindcluster-faq_npu-exporter_check-uid": "no signature: a driver library path refused for its owner/mode",
-    "mindcluster-faq_npu-exporter_dcmi-init": "wrong cause: -8005 ranks device_busy; a pending reboot is not read",
-    "mindcluster-faq_pod-log_npu-is-busy": "no signature: 'npu is busy' (MindCluster's wording)",
-    "mindspore-faq_dataset-dvpp": "no signature: 'Malloc device memory failed' with the free/total sizes",
-    "msit-faq_analyze_fast_query": "no signature: CANN's 'input path may be insecure ... does not belong to you'",
-    "msmodelslim-faq_PTA-call-acl-api": "wrong cause first: the bf16 rule is weak, `other` (last error) ranks above it",
-    "torchair-faq_protobuf-dvpp": "no signature: a CANN .proto registered twice (TE wheel from another CANN)",
-    "vllm-omni_HunyuanImage3_910B": "no signature: an op namespace without the op ('_OpNamespace' '_C_ascend')",
-    "vllm-omni_HunyuanImage3_serve-tp4": "no signature: an op namespace without the op ('_OpNamespace' '_C_ascend')",
+    # DCMI -8005 is one internal error with several causes; the threads found a container holding or
+    # lacking the card more often than an upgrade without reboot, so that reading is fourth on the text
+    # alone; ASC-DRIVER-REBOOT (running vs installed driver) confirms it on the machine
+    "mindcluster-faq_npu-exporter_dcmi-init": "not decidable from the text: a pending reboot ranks fourth",
+    # MindSpore says the card's memory is held by other processes; whether they are another job's
+    # (device_busy, first) or this job's own dataset workers (out_of_memory, second) the text cannot say
+    "mindspore-faq_dataset-dvpp": "not decidable from the text: out_of_memory second behind device_busy",
+    # bf16 rejected by an aclnn dtype check: the SoC without bf16 (300I, 910A) or an op's own dtype
+    # limit (set D labels the same message 'other'); soc_unsupported stays second until the machine
+    # shows the SoC (as set H's llamafactory_910A)
+    "msmodelslim-faq_PTA-call-acl-api": "not decidable from the text: soc_unsupported second, after the dtype limit",
+    # protobuf's 'File already exists in database' is the same generated code linked twice into one
+    # process; which component's copy is the stray one (here CANN's TE wheel of another release) no
+    # public list of CANN's .proto files lets the text tell, so no rule names it
+    "torchair-faq_protobuf-dvpp": "no signature: protobuf registering one .proto twice (TE wheel from another CANN)",
 }
 # baseline: batch K, 11 logs collected and measured before any rule was written for them (session 34,
 # rules of s34-lead a49579c, with rank.py's `other` fallback): 2/11 top-1, 3/11 top-3; misses: 7 matched
@@ -28,4 +34,8 @@ KNOWN_MISSES: dict[str, str] = {
 # upgrade: device_busy, container_no_device, permission, firmware_driver_mismatch absent; DT_BFLOAT16
 # from a 300I: `other`, then soc_unsupported). (Two payloads starting with a markdown '## ' heading were
 # first stored without the blank line above it, so the harness read them as metadata: measured 1/11.)
-SET = HeldOut("triage_heldout_k", "held-out K", KNOWN_MISSES, top1_floor=2, top3_floor=3)
+# After the batch-K kinds (a torch op namespace without the op, MindX DL's start script finding the NPU
+# held, Ascend tools' path owner/mode checks, DCMI -8005 in MindCluster's form with a pending driver
+# upgrade among its causes, MindSpore unable to reserve device memory held by other processes):
+# 7/11 top-1, 9/11 top-3.
+SET = HeldOut("triage_heldout_k", "held-out K", KNOWN_MISSES, top1_floor=7, top3_floor=9)
