@@ -308,7 +308,13 @@ def test_dcmi_8005_reordered_by_the_machine(tmp_path):
         b"DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\n"
     )
     text_only = triage(log, None, None, table())
-    assert [c.cause for c in text_only.causes] == ["device_busy", "container_no_device", "permission"]
+    # a driver/firmware upgrade without reboot is the fourth reading (held-out batch K; ASC-DRIVER-REBOOT decides)
+    assert [c.cause for c in text_only.causes] == [
+        "device_busy",
+        "container_no_device",
+        "permission",
+        "firmware_driver_mismatch",
+    ]
     log.seek(0)
     result = triage(log, machine("no_device_nodes", tmp_path), matrix(), table())
     assert result.causes[0].cause == "container_no_device" and result.causes[0].confirmed is True

@@ -1686,3 +1686,120 @@ def test_killed_inside_a_sentence_is_no_sigkill():
     causes = _top("INFO worker 3 finished; 2 stale jobs were Killed by the cleaner\n" + DISK)
     assert causes[0][0] == "disk_or_tmp_full", causes
     assert "out_of_memory" not in [c for c, _ in causes], causes
+
+
+# --- kinds from held-out batch K: each with three variants neither corpus holds and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(EngineCore pid=9251) AttributeError: '_OpNamespace' '_C_ascend' object has no attribute "
+        "'npu_apply_top_k_top_p'\n",
+        f"{ESC}[31m(Worker_TP0 pid=12){ESC}[0m ERROR 03-02 10:11:12 [worker.py:88] AttributeError: "
+        "'_OpNamespace' 'npu' object has no attribute 'npu_fused_infer_attention_v2'\n",
+        "算子调用失败：AttributeError: '_OpNamespace' 'sgl_kernel_npu' object has no attribute "
+        "'batch_matmul_transpose'\n",
+    ],
+)
+def test_an_op_namespace_without_the_op_is_its_extension_not_loaded(text):
+    causes = _top(text)
+    assert causes[0][0] == "custom_op_not_loaded", causes
+    assert "framework_build_mismatch" in [c for c, _ in causes], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-03-01 10:00:05 npu is busy, check again\n",
+        f"{ESC}[33m[train_start.sh]{ESC}[0m npu is busy, check again\n",
+        "启动检查：npu is occupied by others too long, please release it\n",
+    ],
+)
+def test_a_start_script_finding_the_npu_held_is_device_busy(text):
+    causes = _top(text)
+    assert causes[0][0] == "device_busy", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-05-02 11:22:33,444 ERROR : The file path '/home/u/model.om' may be insecure because is does not "
+        "belong to you.\n",
+        f"{ESC}[31m[ERROR]{ESC}[0m    2026/01/02 03:04:05.060708 1  devmanager/devmanager.go:83  deviceManager init "
+        "failed, prepare dcmi failed, err: lib path is invalid, [/usr/local/dcmi: check uid or mode failed;]\n",
+        "量化脚本退出：The input path may be insecure because it can be written by others.\n",
+    ],
+)
+def test_an_ascend_tool_refusing_a_path_for_its_owner_or_mode_is_permission(text):
+    causes = _top(text)
+    assert causes[0][0] == "permission", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ERROR]    2026/02/03 04:05:06.070809 9  devmanager/devmanager.go:91  deviceManager init failed, "
+        "prepare dcmi failed, err: dcmi init failed, error code: -8005\n",
+        f"{ESC}[31mDrvMngGetConsoleLogLevel failed. (g_conLogLevel=3){ESC}[0m\n"
+        "dcmi module initialize failed. ret is -8005\n",
+        "npu-smi info 执行失败：dcmi module initialize failed. ret is -8005\n",
+    ],
+)
+def test_dcmi_8005_in_either_form_keeps_a_pending_driver_upgrade_among_its_causes(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "device_busy" and "firmware_driver_mismatch" in causes, causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: Malloc device memory failed, size[1073741824], ret[207001], Device 3 Available HBM "
+        "size:34359738368 free size:1048576 may be other processes occupying this card, check as: ps -ef|grep python\n",
+        f"{ESC}[31m[ERROR] DEVICE(4021,ffff8,python):2026-01-02-03:04:05.678.901{ESC}[0m Malloc device memory failed, "
+        "free memory size is less than half of total memory size.Device 1 Device MOC total size:32212254720 Device MOC "
+        "free size:2147483648 may be other processes occupying this card, check as: ps -ef|grep python\n",
+        "训练启动失败：Malloc device memory failed ... may be other processes occupying this card, "
+        "check as: ps -ef|grep python\n",
+    ],
+)
+def test_mindspore_unable_to_reserve_device_memory_is_the_card_held_then_its_own_processes(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[:2] == ["device_busy", "out_of_memory"], causes
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "absent"),
+    [
+        # the op registry of a module, not an op namespace: another kind
+        (
+            "AttributeError: module 'torch.ops' has no attribute '_C_ascend'\n" + DISK,
+            "disk_or_tmp_full",
+            "custom_op_not_loaded",
+        ),
+        ("INFO npu is idle, scheduling job 7 on npu:0\n" + DISK, "disk_or_tmp_full", "device_busy"),
+        # an ACL sample's own message for aclrtMalloc failing: no word of other processes
+        (
+            "[ERROR] acl malloc device memory failed, dataSize=4096, ret=207001\n" + DISK,
+            "disk_or_tmp_full",
+            "device_busy",
+        ),
+        # DCMI -8020 (the device in use) is not the internal error -8005
+        (
+            "dcmi model initialized failed, because the device is used. ret is -8020\n",
+            "device_busy",
+            "firmware_driver_mismatch",
+        ),
+    ],
+)
+def test_the_batch_k_kinds_leave_a_log_of_another_cause_to_that_cause(text, first, absent):
+    causes = _top(text)
+    assert causes[0][0] == first, causes
+    assert absent not in [c for c, _ in causes], causes
+
+
+def test_a_path_owner_warning_of_a_tool_yields_to_the_stack_error_after_it():
+    # msModelSlim / msit only warn with these words on some paths: the error after it names the cause
+    text = "WARNING - The file path '/data/w' may be insecure because it does not belong to you.\n" + DISK
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "disk_or_tmp_full" and "permission" in causes, causes
