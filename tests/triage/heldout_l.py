@@ -12,14 +12,12 @@ from __future__ import annotations
 from tests.triage.heldout import HeldOut
 
 # Held-out logs triage does not rank right, each with why (the text alone, no machine).
-KNOWN_MISSES: dict[str, str] = {
-    # EZ3003's signature, written from a custom op sample, ranks custom_op_not_loaded first
-    "lmdeploy_310P_EZ3003": "wrong cause: a built-in op (ResizeD) the 310P lacks reads as a custom op",
-    # torch_npu looks CANN functions up by name (dlsym) and says so when the installed CANN lacks one
-    "ms-swift_RuntimeError-Failed-to-find-function": "no signature: torch_npu 'Failed to find function <CANN API>'",
-}
+KNOWN_MISSES: dict[str, str] = {}
 # baseline: batch L, 5 logs collected and measured before any rule was written for them (session 34,
 # rules of s34-lead ff35035): 3/5 top-1, 3/5 top-3; misses: 1 matched no stack signature (ranked
 # `other`: torch_npu 'Failed to find function HcclCommInitRootInfoConfig'), 1 ranked a wrong cause
 # first (EZ3003 for a built-in op on a 310P: custom_op_not_loaded, then kernels_missing).
-SET = HeldOut("triage_heldout_l", "held-out L", KNOWN_MISSES, top1_floor=3, top3_floor=3)
+# with batch L's kinds (compat/triage/signatures.toml "kinds from held-out batch L": torch_npu's
+# 'Failed to find function <CANN API>', EZ3003's "not supported by the system", a framework's online
+# single-op build): 5/5 top-1, 5/5 top-3.
+SET = HeldOut("triage_heldout_l", "held-out L", KNOWN_MISSES, top1_floor=5, top3_floor=5)
