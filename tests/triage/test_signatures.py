@@ -1754,3 +1754,58 @@ def test_each_kind_ranks_its_cause_first(kind, text):
 def test_every_kind_has_three_variants():
     assert all(len(kind.texts) >= 3 for kind in RANKED_FIRST), [k.name for k in RANKED_FIRST if len(k.texts) < 3]
     assert len({kind.name for kind in RANKED_FIRST}) == len(RANKED_FIRST)
+
+
+# --- kinds from held-out batch L (tests/data/triage_heldout_l): three variants each that no set
+# holds (other CANN APIs / op types / SoCs, log prefixes, ANSI colours, Chinese text) and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(EngineCore pid=311) RuntimeError: Failed to find function HcclCommInitClusterInfoConfig\n",
+        f"{ESC}[31m[rank5]: RuntimeError: Failed to find function aclrtGetDeviceInfo{ESC}[0m\n",
+        "创建通信域失败：RuntimeError: Failed to find function HcclGetCommName\n",
+    ],
+)
+def test_torch_npu_missing_a_cann_api_is_a_cann_older_than_it_needs(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "torch_npu_cann_mismatch" and "env_not_sourced" in causes, causes
+
+
+def test_a_missing_function_of_the_users_own_code_is_not_a_cann_mismatch():
+    text = "ValueError: Failed to find function get_train_step in module 'my_trainer'\n"
+    causes = [c for c, _ in _top(text)]
+    assert "torch_npu_cann_mismatch" not in causes, causes
+
+
+EZ3003_ONLINE = (
+    "EZ3003: [PID: 812] 2026-02-03-04:05:06.789.012 No supported Ops kernel and engine are found for [{node}], "
+    "optype [{op}].\n"
+    "        Possible Cause: The operator is not supported by the system. Therefore, no hit is found in any "
+    "operator information library.\n"
+    "        [Build][SingleOpModel]call ge interface generator.BuildSingleOpModel failed. ge result = 4294967295\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ERROR] 2026-02-03 04:05:06 (MindSpore) " + EZ3003_ONLINE.format(node="Im2col7", op="Im2col"),
+        f"{ESC}[31m" + EZ3003_ONLINE.format(node="UpsampleNearest3d2", op="UpsampleNearest3d") + f"{ESC}[0m",
+        "310B 上推理报错：\n" + EZ3003_ONLINE.format(node="ResizeBicubic41", op="ResizeBicubic"),
+    ],
+)
+def test_a_framework_building_an_op_no_store_knows_is_the_soc_not_supporting_it(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "soc_unsupported" and "kernels_missing" in causes, causes
+
+
+def test_ez3003_of_an_offline_atc_build_still_reads_as_its_custom_op_not_loaded():
+    text = (
+        "ATC run failed, Please check the detail log, Try 'atc --help' for more information\n"
+        "EZ3003: No supported Ops kernel and engine are found for [MyMatmulCustom], optype [MyMatmulCustom].\n"
+        "        build graph failed, graph id:0, ret:-1[FUNC:BuildModel][FILE:ge_generator.cc][LINE:148]\n"
+    )
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "custom_op_not_loaded" and "soc_unsupported" in causes, causes
