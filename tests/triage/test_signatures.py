@@ -1809,3 +1809,64 @@ def test_ez3003_of_an_offline_atc_build_still_reads_as_its_custom_op_not_loaded(
     )
     causes = [c for c, _ in _top(text)]
     assert causes[0] == "custom_op_not_loaded" and "soc_unsupported" in causes, causes
+
+
+# --- held-out batch N: the device's AI CPU executor (TSD) not starting; an AI CPU inner error (E39999) alone
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "E39999: Inner Error!\n"
+        "E39999 TsdOpen failed. devId=3, tdt error=1[FUNC:PrintfTsdError][FILE:runtime.cc][LINE:2638]\n",
+        "推理进程启动失败：Start aicpu executor failed, retCode=0x7020009 devId=1"
+        "[FUNC:DeviceRetain][FILE:runtime.cc][LINE:3810]\n",
+        f"(EngineCore_DP0 pid=311) ERROR 01-02 03:04:05 [core.py:708] {ESC}[31mTsdOpen failed, devId=7, tdt "
+        f"error=1[FUNC:startAicpuExecutor][FILE:runtime.cc][LINE:1702]{ESC}[0m\n",
+    ],
+)
+def test_the_aicpu_executor_not_starting_is_the_driver_cann_pair_or_the_aicpu_environment(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "driver_cann_mismatch", causes
+    assert {"env_not_sourced", "device_busy"} <= set(causes[:3]), causes
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "absent"),
+    [
+        # an AI CPU kernel failing while it runs: the executor did start
+        (
+            "Aicpu kernel execute failed, device_id=0, stream_id=116, task_id=2, fault so_name=libaicpu_kernels.so, "
+            "fault kernel_name=GetNext\n" + DISK,
+            "disk_or_tmp_full",
+            "env_not_sourced",
+        ),
+        # HCCP refusing while the last training process runs: no TsdOpen of the runtime
+        (
+            "EJ0001: Failed to initialize the HCCP process. Reason: Maybe the last training process is running.\n"
+            "        tsd client wait response fail, device response code[1]. unknown device error.\n",
+            "device_busy",
+            "env_not_sourced",
+        ),
+        # E39999 is a wrapper: the causal line after it (a full disk) ranks first
+        ("E39999: Inner Error, Please contact support engineer!\n" + DISK, "disk_or_tmp_full", None),
+    ],
+)
+def test_the_batch_n_kinds_leave_a_log_of_another_cause_to_that_cause(text, first, absent):
+    causes = _top(text)
+    assert causes[0][0] == first, causes
+    assert absent is None or absent not in [c for c, _ in causes], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: Call aclnnArgMaxWithValue failed, detail:E39999: Inner Error\n",
+        "服务拉起失败：E39999: Inner Error, Please contact support engineer!\n",
+        f"{ESC}[31m[ERROR]{ESC}[0m 2026-01-02 03:04:05 [mindie] E39999: [PID: 4321] 2026-01-02-03:04:05.678.901 "
+        "Inner Error!\n",
+    ],
+)
+def test_an_aicpu_inner_error_alone_is_a_cann_the_framework_was_not_built_for(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "framework_build_mismatch" and "driver_cann_mismatch" in causes[:3], causes
