@@ -1870,3 +1870,59 @@ def test_the_batch_n_kinds_leave_a_log_of_another_cause_to_that_cause(text, firs
 def test_an_aicpu_inner_error_alone_is_a_cann_the_framework_was_not_built_for(text):
     causes = [c for c, _ in _top(text)]
     assert causes[0] == "framework_build_mismatch" and "driver_cann_mismatch" in causes[:3], causes
+
+
+# --- kinds from held-out batch M: each with three variants neither corpus holds and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[ACL ERROR] EE1001: [PID: 4410] 2026-01-02-03:04:05.678.901 The argument is invalid.Reason: "
+        "ModelCheckCompatibility failed, supported socVersion=Ascend310P3, but the model socVersion=Ascend310B1\n",
+        f"{ESC}[31m[ERROR]{ESC}[0m GE(7781,python3):2026-02-03-04:05:06.070.809 [om_file_helper.cc:265]7781 "
+        "CheckModelCompatibility: Call rtModelCheckCompatibility(model_soc_version.c_str(), model_arch_type.c_str()) "
+        "fail\n        rtModelCheckCompatibility execute failed, reason=[soc version error]\n",
+        "模型加载失败：Check model compatibility failed.[FUNC:LoadModelData][FILE:model_helper.cc][LINE:1266]\n",
+    ],
+)
+def test_an_om_model_converted_for_another_soc_is_soc_unsupported(text):
+    causes = _top(text)
+    assert causes[0][0] == "soc_unsupported", causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "EZ9999: Inner Error!\nThe error from device(0), serial number is 7, there is an aivec error, core id is 2, "
+        "error code = 0x10, dump info: pc start: 0x124080131000, errorStr: Illegal instruction, which is usually "
+        "caused by unaligned UUB addresses.[FUNC:PrintCoreErrorInfo][FILE:device_error_proc.cc][LINE:537]\n",
+        f"{ESC}[31m[ERROR] RUNTIME(3312,main):2026-03-04-05:06:07.080.910{ESC}[0m The extend info: "
+        "errcode:(0x10, 0, 0) errorStr: Illegal instruction, which is usually caused by unaligned UUB addresses. "
+        "fsmId:1, tslot:6\n",
+        "推理报错：there is an aivec error exception, core id is 41, error code = 0x10 ... "
+        "errorStr:Illegal instruction\n",
+    ],
+)
+def test_a_vector_core_illegal_instruction_keeps_another_socs_kernels_in_the_top_three(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "other" and "soc_unsupported" in causes[:3], causes
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "absent"),
+    [
+        # the host CPU's SIGILL (a wheel built for a newer ARM/x86 ISA), not the AI Core's
+        ("Illegal instruction (core dumped)\n" + DISK, "disk_or_tmp_full", "soc_unsupported"),
+        # a log line naming the model's SoC without the check failing
+        (
+            "INFO model socVersion=Ascend910B2 matches the device, loading model.om\n" + DISK,
+            "disk_or_tmp_full",
+            "soc_unsupported",
+        ),
+    ],
+)
+def test_the_batch_m_kinds_leave_a_log_of_another_cause_to_that_cause(text, first, absent):
+    causes = _top(text)
+    assert causes[0][0] == first, causes
+    assert absent not in [c for c, _ in causes], causes
