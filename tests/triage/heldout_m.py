@@ -25,5 +25,6 @@ KNOWN_MISSES: dict[str, str] = {
 # signature (ranked `other`); the 310P3 aivec 'Illegal instruction' matched device-kernel-exception
 # (`other` kernel fault first, framework_build_mismatch second, soc_unsupported absent).
 # After the batch-M kinds (an .om model converted for another SoC, a vector core 'Illegal instruction'
-# keeping another SoC's kernels among its readings): 3/4 top-1, 4/4 top-3.
-SET = HeldOut("triage_heldout_m", "held-out M", KNOWN_MISSES, top1_floor=3, top3_floor=4)
+# keeping another SoC's kernels among its readings): 3/4 top-1, 4/4 top-3. Merged: lmdeploy #2745 (ranked
+# right before any rule) was collected by set L at the same time and stays there only: 2/3, 3/3 here
+SET = HeldOut("triage_heldout_m", "held-out M", KNOWN_MISSES, top1_floor=2, top3_floor=3)
