@@ -182,7 +182,8 @@ def markdown(result: TriageResult, name: str) -> str:
     lines = [f"### ascenv triage: {_md(_headline(result, name))}", "", _md(_judged(result)), ""]
     if not result.recognised:
         lines.append("No error of the Ascend stack recognised in this log: ranked `other` (the program's own error).")
-        lines += [f"Its last error (line {g.first_line}): `{_md(g.text)}`" for c in result.causes for g in c.lines]
+        for g in (g for c in result.causes for g in c.lines):  # a fence: the line may hold backticks
+            lines += ["", f"Its last error (line {g.first_line}):", "", "```", g.text, "```"]
         lines += ["", "The doctor's errors on this machine:", ""]
         lines += [
             f"- ❌ `{f.id}` {_md(f.title)}" + (f" — fix: `{f.fix}`" if f.fix else "") for f in result.doctor_errors

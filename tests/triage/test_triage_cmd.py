@@ -84,6 +84,18 @@ def test_markdown(tmp_path):
     assert "version mismatch between NNAL and torch_npu" in out
 
 
+def test_markdown_of_a_log_no_signature_knows_fences_its_last_error(tmp_path):
+    # the quoted line may hold backticks (a FAQ's markdown): a code span would break, a fence does not
+    log = tmp_path / "faq.log"
+    log.write_text("**Symptom**: `RuntimeError: tp_size exceeds num_key_value_heads`\n")
+    snapshot = saved(machine(None, tmp_path / "m"), tmp_path)
+    code, out, _ = run_cli(["triage", str(log), "--from", snapshot, "--format", "markdown"], {})
+    assert code == 0
+    assert "ranked `other` (the program's own error)" in out
+    quoted = "**Symptom**: `RuntimeError: tp_size exceeds num_key_value_heads`"
+    assert f"Its last error (line 1):\n\n```\n{quoted}\n```" in out
+
+
 def test_no_signature_reports_the_doctor_errors(tmp_path):
     log = tmp_path / "ok.log"
     log.write_text("INFO 04-23 09:25:10 [__init__.py:44] plugin ascend loaded.\nValueError: bad --tp-size\n")
