@@ -8,6 +8,8 @@ by several signatures is one entry with all their lines. Ranking: confirmed firs
 ruled out last; inside each, causal lines before generic wrappers, then the earliest line in the
 log, then the signature table's weight, raised by context lines (a ``boost`` signature: a JIT
 front-end named in the log makes "built for another CANN" the likelier reading of a kernel fault).
+A log no signature names ranks one cause, ``other`` unrecognised, quoting its last error line
+(``last_error``): the corpus vocabulary's cause outside the Ascend stack, never confirmed.
 """
 
 from __future__ import annotations
