@@ -69,9 +69,9 @@ def test_a_recognised_cause_has_no_unrecognised_other_beside_it():
 def test_unrecognised_is_never_confirmed_and_the_exit_code_is_the_doctors(tmp_path):
     # a machine with the stack's faults: `other` unrecognised is not a finding; the doctor's errors
     # decide the exit code as before
-    faulty = machine("driver_cann", tmp_path / "faulty")
+    faulty = machine("env_not_sourced", tmp_path / "faulty")  # the doctor errs: set_env.sh not sourced
     result = _triage("ValueError: bad config\n", faulty)
     assert result.causes[0].cause == "other" and result.causes[0].confirmed is None
-    assert exit_code(result) == (1 if result.doctor_errors else 0)
+    assert result.doctor_errors and exit_code(result) == 1
     healthy = _triage("ValueError: bad config\n", machine(None, tmp_path / "healthy"))
     assert exit_code(healthy) == 0 and not healthy.doctor_errors
