@@ -427,9 +427,9 @@ class AbiInfo:
 class StackPart:
     """A part of the stack above torch_npu, read from its files and never imported: NNAL/ATB and
     MindIE from their install's ``version.info``, triton-ascend, vllm-ascend, vllm and sglang from
-    their dist-info."""
+    their dist-info, tilelang from its source tree on PYTHONPATH or its dist-info."""
 
-    name: str  # nnal-atb, mindie, triton-ascend, vllm-ascend, vllm, sglang
+    name: str  # nnal-atb, mindie, triton-ascend, vllm-ascend, vllm, sglang, tilelang
     version: Optional[str]  # as written: 8.2.RC1, 2.1.RC1, 3.2.1, 0.23.0
     path: str  # the install directory, or the dist-info directory
     source: str  # the file the version was read from
@@ -439,6 +439,10 @@ class StackPart:
     wheel_tags: tuple[str, ...] = ()  # a wheel's tags (manylinux_2_27_aarch64: its glibc floor)
     compiler: Optional[str] = None  # triton-ascend: the bishengir-compile it would run
     compiler_from: Optional[str] = None  # bundled, PATH, TRITON_NPU_COMPILER_PATH; None: not looked for
+    # a JIT front-end read from its Python sources (tilelang): the strings looked for in them (what
+    # compat/stacks.toml's [[jit_change]] rows name) and those found; () / None: not read
+    sought: tuple[str, ...] = ()
+    found: Optional[tuple[str, ...]] = None
 
 
 # --- the snapshot ------------------------------------------------------------------------------

@@ -808,6 +808,7 @@ TRITON_NO_SUPPORT = "triton-ascend-issue-1002.md"
 PRODUCT_UNITS = {"A2": "ascend910b", "A3": "ascend910_93", "950": "ascend950", "350": "ascend950"}
 SOC_UNITS = (("310P", "ascend310p"), ("310B", "ascend310b"), ("910B", "ascend910b"), ("950", "ascend950"))
 MINDIE_TABLE = "mindie-26.0.0-release.md"
+TILELANG_CANN = "tilelang-ascend-cann-8.5.md"
 
 
 @dataclass(frozen=True)
@@ -1064,6 +1065,62 @@ def parse_no_support(text: str) -> tuple[str, ...]:
     return units
 
 
+@dataclass(frozen=True)
+class JitChange:
+    """What a JIT front-end changed in its own sources for a CANN release line."""
+
+    frontend: str  # the import package: tilelang
+    cann: str  # the CANN line that needs it: 8.5.X
+    uses: tuple[str, ...]  # the change concerns sources that say one of these (the route it is on)
+    has: tuple[str, ...]  # the change, as the front-end's fix spells it
+    change: str  # the fix's own title
+    fixed_in: str  # the pull request
+
+
+# tilelang-ascend's AscendNPU IR route compiles through bishengir (its JIT runs bishengir-compile and
+# bishengir-opt); the Ascend C route (branch ascendc_pto) names no bishengir and is not concerned.
+TILELANG_ROUTE = ("bishengir",)
+
+
+def parse_tilelang_cann(text: str) -> list[JitChange]:
+    """The changes tilelang-ascend made for a CANN release: the README's news line ("TileLang now
+    supports CANN 8.5. Check out Pull Request#334 and ... #346"), then one ``## PR #N: URL``
+    section per pull request with its commit and the lines it adds. What a fix adds is read from
+    those lines: a compiler option it passes (``"--adapt-triton-kernel"``; the later sources name the
+    pass in Python as ``adapt_triton_kernel``) or an include directory it adds
+    (``-I{os.path.join(asc_path, 'pkg_inc')}``)."""
+    news = re.search(r"now supports CANN (\d+\.\d+)\b", text)
+    if news is None:
+        raise SystemExit(f"{TILELANG_CANN}: no 'now supports CANN X.Y' news line")
+    changes = []
+    for section in re.split(r"^## ", text, flags=re.MULTILINE)[1:]:
+        head = re.match(r"PR #\d+: (https://\S+)", section)
+        if head is None:
+            continue
+        subject = re.search(r"^Date: .*\n\n\s+(.+)$", section, re.MULTILINE)
+        added = [line[1:] for line in section.splitlines() if line.startswith("+")]
+        options = [m for line in added for m in re.findall(r'"--([a-z][a-z0-9-]+)"', line)]
+        paths = [m for line in added for m in re.findall(r"os\.path\.join\(\w+, '([\w/]+)'\)", line)]
+        # a directory and its subdirectories (pkg_inc, pkg_inc/profiling): the directory names them all
+        includes = [p for p in paths if not any(p.startswith(f"{q}/") for q in paths)]
+        has = [spelling for o in options for spelling in (o, o.replace("-", "_"))] + includes
+        if subject is None or not has:
+            raise SystemExit(f"{TILELANG_CANN}: {head.group(1)}: no commit subject or no option/include it adds")
+        changes.append(
+            JitChange(
+                "tilelang",
+                f"{news.group(1)}.X",
+                TILELANG_ROUTE,
+                tuple(dict.fromkeys(has)),
+                subject.group(1).strip(),
+                head.group(1),
+            )
+        )
+    if not changes:
+        raise SystemExit(f"{TILELANG_CANN}: no '## PR #N: URL' section")
+    return changes
+
+
 def parse_mindie_rows(text: str) -> list[tuple[str, str, str]]:
     """(MindIE, CANN, PTA) rows of the MindIE release table (see parse_mindie)."""
     rows = []
@@ -1132,6 +1189,17 @@ def stacks_toml(saved: dict[str, Saved]) -> str:
     mindie = saved[MINDIE_TABLE]
     for version, cann, pta in parse_mindie_rows(mindie.text):
         out += _toml_row("mindie", [("version", version), ("cann", cann), ("pta", pta)], [mindie.citation])
+    tilelang = saved[TILELANG_CANN]
+    for change in parse_tilelang_cann(tilelang.text):
+        values = [
+            ("frontend", change.frontend),
+            ("cann", change.cann),
+            ("uses", list(change.uses)),
+            ("has", list(change.has)),
+            ("change", change.change),
+            ("fixed_in", change.fixed_in),
+        ]
+        out += _toml_row("jit_change", values, [tilelang.citation])
     images: dict[ImageStack, list[str]] = {}
     for name in sorted(saved):
         if "Dockerfile" in name:

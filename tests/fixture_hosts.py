@@ -756,6 +756,50 @@ def build_host(name: str, tmp_path: Path) -> FixtureHost:
     return {**_BUILDERS, **_MORE_BUILDERS}[name](_Machine(Path(tmp_path), name))
 
 
+# --- a JIT front-end's checkout ---------------------------------------------------------------------
+# tilelang-ascend is built in its git checkout and put on PYTHONPATH by its install script
+# (install_npuir.sh: ``export PYTHONPATH=${TILELANG_PATH}:$PYTHONPATH``); its version is the
+# checkout's VERSION file (0.1.4 both before and after the CANN 8.5 changes: version numbers do not
+# tell them apart). The sources below stand in for its JIT: what they name, not its code.
+TILELANG_CHANGES = {
+    # compat/sources/tilelang-ascend-cann-8.5.md: PR #334 passes the pass to bishengir-opt, PR #346
+    # adds CANN 8.5's pkg_inc include directory
+    "pr334": ("tilelang/jit/jit_npu.py", 'OPT_OPTIONS = ["--adapt-triton-kernel"]\n'),
+    "pr346": ("tilelang/jit/jit_npu.py", 'INCLUDE_DIRS = ["include", "pkg_inc", "pkg_inc/profiling"]\n'),
+    # the later layout (npuir, 2026-06): the pass named in the TileLang adapter's pass list
+    "pass_list": (
+        "tilelang/tladapter/transforms/bishengir.py",
+        'adapt_triton_kernel = pass_fn("adapt-triton-kernel")\n',
+    ),
+}
+
+
+def write_tilelang_checkout(
+    root: Path, checkout: str = "/opt/tilelang-ascend", changes: tuple[str, ...] = (), route: str = "npuir"
+) -> str:
+    """A tilelang-ascend checkout under ``root`` at ``checkout`` with ``changes`` (TILELANG_CHANGES
+    keys); ``route`` npuir compiles through bishengir, ascendc_pto through Ascend C. Returns the
+    PYTHONPATH entry."""
+    base = root / checkout.lstrip("/")
+    files = {
+        "VERSION": "0.1.4\n",
+        "tilelang/__init__.py": "from .version import __version__\n",
+        "tilelang/jit/__init__.py": "",
+        "tilelang/jit/jit_npu.py": (
+            'NPU_COMPILER = "bishengir-compile"\nOPT_TOOL = "bishengir-opt"\n'
+            if route == "npuir"
+            else 'KERNEL_HEADER = "kernel_operator.h"\n'
+        ),
+    }
+    for change in changes:
+        path, line = TILELANG_CHANGES[change]
+        files[path] = files.get(path, "") + line
+    for path, text in files.items():
+        (base / path).parent.mkdir(parents=True, exist_ok=True)
+        (base / path).write_text(text)
+    return checkout
+
+
 # --- hostile helpers: programs that hang, flood or leave processes behind -------------------------
 # Each writes a script that logs its own pid (and its background child's) to files beside it, so a
 # test can check by pid that nothing it started is still running afterwards.

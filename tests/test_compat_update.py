@@ -50,6 +50,7 @@ def test_every_saved_source_names_its_url_or_fetch_and_its_day() -> None:
                 "github:Ascend/cann-container-image@",
                 "github:sgl-project/sglang@",
                 "github:hicann/asc-tools@",
+                "github:tile-ai/tilelang-ascend@",
                 "METADATA and WHEEL of torch-npu wheels",
                 "WHEEL tags of triton-ascend wheels",
                 "ascend-deployer 26.0.0 wheel",
@@ -842,3 +843,34 @@ def test_the_supported_products_and_a_maintainers_refusal():
     assert tool.parse_no_support(_saved(tool.TRITON_NO_SUPPORT).text) == ("ascend310p",)
     with pytest.raises(SystemExit):
         tool.parse_no_support("we will support it soon")
+
+
+def test_tilelang_cann_changes_are_read_from_the_saved_pull_requests() -> None:
+    changes = tool.parse_tilelang_cann(_saved(tool.TILELANG_CANN).text)
+    assert [(c.cann, c.uses, c.has, c.fixed_in) for c in changes] == [
+        (
+            "8.5.X",
+            ("bishengir",),
+            ("adapt-triton-kernel", "adapt_triton_kernel"),
+            "https://github.com/tile-ai/tilelang-ascend/pull/334",
+        ),
+        ("8.5.X", ("bishengir",), ("pkg_inc",), "https://github.com/tile-ai/tilelang-ascend/pull/346"),
+    ]
+    assert changes[0].change == "[AscendNPU-IR][JIT] Update jit to make CANN8.5 work"
+
+
+def test_tilelang_cann_parser_reads_another_release_and_refuses_what_it_cannot_read() -> None:
+    # variants: another CANN line, a fix that passes another option, one that adds another directory
+    text = (
+        "- 7/1/2026: TileLang now supports CANN 9.1. Check out Pull Request#900!\n"
+        "## PR #900: https://github.com/tile-ai/tilelang-ascend/pull/900\n"
+        "commit 0123\nAuthor: someone\nDate: Wed Jul 1 10:00:00 2026 +0000\n\n    [JIT] CANN 9.1\n\n"
+        '+    _opt_option_list = ["--hivm-legalize-memref"]\n'
+        "+        cc_cmd += [f\"-I{os.path.join(asc_path, 'include/new_rt')}\"]\n"
+    )
+    (change,) = tool.parse_tilelang_cann(text)
+    assert (change.cann, change.has) == ("9.1.X", ("hivm-legalize-memref", "hivm_legalize_memref", "include/new_rt"))
+    with pytest.raises(SystemExit, match="no 'now supports CANN X.Y' news line"):
+        tool.parse_tilelang_cann(text.replace("now supports CANN 9.1", "works on CANN 9.1"))
+    with pytest.raises(SystemExit, match="no option/include it adds"):
+        tool.parse_tilelang_cann(text.split("\n+")[0])

@@ -495,3 +495,91 @@ def mindie(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
         source=source,
         data_as_of=matrix.as_of,
     )
+
+
+@check(
+    "ASC-STACK-JIT",
+    layer="stack",
+    title="a JIT front-end's sources carry what the installed CANN needs of them",
+    explain="""
+A JIT front-end builds its kernels at run time with the compiler of the installed CANN, so a CANN
+release that changes that compiler can need a change of the front-end's own sources; without it
+the kernels do not build, or build and fault on the device. tilelang-ascend's AscendNPU IR route
+documents two for CANN 8.5 ("TileLang now supports CANN 8.5", its README's news, naming both):
+PR #334 runs bishengir's adapt-triton-kernel pass itself, which CANN 8.5 moved from the HIVM to
+the HFusion pipeline that TileLang does not run ("SUSPECT REMOTE ERROR, EE8888" at run time
+without it), and PR #346 adds CANN 8.5's pkg_inc include directory for runtime/rt.h. Those changes
+are compat/stacks.toml's [[jit_change]] rows, generated from the saved pull requests; the probe
+reads the front-end's Python sources (a checkout on PYTHONPATH, as its install script sets, or
+its distribution) for the strings each change adds. A front-end on a route a change concerns
+(its sources name bishengir) whose sources lack the change, on the CANN line that needs it, is an
+error; the Ascend C route (no bishengir) is not concerned; a CANN line no change is documented
+for is info, not an error.
+""",
+)
+def jit_frontend(snap: Snapshot, matrix: Any) -> Iterator[Finding]:
+    if matrix is None:
+        return
+    cann_text, cann = _cann(snap)
+    for part in snap.stack:
+        changes = [c for c in matrix.jit_changes if c.frontend == part.name]
+        if part.found is None or not changes or cann is None:
+            continue
+        name = f"{part.name} {part.version or '(version unknown)'}"
+        source = _source(changes[0].provenance)
+        unread = [c for c in changes if not set(c.uses + c.has) <= set(part.sought)]
+        if unread:
+            yield finding(
+                "ASC-STACK-JIT",
+                Severity.INFO,
+                f"{name}: its sources were not read for what CANN {unread[0].cann} needs of them",
+                found=f"a snapshot that looked for {', '.join(part.sought) or 'nothing'} in {part.path}",
+                fix="take the snapshot again with this ascenv (`ascenv snapshot -o FILE`)",
+                evidence=(part.path,),
+                source=source,
+            )
+            continue
+        needed = [c for c in changes if c.cann.contains(cann)]
+        route = [c for c in needed if set(c.uses) & set(part.found)]
+        missing = [c for c in route if not set(c.has) & set(part.found)]
+        if missing:
+            yield finding(
+                "ASC-STACK-JIT",
+                Severity.ERROR,
+                f"{name} lacks what CANN {cann_text} needs of it: it builds kernels for an older CANN's compiler",
+                found=f"{part.path}: no {' / '.join(' or '.join(c.has) for c in missing)} in its sources",
+                expected="; ".join(f"{c.change} ({c.fixed_in})" for c in missing),
+                evidence=(part.path, f"compat: {missing[0].provenance.source[0]}"),
+                fix=f"update {part.name} to a version with {', '.join(c.fixed_in for c in missing)} and rebuild it "
+                "(in its checkout: git pull, then its install script), or install the CANN it was made for; "
+                "then clear its kernel cache so that no kernel of the old build is reused",
+                source=_source(missing[0].provenance),
+                data_as_of=matrix.as_of,
+            )
+        elif route:
+            yield finding(
+                "ASC-STACK-JIT",
+                Severity.OK,
+                f"{name} has what CANN {cann_text} needs of it ({', '.join(c.fixed_in for c in route)})",
+                evidence=(part.path,),
+                source=source,
+            )
+        elif needed:
+            yield finding(
+                "ASC-STACK-JIT",
+                Severity.OK,
+                f"{name} does not compile through {' or '.join(needed[0].uses)}: "
+                f"CANN {cann_text}'s changes do not concern it",
+                evidence=(part.path,),
+                source=source,
+            )
+        else:
+            yield finding(
+                "ASC-STACK-JIT",
+                Severity.INFO,
+                f"{name} with CANN {cann_text}: no change of its sources is documented for this CANN",
+                found=f"changes documented for CANN {', '.join(dict.fromkeys(str(c.cann) for c in changes))}",
+                evidence=(part.path,),
+                source=source,
+                data_as_of=matrix.as_of,
+            )

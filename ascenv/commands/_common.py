@@ -304,7 +304,8 @@ def diagnose_machine(
     else:
         from ascenv.probe.snapshot import collect  # here: `doctor --from` re-checks offline and loads no probe
 
-        snapshot = collect(root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+        root = root_argument(ctx, args.root)
+        snapshot = collect(root, ctx.environ, ctx.run, python=args.python, sought=lambda: jit_strings(matrix()))
         if args.root != "/" and args.python is None and snapshot.python.executable:
             # --root never executes anything under DIR: its environments are read from their files
             ctx.out.message(
@@ -313,6 +314,12 @@ def diagnose_machine(
             )
     judged = matrix()
     return diagnose(snapshot, judged, strict=args.strict, extra=extra(snapshot, judged) if extra else ())
+
+
+def jit_strings(matrix: object) -> Mapping[str, Sequence[str]]:
+    """What the probe looks for in JIT front-ends' sources (none without the compat data)."""
+    strings = getattr(matrix, "jit_strings", None)
+    return strings() if strings else {}
 
 
 def load_matrix(cache_dir: Optional[str] = None, overlay: Optional[Path] = None) -> object:

@@ -72,6 +72,10 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
     created = report_time(ctx.environ)
     recorder = _Recorder(ctx.run)
     root: Optional[Root] = None
+    from ascenv import compat
+    from ascenv.checks import run_checks
+
+    matrix = compat.load_cached(ctx.cache_dir, overlay=common.compat_overlay(ctx))  # `compat update` data
     if args.from_file:
         from ascenv.snapshot_io import load_snapshot
 
@@ -80,11 +84,10 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         from ascenv.probe.snapshot import collect
 
         root = common.root_argument(ctx, args.root)
-        snapshot = replace(collect(root, ctx.environ, recorder, python=args.python), created=created)
-    from ascenv import compat
-    from ascenv.checks import run_checks
-
-    matrix = compat.load_cached(ctx.cache_dir, overlay=common.compat_overlay(ctx))  # `compat update` data
+        sought = common.jit_strings(matrix)
+        snapshot = replace(
+            collect(root, ctx.environ, recorder, python=args.python, sought=lambda: sought), created=created
+        )
     findings = run_checks(snapshot, matrix)
     lock, lock_origin = _lock(args, ctx, snapshot)
     files = raw_files(root, snapshot) if root is not None else ()

@@ -27,7 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     common.check_output_path(ctx, args.output)
-    snapshot = collect(common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python)
+    matrix = common.load_matrix(ctx.cache_dir, common.compat_overlay(ctx))
+    sought = common.jit_strings(matrix)
+    snapshot = collect(
+        common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python, sought=lambda: sought
+    )
     if args.output:
         # 0600: a snapshot names serial numbers and home paths (report redacts them)
         common.write_output(ctx, args.output, dumps_snapshot(snapshot), mode=0o600)

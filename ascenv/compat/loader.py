@@ -21,6 +21,7 @@ from ascenv.compat.model import (
     HdkKind,
     HdkRule,
     ImageStack,
+    JitChange,
     MindieRow,
     OpsPackage,
     PciCard,
@@ -96,6 +97,7 @@ def load(directory: Optional[Path] = None, overlay: Optional[Path] = None) -> Ma
         mindie=stacks.rows("mindie", _mindie),
         images=stacks.rows("images", _image),
         products=stacks.rows("products", _products),
+        jit_changes=stacks.rows("jit_change", _jit_change),
         overlay=tuple(used),
         overlay_ignored=tuple(ignored),
     )
@@ -414,6 +416,19 @@ def _products(row: TableReader) -> ProductSupport:
     if kind not in ("supported", "unsupported"):
         raise row.fail("kind", f"expected supported or unsupported, found {kind!r}")
     return ProductSupport(row.string("package"), kind, row.strings("compute_units", True), row.provenance())
+
+
+def _jit_change(row: TableReader) -> JitChange:
+    text = row.string("cann")
+    return JitChange(
+        frontend=row.string("frontend"),
+        cann=row.parsed("cann", lambda: pattern(text, ProductLine.CANN)),
+        uses=row.strings("uses", True),
+        has=row.strings("has", True),
+        change=row.string("change"),
+        fixed_in=row.string("fixed_in"),
+        provenance=row.provenance(),
+    )
 
 
 def _mindie(row: TableReader) -> MindieRow:

@@ -293,6 +293,21 @@ class ProductSupport:
 
 
 @dataclass(frozen=True)
+class JitChange:
+    """A change a JIT front-end made in its own sources for a CANN release line: without it, the
+    kernels it builds on that CANN do not compile or fault on the device (tilelang-ascend's
+    adapt-triton-kernel pass for CANN 8.5)."""
+
+    frontend: str  # the import package: tilelang
+    cann: VersionRange  # the CANN line that needs it (8.5.X)
+    uses: tuple[str, ...]  # it concerns sources that say one of these (the route, e.g. bishengir)
+    has: tuple[str, ...]  # sources with the change say one of these
+    change: str  # the fix's own title
+    fixed_in: str  # where the front-end made it (its pull request)
+    provenance: Provenance
+
+
+@dataclass(frozen=True)
 class MindieRow:
     version: AscendVersion  # ProductLine.CANN spelling: 2.2.RC1, 3.0.0
     text: str

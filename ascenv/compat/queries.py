@@ -20,6 +20,7 @@ from ascenv.compat.model import (
     HdkKind,
     HdkRule,
     ImageStack,
+    JitChange,
     MindieRow,
     OpsPackage,
     PciCard,
@@ -68,6 +69,15 @@ class Matrix:
     overlay: tuple[str, ...] = ()  # the user's data files read in place of the shipped ones
     overlay_ignored: tuple[str, ...] = ()  # the user's files older than the shipped ones: not read
     products: tuple[ProductSupport, ...] = ()
+    jit_changes: tuple[JitChange, ...] = ()
+
+    def jit_strings(self) -> dict[str, tuple[str, ...]]:
+        """What to look for in each JIT front-end's sources (its import package -> strings): the
+        probe reads them (ascenv.probe.stack.jit_frontend), ASC-STACK-JIT judges what it found."""
+        strings: dict[str, tuple[str, ...]] = {}
+        for change in self.jit_changes:
+            strings[change.frontend] = tuple(dict.fromkeys(strings.get(change.frontend, ()) + change.uses + change.has))
+        return strings
 
     # CANN ------------------------------------------------------------------------------------
 

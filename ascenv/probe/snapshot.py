@@ -10,7 +10,7 @@ import dataclasses
 import posixpath
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Callable, Optional, TypeVar
 
 from ascenv import __version__, proc
@@ -58,11 +58,14 @@ def collect(
     *,
     python: Optional[str] = None,
     budget: float = BUDGET,
+    sought: Callable[[], Mapping[str, Sequence[str]]] = dict,
 ) -> Snapshot:
     """Probe everything. ``environ`` is the environment to judge (the caller's, or a saved one);
     ``python`` the interpreter whose packages to read (default: python3 on ``environ``'s PATH; under
     a root other than /, the root's own environments read from their files);
-    ``budget`` the seconds all helper programs together may take."""
+    ``budget`` the seconds all helper programs together may take; ``sought`` gives the JIT
+    front-ends to read (import package -> the strings to look for in its sources:
+    ``Matrix.jit_strings``), called late so that the caller may load it meanwhile."""
     failures: list[ProbeError] = []
     deadline = proc.Deadline(budget)
 
@@ -112,7 +115,9 @@ def collect(
             )
             no_stack: tuple[StackPart, ...] = ()
             home = environ.get("HOME")
-            stack = guarded("stack", lambda: probe_stack(root, environ, python_result[0], home), no_stack)
+            stack = guarded(
+                "stack", lambda: probe_stack(root, environ, python_result[0], home, sought=sought()), no_stack
+            )
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the main thread's own run has killed its child; the
             # target interpreter's run is on the other thread, so kill it here and let it end.

@@ -13,9 +13,11 @@ set ``ATB_HOME_PATH=.../nnal/atb/latest/atb/cxx_abi_0``, 9.x images ``cxx_abi_1`
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Optional
 
 from ascenv.model import PythonInfo, StackPart, normalize_name
@@ -29,9 +31,15 @@ _BUILD = re.compile(r"^(.*?)\.(B\d+)$", re.IGNORECASE)  # 8.2.RC1.B150 -> 8.2.RC
 
 
 def probe_stack(
-    root: Root, environ: Mapping[str, str], python: PythonInfo, home: Optional[str] = None, live: Optional[bool] = None
+    root: Root,
+    environ: Mapping[str, str],
+    python: PythonInfo,
+    home: Optional[str] = None,
+    live: Optional[bool] = None,
+    sought: Mapping[str, Sequence[str]] = MappingProxyType({}),
 ) -> tuple[StackPart, ...]:
-    """Every part found, NNAL/ATB and MindIE first, then the Python distributions. ``live``
+    """Every part found, NNAL/ATB and MindIE first, then the Python distributions, then the JIT
+    front-ends of ``sought`` (import package -> the strings to look for in its sources). ``live``
     (default: the root is this machine's /): a compiler looked for and not found is "not found";
     under ``--root`` the Python judged is this shell's, whose files the root does not hold, so
     an absent compiler is left unjudged (None)."""
@@ -41,9 +49,55 @@ def probe_stack(
     for base in dict.fromkeys(bases):
         parts += _atb(root, base, environ.get("ATB_HOME_PATH"))
         parts += _mindie(root, base)
-    return tuple(parts) + tuple(
-        _with_compiler(root, environ, p, live) if p.name == "triton-ascend" else p for p in python_parts(python)
-    )
+    parts += [_with_compiler(root, environ, p, live) if p.name == "triton-ascend" else p for p in python_parts(python)]
+    frontends = (jit_frontend(root, environ, python, name, strings) for name, strings in sought.items())
+    return tuple(parts) + tuple(p for p in frontends if p is not None)
+
+
+# A JIT front-end that is not pip-installed: tilelang-ascend's install script builds it in its
+# checkout and exports ``PYTHONPATH=<checkout>:$PYTHONPATH`` (install_npuir.sh), and its version is
+# the checkout's VERSION file (tilelang/version.py reads ../VERSION, else tilelang/VERSION). PYTHONPATH
+# entries come before site-packages on sys.path, so a tree there is the one imported.
+_SOURCES_READ = 4000  # .py files at most: tilelang's package has a few hundred
+
+
+def jit_frontend(
+    root: Root, environ: Mapping[str, str], python: PythonInfo, package: str, strings: Sequence[str]
+) -> Optional[StackPart]:
+    """The front-end imported as ``package``, with which of ``strings`` its Python sources contain."""
+    part: Optional[StackPart] = None
+    for entry in environ.get("PYTHONPATH", "").split(":"):
+        tree = posixpath.join(entry, package)
+        if entry.startswith("/") and root.is_file(posixpath.join(tree, "__init__.py")):
+            version_file = next(
+                (f for f in (posixpath.join(entry, "VERSION"), posixpath.join(tree, "VERSION")) if root.is_file(f)), ""
+            )
+            version = ((root.read_text(version_file) or "").strip() or None) if version_file else None
+            part = StackPart(package, version, tree, version_file or tree)
+            break
+    if part is None:
+        dist = next((d for d in python.distributions if normalize_name(d.name) == normalize_name(package)), None)
+        tree = posixpath.join(dist.location, package) if dist else ""
+        if dist is None or not root.is_dir(tree):
+            return None
+        part = StackPart(package, dist.version, tree, posixpath.join(dist.dist_info, "METADATA"))
+    wanted = tuple(dict.fromkeys(strings))
+    return dataclasses.replace(part, sought=wanted, found=_strings_in_sources(root, part.path, wanted))
+
+
+def _strings_in_sources(root: Root, tree: str, strings: tuple[str, ...]) -> tuple[str, ...]:
+    found: set[str] = set()
+    pending, read = [tree], 0
+    while pending and read < _SOURCES_READ and len(found) < len(strings):
+        directory = pending.pop()
+        for name in sorted(root.listdir(directory)):
+            path = posixpath.join(directory, name)
+            if name.endswith(".py") and root.is_file(path):
+                text, read = root.read_text(path) or "", read + 1
+                found.update(s for s in strings if s in text)
+            elif not name.startswith(".") and name != "__pycache__" and root.is_dir(path) and not root.is_symlink(path):
+                pending.append(path)
+    return tuple(s for s in strings if s in found)
 
 
 # How triton-ascend finds its compiler (github:triton-lang/triton-ascend@13267ceebff5142d856c114e89a4ba41d09ae788:
@@ -55,8 +109,6 @@ NOT_FOUND = "not found"
 
 
 def _with_compiler(root: Root, environ: Mapping[str, str], part: StackPart, live: bool) -> StackPart:
-    import dataclasses
-
     site = posixpath.dirname(part.path)
     bundled = posixpath.join(site, "triton", "backends", "ascend", "bishengir", "bin", "bishengir-compile")
     found: tuple[Optional[str], str] = (bundled, "bundled") if root.is_file(bundled) else (None, NOT_FOUND)

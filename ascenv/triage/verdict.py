@@ -11,6 +11,7 @@ The interpreter running ascenv is never the user's stack: its packages decide no
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
@@ -42,6 +43,9 @@ _NEEDS_BY_CHECK = {
     "ASC-CANN-DRIVER": ("cann", "driver"),
     "ASC-TORCH-CANN": ("python", "cann"),
     "ASC-TORCH-SUGGEST": ("python", "cann"),
+    # a JIT front-end's sources against the CANN: without a front-end whose sources were read, which
+    # CANN a kernel was built for is recorded nowhere (a framework's own kernels are not checked)
+    "ASC-STACK-JIT": ("cann", "jit"),
 }
 
 
@@ -62,6 +66,7 @@ class Machine:
     driver: Optional[str]
     python: Optional[str]  # the target Python's executable, when it may be used as evidence
     python_reason: str  # why the target Python is not used (empty when it is)
+    jit: tuple[str, ...] = ()  # the JIT front-ends whose sources were read (tilelang)
 
     def missing(self, needs: Sequence[str]) -> Optional[str]:
         """Why a check needing ``needs`` decides nothing here, or None when it can."""
@@ -77,6 +82,11 @@ class Machine:
                 return f"{subject} has no Ascend driver — {FROM_SNAPSHOT}"
             if need == "python" and self.python is None:
                 return self.python_reason
+            if need == "jit" and not self.jit:
+                return (
+                    f"{subject} has no JIT front-end whose sources ascenv reads (a tilelang checkout on PYTHONPATH, or "
+                    "its distribution): which CANN a framework's own kernels were built for is recorded nowhere"
+                )
         return None
 
 
@@ -103,6 +113,9 @@ def describe(snapshot: Snapshot, label: str, own_python: bool) -> Machine:
         or any(node.exists for node in snapshot.devices.nodes)
         or snapshot.devices.pci
     )
+    # a front-end found among the distributions of ascenv's own interpreter is not the user's
+    own = {d.location for d in python.distributions} if own_python else set()
+    jit = tuple(p.name for p in snapshot.stack if p.found is not None and posixpath.dirname(p.path) not in own)
     return Machine(
         label=label,
         cann=tuple(i.version or i.path for i in snapshot.cann.installs),
@@ -110,6 +123,7 @@ def describe(snapshot: Snapshot, label: str, own_python: bool) -> Machine:
         driver=driver,
         python=executable,
         python_reason=why,
+        jit=jit,
     )
 
 

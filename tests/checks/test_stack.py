@@ -216,3 +216,54 @@ def test_vllm_ascend_on_a_python_outside_its_rows_range(python, error):
     snap = model.Snapshot(**{**snap.__dict__, "python": dataclasses.replace(snap.python, version=python)})
     errors = [f.fix for f in findings_of(snap, "ASC-STACK-VLLM", shipped_matrix()) if f.severity.value == "error"]
     assert errors == (["use a Python >=3.10,<3.13 (a venv or the release image)"] if error else [])
+
+
+# --- a JIT front-end's sources against the CANN (tilelang-ascend) -----------------------------------
+
+TILELANG_README = "https://github.com/tile-ai/tilelang-ascend/blob/0a17f12e977d3d8d56890729f37566a20fbaa768/README.md"
+SOUGHT = ("bishengir", "adapt-triton-kernel", "adapt_triton_kernel", "pkg_inc")
+
+
+def tilelang(*found: str, sought: tuple[str, ...] = SOUGHT) -> model.StackPart:
+    """A tilelang-ascend checkout as the probe records it: which of ``sought`` its sources name."""
+    return model.StackPart(
+        "tilelang", "0.1.4", "/opt/tilelang-ascend/tilelang", "/opt/tilelang-ascend/VERSION", sought=sought, found=found
+    )
+
+
+def test_a_tilelang_checkout_made_before_cann_8_5_is_an_error_on_it():
+    (error,) = findings_of(host("8.5.0", stack=(tilelang("bishengir"),)), "ASC-STACK-JIT", shipped_matrix())
+    assert error.severity is model.Severity.ERROR
+    assert error.title == (
+        "tilelang 0.1.4 lacks what CANN 8.5.0 needs of it: it builds kernels for an older CANN's compiler"
+    )
+    assert error.found == (
+        "/opt/tilelang-ascend/tilelang: no adapt-triton-kernel or adapt_triton_kernel / pkg_inc in its sources"
+    )
+    assert "pull/334" in error.expected and "pull/346" in error.expected
+    assert error.source == TILELANG_README and "git pull" in error.fix and "kernel cache" in error.fix
+
+
+@pytest.mark.parametrize(
+    ("cann", "found", "graded_as"),
+    [
+        ("8.5.1", ("bishengir", "adapt-triton-kernel"), "error"),  # a patch of the line; PR #346 missing only
+        ("8.5.0", ("bishengir", "adapt_triton_kernel", "pkg_inc"), "ok"),  # the later layout's spelling
+        ("8.5.0", (), "ok"),  # the Ascend C route: names no bishengir, not concerned
+        ("8.3.RC1", ("bishengir",), "info"),  # the CANN it was made for: nothing documented
+        ("9.0.0", ("bishengir",), "info"),  # a newer line: nothing documented, never an error
+    ],
+)
+def test_the_changes_are_judged_on_the_cann_line_and_the_route_they_concern(cann, found, graded_as):
+    ((grade, title),) = graded(host(cann, stack=(tilelang(*found),)), "ASC-STACK-JIT")
+    assert grade == graded_as, title
+
+
+def test_a_snapshot_that_did_not_read_the_sources_decides_nothing():
+    # an older snapshot (or a caller without the compat data) looked for nothing: info, no verdict
+    ((grade, title),) = graded(host("8.5.0", stack=(tilelang(sought=()),)), "ASC-STACK-JIT")
+    assert (grade, title) == ("info", "tilelang 0.1.4: its sources were not read for what CANN 8.5.X needs of them")
+    # no front-end, or no CANN to judge against: nothing to say
+    assert graded(host("8.5.0"), "ASC-STACK-JIT") == []
+    no_cann = dataclasses.replace(host("8.5.0", stack=(tilelang("bishengir"),)), cann=model.CannInfo())
+    assert graded(no_cann, "ASC-STACK-JIT") == []

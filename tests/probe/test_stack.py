@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,7 +11,7 @@ from ascenv.model import Distribution, PythonInfo
 from ascenv.probe.fs import Root
 from ascenv.probe.snapshot import collect
 from ascenv.probe.stack import probe_stack
-from tests.fixture_hosts import _Machine, build_host, corpus_sections
+from tests.fixture_hosts import _Machine, build_host, corpus_sections, write_tilelang_checkout
 
 _NOTES = "version_files/driver25.0.rc1.1_fw7.7.0.1.231_toolkit8.2.RC1_opp_kernel_nnal_mindie2.1.RC1_800IA2-notes.txt"
 _T3 = "version_files/mindie-2.0.T3.1-image_version.cfg_driver_atb_mindie_version.info_notes.txt"
@@ -140,3 +141,75 @@ def test_a_parts_path_is_the_dist_info_the_installer_wrote(name: str, directory:
 
     (part,) = python_parts(PythonInfo(distributions=(Distribution(name, "0.9.1", "/site"),)))
     assert part.path == f"/site/{directory}" and part.source == f"/site/{directory}/METADATA"
+
+
+# --- a JIT front-end read from its sources (tilelang-ascend) ---------------------------------------
+
+
+def _sought():
+    from ascenv import compat
+
+    return compat.load().jit_strings()
+
+
+def test_a_tilelang_checkout_on_pythonpath_is_read_for_the_strings_sought(tmp_path):
+    checkout = write_tilelang_checkout(tmp_path, changes=("pr334",))
+    environ = {"PYTHONPATH": f"/nowhere:{checkout}"}
+    (part,) = probe_stack(Root(str(tmp_path)), environ, PythonInfo(), sought=_sought())
+    assert (part.name, part.version, part.path, part.source) == (
+        "tilelang",
+        "0.1.4",
+        "/opt/tilelang-ascend/tilelang",
+        "/opt/tilelang-ascend/VERSION",
+    )
+    assert part.sought == ("bishengir", "adapt-triton-kernel", "adapt_triton_kernel", "pkg_inc")
+    assert part.found == ("bishengir", "adapt-triton-kernel")
+
+
+def test_the_later_layout_and_the_ascend_c_route_are_read_as_they_are(tmp_path):
+    # variants: the pass named in the adapter's pass list (npuir, 2026-06), a checkout of the Ascend C
+    # route (no bishengir), and a checkout with neither change
+    every = ("bishengir", "adapt-triton-kernel", "adapt_triton_kernel", "pkg_inc")
+    for name, changes, route, found in (
+        ("later", ("pass_list", "pr346"), "npuir", every),
+        ("pto", (), "ascendc_pto", ()),
+        ("old", (), "npuir", ("bishengir",)),
+    ):
+        root = tmp_path / name
+        checkout = write_tilelang_checkout(root, "/home/dev/tilelang-ascend", changes=changes, route=route)
+        (part,) = probe_stack(Root(str(root)), {"PYTHONPATH": checkout}, PythonInfo(), sought=_sought())
+        assert part.found == found, name
+
+
+def test_an_installed_tilelang_is_read_where_no_checkout_is_on_pythonpath(tmp_path):
+    site = "/usr/lib/python3/site-packages"
+    write_tilelang_checkout(tmp_path, "/src/tl", changes=("pr334", "pr346"))
+    (tmp_path / site.lstrip("/")).mkdir(parents=True)
+    (tmp_path / "src/tl/tilelang").rename(tmp_path / site.lstrip("/") / "tilelang")
+    python = PythonInfo(distributions=(Distribution("tilelang", "0.1.4", site),))
+    (part,) = probe_stack(Root(str(tmp_path)), {}, python, sought=_sought())
+    assert (part.version, part.path) == ("0.1.4", f"{site}/tilelang")
+    assert part.source == f"{site}/tilelang-0.1.4.dist-info/METADATA"
+    assert set(part.found or ()) == {"bishengir", "adapt-triton-kernel", "pkg_inc"}
+    # a checkout on PYTHONPATH comes first on sys.path: it is the one imported, and read
+    checkout = write_tilelang_checkout(tmp_path)
+    (part,) = probe_stack(Root(str(tmp_path)), {"PYTHONPATH": checkout}, python, sought=_sought())
+    assert part.path == "/opt/tilelang-ascend/tilelang" and part.found == ("bishengir",)
+
+
+def test_nothing_sought_reads_nothing_and_a_directory_loop_ends(tmp_path):
+    checkout = write_tilelang_checkout(tmp_path)
+    (tmp_path / "opt/tilelang-ascend/tilelang/jit/loop").symlink_to("..")
+    assert probe_stack(Root(str(tmp_path)), {"PYTHONPATH": checkout}, PythonInfo()) == ()
+    (part,) = probe_stack(Root(str(tmp_path)), {"PYTHONPATH": checkout}, PythonInfo(), sought=_sought())
+    assert part.found == ("bishengir",)
+    # a relative PYTHONPATH entry names the judged process's working directory: not read
+    assert probe_stack(Root(str(tmp_path)), {"PYTHONPATH": "opt/tilelang-ascend"}, PythonInfo(), sought=_sought()) == ()
+
+
+def test_collect_reads_the_front_ends_its_caller_names(tmp_path):
+    host = build_host("a3-cann850", tmp_path)
+    environ = {**host.environ, "PYTHONPATH": write_tilelang_checkout(Path(host.root))}
+    snap = collect(Root(host.root), environ, python=sys.executable, sought=_sought)
+    assert [(p.name, p.found) for p in snap.stack if p.name == "tilelang"] == [("tilelang", ("bishengir",))]
+    assert not [p for p in collect(Root(host.root), environ, python=sys.executable).stack if p.name == "tilelang"]

@@ -9,6 +9,7 @@ reported, so the checks judge the same stack on every test machine.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Optional
 from ascenv import compat, model
 from ascenv.probe.fs import Root
 from ascenv.probe.snapshot import collect
-from tests.fixture_hosts import build_host
+from tests.fixture_hosts import build_host, write_tilelang_checkout
 
 TOOLKIT = "usr/local/Ascend/ascend-toolkit/8.0.0"
 
@@ -32,6 +33,9 @@ FAULTS = (
     "torch_pair",  # torch 2.2.0 under torch_npu 2.1.0.post10 (ASC-TORCH-PAIR error)
     "pod_devices",  # the A2 host's cards 3 and 4 given to a container (ASCEND_VISIBLE_DEVICES=4,3)
     "driver_cann",  # the A3 host's CANN 8.5.0 on a 24.1.0 driver, older than it documents (ASC-CANN-DRIVER error)
+    # the A3 host's CANN 8.5.0 with a tilelang-ascend checkout on PYTHONPATH made before the changes
+    # CANN 8.5 needs of it (ASC-STACK-JIT error); ``jit_changes`` gives it some or all of them
+    "jit_frontend",
 )
 
 
@@ -47,7 +51,7 @@ def python_info(torch_npu: str = "2.1.0.post10", numpy: str = "1.26.4", torch: s
     )
 
 
-def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
+def machine(fault: Optional[str], tmp_path: Path, jit_changes: tuple[str, ...] = ()) -> model.Snapshot:
     """The healthy A2 host (``fault=None``) or one with ``fault`` (one of FAULTS)."""
     assert fault is None or fault in FAULTS, fault
     name = {
@@ -55,6 +59,7 @@ def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
         "container": "container-no-devices",
         "torch_npu_cann": "a3-cann900",
         "driver_cann": "a3-cann850",
+        "jit_frontend": "a3-cann850",
     }.get(fault or "", "a2-cann800")
     host = build_host(name, tmp_path)
     root = host.root
@@ -73,13 +78,15 @@ def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
             if node.name not in ("davinci3", "davinci4"):
                 node.unlink()
         environ = {**environ, "ASCEND_VISIBLE_DEVICES": "4,3"}
+    if fault == "jit_frontend":
+        environ = {**environ, "PYTHONPATH": write_tilelang_checkout(root, changes=jit_changes)}
     if fault == "soc":
         os.remove(root / TOOLKIT / "aarch64-linux/data/platform_config/Ascend910B4.ini")
     if fault == "vendor_units":
         vendors = root / TOOLKIT / "opp/vendors"
         (vendors / "customize/op_impl/ai_core/tbe/kernel/ascend310p").mkdir(parents=True)
         (vendors / "config.ini").write_text("load_priority=customize\n")
-    snapshot = collect(Root(str(root)), environ, python=sys.executable)
+    snapshot = collect(Root(str(root)), environ, python=sys.executable, sought=matrix().jit_strings)
     python = python_info(
         torch_npu="2.7.1" if fault == "torch_npu_cann" else "2.1.0.post10",
         numpy="2.0.2" if fault == "numpy2" else "1.26.4",
@@ -88,5 +95,6 @@ def machine(fault: Optional[str], tmp_path: Path) -> model.Snapshot:
     return dataclasses.replace(snapshot, python=python)
 
 
-def matrix() -> object:
+@functools.lru_cache(maxsize=1)
+def matrix() -> compat.Matrix:
     return compat.load()

@@ -103,7 +103,8 @@ KNOWN_MISSES = {
     # 507057 "SUSPECT REMOTE ERROR" after "there might be a device assert failure": a kernel's own
     # check (or a peer's fault) as often as a kernel built for another CANN; not decidable from the
     # text: which kernel faulted and who built it (the log names no JIT front-end; jit-frontend
-    # would raise "built for another CANN" if it did)
+    # would raise "built for another CANN" if it did). The machine decides it: its JIT front-end's
+    # sources lack what its CANN needs of them (ASC-STACK-JIT)
     "tilelang-ascend_RuntimeError-SUSPECT-REMOTE-ERROR-EE8888-rtGetDevMsg_JIT-kernels-built-without-adapt-triton-kernel-pass-on-CANN-8.5_tilelang-ascend-pr334.txt",
     # 507033 "open device 1 failed" with E39007 is a busy or contended card as often (the device
     # subprocess did not start); not decidable from the text: whether device 1 was given to the
@@ -115,14 +116,20 @@ KNOWN_MISSES = {
 UNDECIDABLE = set(KNOWN_MISSES)
 RANKED = sorted(set(LABELS) - KNOWN_MISSES)
 # What the text cannot decide, the machine the log came from can: the fixture fault that shows the
-# label (tests/triage/machines.py). The other two known misses have none: which front-end built the
-# faulting kernel and for which CANN is recorded nowhere on a machine (tilelang-ascend is built from
-# source), nor is which SoC a build script targeted (llama.cpp: any Ascend host with a known chip
-# rules out the other cause, the SoC lacking int4b_t, and ranks the label first, but confirms
-# nothing: test_the_int4b_t_log_ranked_first_where_the_machine_rules_the_soc_out).
+# label (tests/triage/machines.py), and the check that confirms it there. The label's own checks
+# where they decide (ASC-CANN-DRIVER, ASC-DEV-NODES); the tilelang log's label names ASC-CANN-FOUND,
+# which tells the CANN release but not what the JIT front-end was made for: ASC-STACK-JIT reads that
+# from the front-end's sources. The other known miss has none: which SoC a build script targeted is
+# recorded nowhere (llama.cpp: any Ascend host with a known chip rules out the other cause, the SoC
+# lacking int4b_t, and ranks the label first, but confirms nothing:
+# test_the_int4b_t_log_ranked_first_where_the_machine_rules_the_soc_out).
 DECIDED_BY_MACHINE = {
-    next(n for n in KNOWN_MISSES if n.startswith(prefix)): fault
-    for prefix, fault in (("hccl_aicpu_kfc_ReadValidMsg", "driver_cann"), ("vllm_k8s-HAMi_SetDevice", "pod_devices"))
+    next(n for n in KNOWN_MISSES if n.startswith(prefix)): (fault, check)
+    for prefix, fault, check in (
+        ("hccl_aicpu_kfc_ReadValidMsg", "driver_cann", None),
+        ("vllm_k8s-HAMi_SetDevice", "pod_devices", None),
+        ("tilelang-ascend_RuntimeError-SUSPECT-REMOTE-ERROR", "jit_frontend", "ASC-STACK-JIT"),
+    )
 }
 
 
@@ -157,10 +164,12 @@ def test_undecidable_log_lists_its_cause_in_the_top_three(name):
 @pytest.mark.parametrize("name", sorted(DECIDED_BY_MACHINE))
 def test_undecidable_log_ranked_first_by_the_machine_that_has_the_fault(name, tmp_path):
     cause = LABELS[name]["cause"]
-    faulty = run(LABELLED / name, machine(DECIDED_BY_MACHINE[name], tmp_path / "faulty"))
+    fault, check = DECIDED_BY_MACHINE[name]
+    faulty = run(LABELLED / name, machine(fault, tmp_path / "faulty"))
     top = top_matches(faulty, cause, None)
     assert top.confirmed is True and top.evidence, [(c.cause, c.confirmed) for c in faulty.causes]
-    assert _registered(LABELS[name]["doctor_checks"]) & {v.check for v in top.verdicts if v.verdict == "confirmed"}
+    confirming = {check} if check else _registered(LABELS[name]["doctor_checks"])
+    assert confirming & {v.check for v in top.verdicts if v.verdict == "confirmed"}
     healthy = run(LABELLED / name, machine(None, tmp_path / "healthy"))
     assert next(c for c in healthy.causes if c.cause == cause).confirmed is not True
 

@@ -11,7 +11,7 @@ import pytest
 
 from ascenv.snapshot_io import snapshot_to_json
 from tests.cli_helpers import run_cli
-from tests.fixture_hosts import build_host
+from tests.fixture_hosts import build_host, write_tilelang_checkout
 from tests.triage.machines import machine
 
 ERRORS = Path(__file__).parent.parent / "data" / "corpus" / "errors"
@@ -277,3 +277,24 @@ def test_a_context_line_is_shown_with_the_cause_it_raised(tmp_path):
     log.write_text("[ERROR] RUNTIME: aicore exception on stream 2, error code 507015\n", encoding="utf-8")
     causes = json.loads(run_cli(["triage", str(log), "--root", str(empty), "--format", "json"], {})[1])["causes"]
     assert causes[0]["cause"] == "other" and all(c["context"] == [] for c in causes)
+
+
+TILELANG_LOG = next(LABELLED.glob("tilelang-ascend_RuntimeError-SUSPECT-REMOTE-ERROR*.txt"))
+
+
+def test_a_jit_checkout_on_the_users_pythonpath_decides_the_tilelang_log(tmp_path):
+    # the user's PYTHONPATH names the checkout inside --root, as tilelang-ascend's install script sets it
+    host = build_host("a3-cann850", tmp_path)
+    environ = {**host.environ, "PYTHONPATH": write_tilelang_checkout(Path(host.root))}
+    argv = ["triage", str(TILELANG_LOG), "--root", str(host.root), "--python", sys.executable, "--format", "json"]
+    code, out, err = run_cli(argv, environ)
+    first = json.loads(out)["causes"][0]
+    assert (first["cause"], first["confirmed"]) == ("framework_build_mismatch", True), err
+    (verdict,) = [v for v in first["verdicts"] if v["check"] == "ASC-STACK-JIT"]
+    assert verdict["verdict"] == "confirmed" and "tilelang 0.1.4 lacks what CANN 8.5.0 needs" in verdict["reason"]
+    # the snapshot a user sends records what was read, and decides the same elsewhere
+    code, snapshot, err = run_cli(["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", "-"], environ)
+    path = tmp_path / "snap.json"
+    path.write_text(snapshot)
+    code, out, _ = run_cli(["triage", str(TILELANG_LOG), "--from", str(path), "--format", "json"], {})
+    assert json.loads(out)["causes"][0]["confirmed"] is True

@@ -238,3 +238,62 @@ def test_a_fix_suggester_is_shown_never_judged(tmp_path):
     assert "ASC-DRIVER-CANN" in cause.checks  # still listed for the user to run
     assert [(v.check, v.verdict) for v in cause.verdicts][:1] == [("ASC-CANN-DRIVER", "confirmed")]
     assert all(v.check not in ("ASC-DRIVER-CANN", "ASC-TORCH-SUGGEST") for c in result.causes for v in c.verdicts)
+
+
+# --- a JIT front-end's kernels: which CANN they were built for (ASC-STACK-JIT) -----------------------
+# Logs of a kernel fault that name no front-end, as the tilelang-ascend#334 log does: the machine
+# decides whether its JIT front-end was made for the installed CANN. Variants the corpus does not
+# hold: another fault code, a hang, a build of the JIT's launcher, a vLLM prefix and colours.
+JIT_LOGS = {
+    "aicore": (
+        "\x1b[31m(EngineCore_DP0 pid=5120)\x1b[0m ERROR 01-14 09:38:40 [core.py:710] RuntimeError: "
+        "ACL_ERROR_RT_AICORE_EXCEPTION: aicore exception, error code is 507015\n"
+    ),
+    "timeout": "[ERROR] RUNTIME(4043,python):2026-01-14-09:38:40 aicore execution times out, error code is 507014\n",
+    "launcher": (
+        "编译内核启动器失败:\n/root/.tilelang/cache/tmp/launcher.cpp:5:10: fatal error: "
+        "experiment/runtime/runtime/rt.h: No such file or directory\n"
+    ),
+}
+
+
+def _top(log: str, snapshot: model.Snapshot):
+    result = triage(io.BytesIO(log.encode()), snapshot, compat.load())
+    return result.causes[0], next(c for c in result.causes if c.cause == "framework_build_mismatch")
+
+
+@pytest.mark.parametrize("kind", sorted(JIT_LOGS))
+def test_a_jit_front_end_made_for_an_older_cann_confirms_its_kernels_fault(kind, tmp_path):
+    top, _ = _top(JIT_LOGS[kind], machine("jit_frontend", tmp_path))
+    assert (top.cause, top.confirmed) == ("framework_build_mismatch", True), top.detail
+    (verdict,) = [v for v in top.verdicts if v.check == "ASC-STACK-JIT"]
+    assert verdict.reason.startswith("tilelang 0.1.4 lacks what CANN 8.5.0 needs of it")
+
+
+@pytest.mark.parametrize("kind", sorted(JIT_LOGS))
+def test_a_jit_front_end_with_the_changes_rules_its_cann_out(kind, tmp_path):
+    top, built = _top(JIT_LOGS[kind], machine("jit_frontend", tmp_path, jit_changes=("pr334", "pr346")))
+    assert built.confirmed is False and top.cause != "framework_build_mismatch"
+    assert [v.verdict for v in built.verdicts if v.check == "ASC-STACK-JIT"] == [RULED_OUT]
+
+
+def test_without_a_jit_front_end_or_cann_the_build_is_not_checkable(tmp_path):
+    # the healthy A2 host has CANN but no front-end; an empty root has neither
+    _, built = _top(JIT_LOGS["aicore"], machine(None, tmp_path / "a2"))
+    (verdict,) = [v for v in built.verdicts if v.check == "ASC-STACK-JIT"]
+    assert verdict.verdict == NOT_CHECKABLE and "no JIT front-end whose sources ascenv reads" in verdict.reason
+    (tmp_path / "empty").mkdir()
+    empty = collect(Root(str(tmp_path / "empty")), {}, python=sys.executable, sought=compat.load().jit_strings)
+    _, built = _top(JIT_LOGS["aicore"], empty)
+    (verdict,) = [v for v in built.verdicts if v.check == "ASC-STACK-JIT"]
+    assert verdict.verdict == NOT_CHECKABLE and "has no CANN" in verdict.reason
+
+
+def test_a_front_end_of_ascenvs_own_interpreter_is_no_evidence(tmp_path):
+    own = _own_python()
+    site = own.distributions[0].location
+    part = model.StackPart("tilelang", "0.1.4", f"{site}/tilelang", "METADATA", sought=("bishengir",), found=())
+    snap = dataclasses.replace(machine("jit_frontend", tmp_path), python=own)
+    assert describe(snap, "this machine", own_python=False).jit == ("tilelang",)
+    assert describe(dataclasses.replace(snap, stack=(part,)), "this machine", own_python=True).jit == ()
+    assert describe(dataclasses.replace(snap, stack=(part,)), "this machine", own_python=False).jit == ("tilelang",)
