@@ -293,7 +293,8 @@ def test_a_jit_checkout_on_the_users_pythonpath_decides_the_tilelang_log(tmp_pat
     (verdict,) = [v for v in first["verdicts"] if v["check"] == "ASC-STACK-JIT"]
     assert verdict["verdict"] == "confirmed" and "tilelang 0.1.4 lacks what CANN 8.5.0 needs" in verdict["reason"]
     # the snapshot a user sends records what was read, and decides the same elsewhere
-    code, snapshot, err = run_cli(["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", "-"], environ)
+    argv = ["snapshot", "--root", str(host.root), "--python", sys.executable, "-o", "-"]
+    code, snapshot, err = run_cli(argv, environ)
     path = tmp_path / "snap.json"
     path.write_text(snapshot)
     code, out, _ = run_cli(["triage", str(TILELANG_LOG), "--from", str(path), "--format", "json"], {})
