@@ -1737,6 +1737,34 @@ RANKED_FIRST = [
             "量化脚本退出：The input path may be insecure because it can be written by others.\n",
         ],
     ),
+    # batch R: a CANN error behind a torch_npu operator call, nothing more specific (other ops, codes,
+    # prefixes, Chinese text); with a line that says why, that line's cause goes first
+    Kind(
+        "a_cann_error_behind_a_torch_npu_op_call_is_first_a_cann_older_than_torch_npu",
+        "torch_npu_cann_mismatch",
+        None,
+        [
+            "RuntimeError: InnerRun:torch_npu/csrc/framework/OpParamMaker.cpp:208 OPS function error: "
+            "MaxPool3DWithArgmax, error code is 500002\n"
+            "[ERROR] 2026-03-02-10:11:12 (PID:812, Device:0, RankID:-1) ERR01100 OPS call acl api failed\n",
+            f"{ESC}[36m(VllmWorker rank=1 pid=401){ESC}[0m ERROR 03-02 10:11:12 [multiproc_executor.py:470] "
+            "RuntimeError: InnerRun:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:218 OPS function error: "
+            "Im2col, error code is 500003\n",
+            "训练报错：[ERROR] 2026-01-05-08:00:00 (PID:77, Device:2, RankID:2) ERR01100 OPS call acl api failed\n",
+        ],
+    ),
+    Kind(
+        "an_op_call_error_after_the_line_that_says_why_ranks_that_cause",
+        "kernels_missing",
+        None,
+        [
+            "EZ9999: Inner Error!\nEZ9999: [PID: 9] Cannot find bin of op SoftmaxV2, integral key 0/1/|float16/ND/\n"
+            "RuntimeError: OPS function error: SoftmaxV2, error code is 500002\n",
+            "Cannot find bin of op Cumsum, integral key 0/1/|bf16/ND/\n"
+            "[ERROR] 2026-02-02-02:02:02 (PID:1, Device:0, RankID:-1) ERR01100 OPS call acl api failed\n",
+            f"{ESC}[31m[rank0]: Cannot find bin of op GatherV2{ESC}[0m\n[rank0]: ERR01100 OPS call acl api failed\n",
+        ],
+    ),
 ]
 
 
