@@ -1954,3 +1954,39 @@ def test_the_batch_m_kinds_leave_a_log_of_another_cause_to_that_cause(text, firs
     causes = _top(text)
     assert causes[0][0] == first, causes
     assert absent not in [c for c, _ in causes], causes
+
+
+# --- kinds from held-out batch T: each with three variants neither corpus holds and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ERROR: Could not find a version that satisfies the requirement paddle_custom_npu==3.1.1 "
+        "(from versions: none)\nERROR: No matching distribution found for paddle_custom_npu==3.1.1\n",
+        "安装失败：ERROR: No matching distribution found for paddle-custom-npu==3.2.0（Python 3.12，x86_64）\n",
+        f"{ESC}[31mERROR: No matching distribution found for PADDLE-CUSTOM-NPU{ESC}[0m\nPython version: 3.11.9\n",
+    ],
+)
+def test_pip_finding_no_paddle_npu_plugin_wheel_is_a_python_without_wheel(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "python_no_wheel" and "package_index_missing" in causes[:3], causes
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "absent"),
+    [
+        # the plugin installed fine: its name alone names no cause
+        ("Successfully installed paddle-custom-npu-3.0.0\n" + DISK, "disk_or_tmp_full", "python_no_wheel"),
+        # torch-npu not found stays the missing index it was
+        (
+            "ERROR: No matching distribution found for torch-npu==2.1.0.post3\n",
+            "package_index_missing",
+            None,
+        ),
+    ],
+)
+def test_the_batch_t_kind_leaves_a_log_of_another_cause_to_that_cause(text, first, absent):
+    causes = _top(text)
+    assert causes[0][0] == first, causes
+    assert absent is None or absent not in [c for c, _ in causes], causes
