@@ -1990,3 +1990,59 @@ def test_the_batch_t_kind_leaves_a_log_of_another_cause_to_that_cause(text, firs
     causes = _top(text)
     assert causes[0][0] == first, causes
     assert absent is None or absent not in [c for c, _ in causes], causes
+
+
+# --- kinds from held-out batch S: each with three variants neither corpus holds and a near miss ---
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: ACL stream synchronize failed, error code:507014\n[Error]: The aicore execution times out.\n",
+        f"(Worker_TP3 pid=4242) {ESC}[31mERROR{ESC}[0m 02-03 04:05:06 [multiproc_executor.py:700] RuntimeError: "
+        "synchronize:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:467 NPU function error: "
+        "AclrtSynchronizeDeviceWithTimeout, error code is 507014\n",
+        "推理卡住后报错：rtStreamSynchronize execute failed, reason=[aicore timeout] 同步流失败，"
+        "runtime result = 507014\n",
+    ],
+)
+def test_a_device_task_timeout_keeps_a_driver_older_than_the_cann_in_the_top_three(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "other" and "driver_cann_mismatch" in causes[:3], causes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "RuntimeError: aclnnMoeInitRoutingV3 or aclnnMoeInitRoutingV3GetWorkspaceSize not in libopapi.so, "
+        "or libopapi.so not found.\n",
+        f"(EngineCore_DP0 pid=77) {ESC}[31mERROR{ESC}[0m 03-04 05:06:07 [core.py:866] RuntimeError: "
+        "aclnnGroupedMatmulSwigluQuant or aclnnGroupedMatmulSwigluQuantGetWorkspaceSize not in libopapi.so, "
+        "or libopapi.sonot found.\n",
+        "启动失败：aclnnDispatchLayout or aclnnDispatchLayoutGetWorkspaceSize not in libopapi.so, "
+        "or libopapi.so not found.（升级 CANN 之后）\n",
+    ],
+)
+def test_an_aclnn_op_missing_from_libopapi_keeps_a_framework_built_for_another_cann_in_the_top_three(text):
+    causes = [c for c, _ in _top(text)]
+    assert causes[0] == "custom_op_not_loaded" and "framework_build_mismatch" in causes[:3], causes
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "absent"),
+    [
+        # a number that is not a runtime code, next to a full disk
+        ("INFO processed 507014 tokens in 12.3 s\n" + DISK, "disk_or_tmp_full", "driver_cann_mismatch"),
+        # libopapi.so itself not found by the loader (CANN's environment not sourced): not an op
+        # missing from it, so not the aclnn kind's causes
+        (
+            "ImportError: libopapi.so: cannot open shared object file: No such file or directory\n",
+            "env_not_sourced",
+            "custom_op_not_loaded",
+        ),
+    ],
+)
+def test_the_batch_s_kinds_leave_a_log_of_another_cause_to_that_cause(text, first, absent):
+    causes = _top(text)
+    assert causes[0][0] == first, causes
+    assert absent not in [c for c, _ in causes], causes
