@@ -27,8 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     common.check_output_path(ctx, args.output)
-    matrix = common.load_matrix(ctx.cache_dir, common.compat_overlay(ctx))
-    sought = common.jit_strings(matrix)
+    # not the cached matrix: a snapshot writes nothing but its output (fleet nodes run it, and are
+    # left as they were found)
+    sought = common.jit_strings(common.load_matrix(None, common.compat_overlay(ctx)))
     snapshot = collect(
         common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python, sought=lambda: sought
     )
