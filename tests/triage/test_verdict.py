@@ -297,3 +297,18 @@ def test_a_front_end_of_ascenvs_own_interpreter_is_no_evidence(tmp_path):
     assert describe(snap, "this machine", own_python=False).jit == ("tilelang",)
     assert describe(dataclasses.replace(snap, stack=(part,)), "this machine", own_python=True).jit == ()
     assert describe(dataclasses.replace(snap, stack=(part,)), "this machine", own_python=False).jit == ("tilelang",)
+
+
+def test_only_the_build_of_cann_s_moved_runtime_header_is_judged_by_the_jit_front_end(tmp_path):
+    # another CANN header missing from an application's build says nothing of the JIT front-end's
+    # sources: its "written for another CANN" is not confirmed by an outdated checkout on the machine
+    snapshot = machine("jit_frontend", tmp_path)
+    for header in ("acl/acl.h", "aclnnop/aclnn_add.h", "hccl/hccl.h"):
+        log = f"/src/app/main.cpp:3:10: fatal error: {header}: No such file or directory\n"
+        _, built = _top(log, snapshot)
+        assert built.confirmed is not True and "ASC-STACK-JIT" not in [v.check for v in built.verdicts], header
+    # without a machine, rt.h's message is first CANN's environment not set, the old layout second
+    result = triage(
+        io.BytesIO("编译失败：fatal error: runtime/runtime/rt.h: 没有那个文件或目录\n".encode()), None, compat.load()
+    )
+    assert [c.cause for c in result.causes[:2]] == ["env_not_sourced", "framework_build_mismatch"]
