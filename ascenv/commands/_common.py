@@ -298,7 +298,7 @@ def diagnose_machine(
     # The matrix and the check modules load on a thread while the probes wait on npu-smi and the
     # target Python (start-up time); errors surface here as before.
     overlay = compat_overlay(ctx)
-    matrix = _in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir, overlay))[1])
+    matrix = in_background(lambda: (load_checks(), load_matrix(ctx.cache_dir, overlay))[1])
     if args.from_file:
         snapshot = load_snapshot(os.path.join(ctx.cwd, args.from_file), args.from_file)
     else:
@@ -332,7 +332,7 @@ def load_matrix(cache_dir: Optional[str] = None, overlay: Optional[Path] = None)
     return compat.load_cached(cache_dir, overlay=overlay)
 
 
-def _in_background(work: Callable[[], T]) -> Callable[[], T]:
+def in_background(work: Callable[[], T]) -> Callable[[], T]:
     """Start ``work`` on a thread; the returned function waits for it and returns its result or
     raises its exception."""
     import threading

@@ -28,11 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: common.Context) -> int:
     common.check_output_path(ctx, args.output)
     # not the cached matrix: a snapshot writes nothing but its output (fleet nodes run it, and are
-    # left as they were found)
-    sought = common.jit_strings(common.load_matrix(None, common.compat_overlay(ctx)))
-    snapshot = collect(
-        common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python, sought=lambda: sought
-    )
+    # left as they were found); parsed on a thread while the probes run
+    overlay = common.compat_overlay(ctx)
+    matrix = common.in_background(lambda: common.load_matrix(None, overlay))
+    root = common.root_argument(ctx, args.root)
+    snapshot = collect(root, ctx.environ, ctx.run, python=args.python, sought=lambda: common.jit_strings(matrix()))
     if args.output:
         # 0600: a snapshot names serial numbers and home paths (report redacts them)
         common.write_output(ctx, args.output, dumps_snapshot(snapshot), mode=0o600)

@@ -36,7 +36,9 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         raise errors.UsageError("--from and --root both name the machine", hint="pass one of them")
     # the log is opened first: a mistyped file name fails before the machine is probed
     with _open_log(ctx, args.log) as stream:
-        matrix = compat.load_cached(ctx.cache_dir, overlay=common.compat_overlay(ctx))
+        overlay = common.compat_overlay(ctx)
+        # loaded on a thread while the machine is probed
+        matrix = common.in_background(lambda: compat.load_cached(ctx.cache_dir, overlay=overlay))
         if args.from_file:
             from ascenv.snapshot_io import load_snapshot
 
@@ -45,12 +47,11 @@ def run(args: argparse.Namespace, ctx: common.Context) -> int:
         else:
             from ascenv.probe.snapshot import collect
 
-            sought = common.jit_strings(matrix)
-            snapshot = collect(
-                common.root_argument(ctx, args.root), ctx.environ, ctx.run, python=args.python, sought=lambda: sought
-            )
+            root = common.root_argument(ctx, args.root)
+            sought = lambda: common.jit_strings(matrix())  # noqa: E731
+            snapshot = collect(root, ctx.environ, ctx.run, python=args.python, sought=sought)
             judged = "this machine" if args.root == "/" else f"the root {args.root}"
-        result = triage(stream, snapshot, matrix, judged=judged)
+        result = triage(stream, snapshot, matrix(), judged=judged)
     code = exit_code(result)
     from ascenv.output import triage as render
 

@@ -115,8 +115,10 @@ def collect(
             )
             no_stack: tuple[StackPart, ...] = ()
             home = environ.get("HOME")
+            # the caller's data (the compat matrix) failing to load costs the front-ends, not the stack
+            wanted: Mapping[str, Sequence[str]] = guarded("jit-sources", sought, {})
             stack = guarded(
-                "stack", lambda: probe_stack(root, environ, python_result[0], home, sought=sought()), no_stack
+                "stack", lambda: probe_stack(root, environ, python_result[0], home, sought=wanted), no_stack
             )
         except BaseException:
             # Interrupted (Ctrl-C, SIGTERM): the main thread's own run has killed its child; the

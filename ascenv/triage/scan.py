@@ -103,7 +103,7 @@ class ScanResult:
     bytes_read: int
     lines: int
     binary: bool  # NUL bytes in the first block
-    tail: bytes = b""  # the log's last bytes from a line boundary (last_error.TAIL at most)
+    tail: bytes = b""  # the log's last bytes from a line boundary (TAIL at most), for last_error
 
 
 def clean_line(raw: bytes) -> str:

@@ -197,12 +197,24 @@ def test_an_installed_tilelang_is_read_where_no_checkout_is_on_pythonpath(tmp_pa
     assert part.path == "/opt/tilelang-ascend/tilelang" and part.found == ("bishengir",)
 
 
-def test_nothing_sought_reads_nothing_and_a_directory_loop_ends(tmp_path):
+class _CountingRoot(Root):
+    """A Root that counts the files read."""
+
+    reads = 0
+
+    def read_text(self, path: str, limit: int = 4 << 20):
+        self.reads += 1
+        return super().read_text(path, limit)
+
+
+def test_nothing_sought_reads_nothing_and_a_directory_loop_is_not_followed(tmp_path):
     checkout = write_tilelang_checkout(tmp_path)
     (tmp_path / "opt/tilelang-ascend/tilelang/jit/loop").symlink_to("..")
-    assert probe_stack(Root(str(tmp_path)), {"PYTHONPATH": checkout}, PythonInfo()) == ()
-    (part,) = probe_stack(Root(str(tmp_path)), {"PYTHONPATH": checkout}, PythonInfo(), sought=_sought())
-    assert part.found == ("bishengir",)
+    root = _CountingRoot(str(tmp_path))
+    assert probe_stack(root, {"PYTHONPATH": checkout}, PythonInfo()) == () and root.reads == 0
+    (part,) = probe_stack(root, {"PYTHONPATH": checkout}, PythonInfo(), sought=_sought())
+    # the VERSION file and the package's two .py files, each once (a followed loop reads them again)
+    assert part.found == ("bishengir",) and root.reads == 1 + 3
     # a relative PYTHONPATH entry names the judged process's working directory: not read
     assert probe_stack(Root(str(tmp_path)), {"PYTHONPATH": "opt/tilelang-ascend"}, PythonInfo(), sought=_sought()) == ()
 
@@ -213,3 +225,14 @@ def test_collect_reads_the_front_ends_its_caller_names(tmp_path):
     snap = collect(Root(host.root), environ, python=sys.executable, sought=_sought)
     assert [(p.name, p.found) for p in snap.stack if p.name == "tilelang"] == [("tilelang", ("bishengir",))]
     assert not [p for p in collect(Root(host.root), environ, python=sys.executable).stack if p.name == "tilelang"]
+
+
+def test_compat_data_that_fails_to_load_costs_the_front_ends_not_the_stack(tmp_path):
+    host = build_host("vllm-ascend-v0.23.0", tmp_path)
+
+    def broken():
+        raise ValueError("compat/stacks.toml: not valid TOML")
+
+    snap = collect(Root(host.root), host.environ, python=sys.executable, sought=broken)
+    assert {p.name for p in snap.stack} >= {"nnal-atb", "triton-ascend"}
+    assert [e.probe for e in snap.errors if "not valid TOML" in e.message] == ["jit-sources"]
